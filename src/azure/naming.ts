@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import type { ResourceRef, Tags } from '../ports/azure.js';
+
+/**
+ * Deterministic ARM names and tags. A NodeClaim name maps to exactly one VM, NIC and OS
+ * disk name, so every create is idempotent and a restarted controller finds its resources.
+ */
+
+/** Azure Linux VM names (and their hostnames): 1-64 chars of [a-z0-9-], not ending in '-'. */
+const VM_NAME_MAX = 64;
+const PREFIX = 'azflex-';
+
+export function vmNameFor(nodeClaimName: string): string {
+  const cleaned = nodeClaimName.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  let name = PREFIX + cleaned;
+  if (name.length > VM_NAME_MAX) {
+    // Keep the head readable and make the tail unique: the hash covers the full input.
+    const hash = shortHash(nodeClaimName, 10);
+    name = `${name.slice(0, VM_NAME_MAX - hash.length - 1)}-${hash}`;
+  }
+  return name.replace(/-+$/, '');
+}
+
+export function nicNameFor(nodeClaimName: string): string {
+  return `${vmNameFor(nodeClaimName)}-nic`;
+}
+
+export function osDiskNameFor(nodeClaimName: string): string {
+  return `${vmNameFor(nodeClaimName)}-osdisk`;
+}
+
+export function shortHash(input: string, length: number): string {
+  return createHash('sha256').update(input).digest('hex').slice(0, length);
+}
+
+/** Azure tag names may not contain '/', so Kubernetes-style keys use '_' (as the Azure Karpenter provider does). */
+export const TAG = {
+  cluster: 'azflex.io_cluster',
+  nodePool: 'karpenter.sh_nodepool',
+  nodeClaim: 'karpenter.sh_nodeclaim',
+  nodeClass: 'azflex.io_nodeclass',
+  /** Controller's clock at NIC creation (RFC 3339): the sweep's grace period starts here. */
+  createdAt: 'azflex.io_created-at',
+} as const;
+
+export function ownershipTags(cluster: string, nodePool: string, nodeClaim: string, nodeClass: string, createdAtMs: number): Tags {
+  return {
+    [TAG.cluster]: cluster,
+    [TAG.nodePool]: nodePool,
+    [TAG.nodeClaim]: nodeClaim,
+    [TAG.nodeClass]: nodeClass,
+    [TAG.createdAt]: new Date(createdAtMs).toISOString(),
+  };
+}
+
+export function armId(ref: ResourceRef, provider: 'Microsoft.Network/networkInterfaces' | 'Microsoft.Compute/virtualMachines' | 'Microsoft.Compute/disks'): string {
+  return `/subscriptions/${ref.subscriptionId}/resourceGroups/${ref.resourceGroup}/providers/${provider}/${ref.name}`;
+}
+
+/** Last path segment of an ARM id (names are compared case-insensitively by ARM). */
+export function nameFromArmId(id: string): string {
+  return id.slice(id.lastIndexOf('/') + 1);
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { registerCommands } from './commands/index.js';
+
+/** Entry point of the `azflex` CLI. Bad input: one precise message on stderr and exit 2. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('azflex')
+    .description('Leak-free cross-region Azure GPU nodes for Karpenter-style NodePools')
+    .exitOverride()
+    .configureOutput({ outputError: (str, write) => write(str) })
+    .showSuggestionAfterError(true);
+  registerCommands(program);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? 0);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof UsageError) {
+      process.stderr.write(`azflex: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** A user mistake (bad flag value, bad scenario file): reported without a stack trace. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/src/cli/main.ts')) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`azflex: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * The Azure port: the only way the runtime touches ARM. Implemented by the SDK adapter
+ * (src/azure) and by the simulator's fake ARM (src/sim/arm). Every failure is an AzureError.
+ */
+export interface ResourceGroupScope {
+  subscriptionId: string;
+  resourceGroup: string;
+}
+
+export interface ResourceRef extends ResourceGroupScope {
+  name: string;
+}
+
+export type Tags = Record<string, string>;
+
+export interface NicSpec {
+  ref: ResourceRef;
+  location: string;
+  subnetId: string;
+  tags: Tags;
+}
+
+export interface Nic {
+  id: string;
+  name: string;
+  location: string;
+  subnetId: string;
+  privateIpAddress?: string;
+  /** ARM id of the VM the NIC is attached to, if any. */
+  virtualMachineId?: string;
+  provisioningState: 'Updating' | 'Succeeded' | 'Failed' | 'Deleting';
+  tags: Tags;
+}
+
+export interface ImageReference {
+  publisher: string;
+  offer: string;
+  sku: string;
+  version: string;
+}
+
+export interface VmSpec {
+  ref: ResourceRef;
+  location: string;
+  vmSize: string;
+  nicId: string;
+  osDiskName: string;
+  osDiskSizeGB: number;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  /** gzip + base64 cloud-init; a secret (carries the bootstrap token). */
+  customData: string;
+  priority: 'Regular' | 'Spot';
+  tags: Tags;
+}
+
+export type VmProvisioningState = 'Creating' | 'Succeeded' | 'Failed' | 'Deleting';
+
+export interface Vm {
+  id: string;
+  name: string;
+  location: string;
+  vmSize: string;
+  nicIds: string[];
+  osDiskName?: string;
+  provisioningState: VmProvisioningState;
+  tags: Tags;
+}
+
+export interface Disk {
+  id: string;
+  name: string;
+  managedBy?: string;
+  tags: Tags;
+}
+
+export interface AzurePort {
+  getNic(ref: ResourceRef): Promise<Nic | undefined>;
+  /** PUT; resolves once the NIC is provisioned. Idempotent for the same name. */
+  createNic(spec: NicSpec): Promise<Nic>;
+  /** DELETE; 404 is success. */
+  deleteNic(ref: ResourceRef): Promise<void>;
+  listNics(scope: ResourceGroupScope): Promise<Nic[]>;
+  getVm(ref: ResourceRef): Promise<Vm | undefined>;
+  /** PUT and poll the long-running operation to its end. Rejects with AzureError. */
+  createVm(spec: VmSpec): Promise<Vm>;
+  /** DELETE and poll; 404 is success. NIC and OS disk go too (deleteOption: Delete). */
+  deleteVm(ref: ResourceRef): Promise<void>;
+  listVms(scope: ResourceGroupScope): Promise<Vm[]>;
+  listDisks(scope: ResourceGroupScope): Promise<Disk[]>;
+  deleteDisk(ref: ResourceRef): Promise<void>;
+}
+
+/** Azure error codes the controller distinguishes (see src/azure/errors.ts for what each means). */
+export type AzureErrorCode =
+  | 'OperationNotAllowed'
+  | 'QuotaExceeded'
+  | 'SkuNotAvailable'
+  | 'AllocationFailed'
+  | 'ZonalAllocationFailed'
+  | 'OverconstrainedAllocationRequest'
+  | 'OverconstrainedZonalAllocationRequest'
+  | 'NicReservedForAnotherVm'
+  | 'NicInUse'
+  | 'SubnetIsFull'
+  | 'TooManyRequests'
+  | 'ResourceNotFound'
+  | 'InternalServerError'
+  | 'RequestTimeout'
+  | 'InvalidParameter'
+  | 'Unknown';
+
+export class AzureError extends Error {
+  override readonly name = 'AzureError';
+  constructor(
+    readonly code: AzureErrorCode,
+    readonly statusCode: number,
+    message: string,
+    /** Seconds, from a 429's Retry-After header. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+export function isAzureError(err: unknown): err is AzureError {
+  return err instanceof AzureError;
+}

@@ -1,0 +1,215 @@
+/**
+ * The Kubernetes port: typed subsets of the objects azflex reads and writes.
+ * Implemented by src/k8s (real API server) and src/sim/cluster (in-memory fake).
+ * Shapes follow karpenter.sh/v1 and core/v1 so the real adapter is a thin mapping.
+ */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  finalizers: string[];
+  /** RFC 3339. */
+  creationTimestamp: string;
+  deletionTimestamp?: string;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export type ResourceList = Record<string, string>;
+
+export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: SelectorOperator;
+  values?: string[];
+  /** karpenter.sh/v1 NodePool requirements may carry a minimum flexibility. */
+  minValues?: number;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+}
+
+export interface NodeClassRef {
+  group: string;
+  kind: string;
+  name: string;
+}
+
+export interface NodeClaim {
+  metadata: ObjectMeta;
+  spec: {
+    nodeClassRef: NodeClassRef;
+    requirements: NodeSelectorRequirement[];
+    resources: { requests: ResourceList };
+    taints: Taint[];
+    startupTaints: Taint[];
+    expireAfter?: string;
+    terminationGracePeriod?: string;
+  };
+  status: {
+    providerID?: string;
+    nodeName?: string;
+    imageID?: string;
+    capacity?: ResourceList;
+    allocatable?: ResourceList;
+    conditions: Condition[];
+  };
+}
+
+export interface Node {
+  metadata: ObjectMeta;
+  spec: { providerID?: string; taints: Taint[]; unschedulable?: boolean };
+  status: { capacity: ResourceList; allocatable: ResourceList; conditions: Condition[] };
+}
+
+export interface Container {
+  name: string;
+  resources: { requests: ResourceList; limits?: ResourceList };
+}
+
+export interface NodeAffinityTerm {
+  matchExpressions: NodeSelectorRequirement[];
+}
+
+export interface Pod {
+  metadata: ObjectMeta & { namespace: string };
+  spec: {
+    nodeName?: string;
+    nodeSelector: Record<string, string>;
+    affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeAffinityTerm[] } } };
+    tolerations: Toleration[];
+    containers: Container[];
+    initContainers: Container[];
+    overhead?: ResourceList;
+    priority?: number;
+  };
+  status: {
+    phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+    conditions: Condition[];
+  };
+  /** Owner kinds matter for DaemonSet overhead and eviction. */
+  ownerKind?: 'DaemonSet' | 'ReplicaSet' | 'Job' | 'StatefulSet';
+}
+
+export interface DisruptionBudget {
+  nodes: string;
+  reasons?: Array<'Empty' | 'Drifted' | 'Underutilized'>;
+  schedule?: string;
+  duration?: string;
+}
+
+export interface NodePool {
+  metadata: ObjectMeta;
+  spec: {
+    template: {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: {
+        nodeClassRef: NodeClassRef;
+        requirements: NodeSelectorRequirement[];
+        taints: Taint[];
+        startupTaints: Taint[];
+        expireAfter?: string;
+        terminationGracePeriod?: string;
+      };
+    };
+    disruption: {
+      consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
+      consolidateAfter: string;
+      budgets: DisruptionBudget[];
+    };
+    limits: ResourceList;
+    weight?: number;
+  };
+  status: { resources?: ResourceList; conditions: Condition[] };
+}
+
+export interface AzureFlexNodeClassSpec {
+  subscriptionID: string;
+  location: string;
+  resourceGroup: string;
+  subnetID: string;
+  imageReference?: { publisher: string; offer: string; sku: string; version: string };
+  imageID?: string;
+  securityType: 'Standard' | 'TrustedLaunch' | 'ConfidentialVM';
+  osDiskSizeGB: number;
+  sshPublicKeys: string[];
+  allocateNodePublicIP: boolean;
+  maxPodsPerNode: number;
+  tags: Record<string, string>;
+}
+
+export interface AzureFlexNodeClass {
+  metadata: ObjectMeta;
+  spec: AzureFlexNodeClassSpec;
+  status: { conditions: Condition[] };
+}
+
+export interface KubeEvent {
+  involvedObject: { kind: string; name: string; namespace?: string; uid?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** A merge patch on metadata: undefined keys are left alone, null removes. */
+export interface MetadataPatch {
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+  finalizers?: string[];
+}
+
+export interface ClusterPort {
+  listNodeClaims(): Promise<NodeClaim[]>;
+  getNodeClaim(name: string): Promise<NodeClaim | undefined>;
+  createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim>;
+  patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<NodeClaim>;
+  updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim>;
+  /** Sets deletionTimestamp while finalizers remain; 404 is success. */
+  deleteNodeClaim(name: string): Promise<void>;
+
+  listNodes(): Promise<Node[]>;
+  patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node>;
+  deleteNode(name: string): Promise<void>;
+
+  listPods(): Promise<Pod[]>;
+  /** Eviction API: resolves false when a PodDisruptionBudget refuses (HTTP 429). */
+  evictPod(namespace: string, name: string): Promise<boolean>;
+
+  listNodePools(): Promise<NodePool[]>;
+  updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void>;
+  listNodeClasses(): Promise<AzureFlexNodeClass[]>;
+  patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<AzureFlexNodeClass>;
+  updateNodeClassStatus(name: string, status: AzureFlexNodeClass['status']): Promise<void>;
+
+  recordEvent(event: KubeEvent): Promise<void>;
+}
+
+export class ClusterError extends Error {
+  override readonly name = 'ClusterError';
+  constructor(
+    readonly reason: 'NotFound' | 'Conflict' | 'AlreadyExists' | 'Forbidden' | 'Invalid' | 'TooManyRequests' | 'ServerError',
+    message: string,
+  ) {
+    super(`${reason}: ${message}`);
+  }
+}

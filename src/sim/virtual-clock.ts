@@ -1,0 +1,134 @@
+import type { Clock, Random, TimerId } from '../ports/clock.js';
+
+interface Timer {
+  at: number;
+  seq: number;
+  id: TimerId;
+  fn: () => void;
+}
+
+/**
+ * Discrete-event virtual clock: timers fire in (time, insertion order), so a run is a
+ * pure function of its seed. `runNext` fires one timer and lets the microtasks it caused
+ * settle before returning, so awaiting code sees the same interleaving every time.
+ */
+export class VirtualClock implements Clock {
+  private heap: Timer[] = [];
+  private seq = 0;
+  private cancelled = new Set<TimerId>();
+  private t: number;
+
+  constructor(startMs: number) {
+    this.t = startMs;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimer(delayMs: number, fn: () => void): TimerId {
+    const id = ++this.seq;
+    this.push({ at: this.t + Math.max(0, delayMs), seq: id, id, fn });
+    return id;
+  }
+
+  clearTimer(id: TimerId): void {
+    this.cancelled.add(id);
+  }
+
+  /** Time of the next live timer, or undefined when idle. */
+  peek(): number | undefined {
+    while (this.heap.length > 0 && this.cancelled.has(this.heap[0]!.id)) {
+      this.cancelled.delete(this.pop()!.id);
+    }
+    return this.heap[0]?.at;
+  }
+
+  /** Fires every timer due at or before `until`, in order; returns how many fired. */
+  async runUntil(until: number, onStep?: () => void): Promise<number> {
+    let fired = 0;
+    for (;;) {
+      const next = this.peek();
+      if (next === undefined || next > until) break;
+      const timer = this.pop()!;
+      this.t = Math.max(this.t, timer.at);
+      timer.fn();
+      fired++;
+      await settle();
+      onStep?.();
+    }
+    this.t = Math.max(this.t, until);
+    return fired;
+  }
+
+  get pending(): number {
+    return this.heap.length - this.cancelled.size;
+  }
+
+  private push(timer: Timer): void {
+    const h = this.heap;
+    h.push(timer);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (less(h[p]!, h[i]!)) break;
+      [h[p], h[i]] = [h[i]!, h[p]!];
+      i = p;
+    }
+  }
+
+  private pop(): Timer | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i]!, h[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+function less(a: Timer, b: Timer): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/**
+ * Lets every promise continuation caused by a timer run before the next timer fires.
+ * A macrotask boundary drains the microtask queue completely, whatever the depth of
+ * the await chains, and nothing else is scheduled on the real event loop in a
+ * simulation, so the order stays deterministic.
+ */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Seeded PRNG (mulberry32): small, fast and good enough for fault schedules. */
+export class SeededRandom implements Random {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 0x9e3779b9;
+  }
+  next(): number {
+    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  /** An independent stream, so adding draws in one component does not shift another's. */
+  fork(label: string): SeededRandom {
+    let h = this.state;
+    for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193) >>> 0;
+    return new SeededRandom(h);
+  }
+}
