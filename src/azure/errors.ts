@@ -9,7 +9,7 @@ export type OfferingUnavailableReason = 'quota' | 'skuNotAvailable' | 'allocatio
 
 export type FailureAction =
   /** Delete the NodeClaim and mark the offering unavailable for ttlSeconds. */
-  | { kind: 'insufficientCapacity'; reason: OfferingUnavailableReason; ttlSeconds: number; code: AzureErrorCode }
+  | { kind: 'insufficientCapacity'; reason: OfferingUnavailableReason; ttlSeconds: number; code: AzureErrorCode; quota?: QuotaDetails }
   /** The NIC is reserved by a VM create for 180 s: wait for the deadline, then delete again. */
   | { kind: 'reserved'; code: AzureErrorCode }
   /** ARM throttled the call: wait Retry-After. */
@@ -26,25 +26,118 @@ export type FailureAction =
   | { kind: 'invalid'; code: AzureErrorCode };
 
 /**
- * TTLs for the unavailable-offerings cache. The Azure Karpenter provider uses 3 min for
- * allocation failures and 1 h for SKU-not-available; a family quota does not come back
- * by itself either, so it gets 1 h as well (quota raises are rare and manual).
+ * Base TTLs for the unavailable-offerings cache, never shorter than the Azure Karpenter
+ * provider's (pkg/providers/instance/offerings): AllocationFailureTTL 1 h,
+ * SKUNotAvailableOnDemandTTL 23 h (SKUNotAvailableSpotTTL 1 h), SubscriptionQuotaReachedTTL 1 h.
+ * A short allocation TTL is what makes a NodePool hammer ARM for capacity that is not there;
+ * quota-specific TTLs refine `quota` below (QUOTA_TTL_SECONDS).
  */
 export const UNAVAILABLE_TTL_SECONDS: Record<OfferingUnavailableReason, number> = {
   quota: 3600,
-  skuNotAvailable: 3600,
-  allocation: 180,
+  skuNotAvailable: 23 * 3600,
+  allocation: 3600,
 };
 
-export function classifyAzureError(err: unknown): FailureAction {
+/** Spot SkuNotAvailable also means "no spot capacity now", which clears sooner (Karpenter: 1 h). */
+export const SKU_NOT_AVAILABLE_SPOT_TTL_SECONDS = 3600;
+
+/**
+ * Which quota an OperationNotAllowed hit, parsed from ARM's message. It decides the blast
+ * radius in the offerings cache: a family quota blocks every SKU of the family in the
+ * region, a regional or low-priority quota every SKU of that capacity type in the region.
+ */
+export type QuotaScope = 'family' | 'regional' | 'lowPriority' | 'unknown';
+
+export interface QuotaDetails {
+  scope: QuotaScope;
+  /** As ARM names it, e.g. standardNDSH200v5Family (family scope only). */
+  family?: string;
+  location?: string;
+  currentLimit?: number;
+  currentUsage?: number;
+  additionalRequired?: number;
+}
+
+/**
+ * TTLs per quota scope, each at least the Karpenter provider's: a zero family limit means the
+ * subscription never had that quota (1 h, SubscriptionQuotaReachedTTL); a consumed family
+ * quota or regional quota frees only when VMs go away (Karpenter 15 min / 30 min, here 30 min,
+ * and src/azure/offerings.ts clears the mark early when azflex itself deletes a VM of the
+ * family); low-priority (spot) quota 1 h.
+ */
+export const QUOTA_TTL_SECONDS = {
+  familyZeroLimit: 3600,
+  familyExhausted: 1800,
+  regional: 1800,
+  lowPriority: 3600,
+  unknown: 3600,
+} as const satisfies Record<string, number>;
+
+/** Parses ARM's quota messages ("... exceeding approved standardNDSH200v5Family Cores quota. Additional details - ... Location: eastus2, Current Limit: 0, ..."). */
+export function parseQuotaMessage(message: string): QuotaDetails {
+  const num = (label: string): number | undefined => {
+    const m = new RegExp(`${label}:\\s*(\\d+)`, 'i').exec(message);
+    return m ? Number(m[1]) : undefined;
+  };
+  const location = /Location:\s*([A-Za-z0-9]+)/i.exec(message)?.[1]?.toLowerCase();
+  const details: Omit<QuotaDetails, 'scope'> = {
+    ...(location !== undefined ? { location } : {}),
+    ...optionalNumber('currentLimit', num('Current Limit')),
+    ...optionalNumber('currentUsage', num('Current Usage')),
+    ...optionalNumber('additionalRequired', num('Additional Required')),
+  };
+  // Order matters: "Total Regional Low Priority Cores" is a low-priority quota, not a family one.
+  if (/Low\s*Priority\s*Cores/i.test(message)) return { scope: 'lowPriority', ...details };
+  if (/Total\s+Regional\s+Cores/i.test(message)) return { scope: 'regional', ...details };
+  const family = /approved\s+(.+?)\s*Family\s+Cores\s+quota/i.exec(message);
+  if (family) {
+    const raw = family[1]!.trim();
+    // ARM writes either "standardNDSH200v5Family Cores" or "Standard NDSH200v5 Family Cores".
+    const name = /family$/i.test(raw) ? raw : `${raw.replace(/\s+/g, '')}Family`;
+    return { scope: 'family', family: name, ...details };
+  }
+  if (/Family\s*Cores/i.test(message)) return { scope: 'family', ...details };
+  return { scope: 'unknown', ...details };
+}
+
+function optionalNumber<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+export function quotaTtlSeconds(details: QuotaDetails): number {
+  switch (details.scope) {
+    case 'family':
+      return details.currentLimit === 0 ? QUOTA_TTL_SECONDS.familyZeroLimit : QUOTA_TTL_SECONDS.familyExhausted;
+    case 'regional':
+      return QUOTA_TTL_SECONDS.regional;
+    case 'lowPriority':
+      return QUOTA_TTL_SECONDS.lowPriority;
+    case 'unknown':
+      return QUOTA_TTL_SECONDS.unknown;
+  }
+}
+
+/** What the caller knows about the attempt; refines TTLs (SkuNotAvailable is shorter for spot). */
+export interface ClassifyContext {
+  capacityType?: 'on-demand' | 'spot';
+}
+
+export function classifyAzureError(err: unknown, context: ClassifyContext = {}): FailureAction {
   if (!isAzureError(err)) return { kind: 'transient', code: 'Unknown' };
   const code = err.code;
   switch (code) {
     case 'OperationNotAllowed':
-    case 'QuotaExceeded':
-      return { kind: 'insufficientCapacity', reason: 'quota', ttlSeconds: UNAVAILABLE_TTL_SECONDS.quota, code };
-    case 'SkuNotAvailable':
-      return { kind: 'insufficientCapacity', reason: 'skuNotAvailable', ttlSeconds: UNAVAILABLE_TTL_SECONDS.skuNotAvailable, code };
+    case 'QuotaExceeded': {
+      // ARM also says OperationNotAllowed for "VM is marked for deletion" or "disk is attached":
+      // those clear by themselves and say nothing about the offering.
+      if (code === 'OperationNotAllowed' && !/quota/i.test(err.message)) return { kind: 'transient', code };
+      const quota = parseQuotaMessage(err.message);
+      return { kind: 'insufficientCapacity', reason: 'quota', ttlSeconds: quotaTtlSeconds(quota), code, quota };
+    }
+    case 'SkuNotAvailable': {
+      const ttlSeconds = context.capacityType === 'spot' ? SKU_NOT_AVAILABLE_SPOT_TTL_SECONDS : UNAVAILABLE_TTL_SECONDS.skuNotAvailable;
+      return { kind: 'insufficientCapacity', reason: 'skuNotAvailable', ttlSeconds, code };
+    }
     case 'AllocationFailed':
     case 'ZonalAllocationFailed':
     case 'OverconstrainedAllocationRequest':

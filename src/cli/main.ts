@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands/index.js';
+import { UsageError } from './errors.js';
 
 /** Entry point of the `azflex` CLI. Bad input: one precise message on stderr and exit 2. */
 export async function main(argv: string[]): Promise<number> {
@@ -23,10 +24,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** A user mistake (bad flag value, bad scenario file): reported without a stack trace. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/src/cli/main.ts')) {
   main(process.argv.slice(2)).then(

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import { register as registerSimulate } from './simulate.js';
 
 /** Every subcommand registers itself here; one line per command file. */
 export function registerCommands(program: Command): void {
-  void program;
+  registerSimulate(program);
 }

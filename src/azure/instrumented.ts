@@ -1,0 +1,39 @@
+import { isAzureError, type AzurePort } from '../ports/azure.js';
+import type { Clock } from '../ports/clock.js';
+import type { ArmMetrics } from '../metrics/arm.js';
+
+/**
+ * Counts every ARM call by operation and outcome. A decorator over the port, so the same
+ * numbers come out of the SDK adapter and the simulator's fake ARM. A delete answered by
+ * 404 resolves (the port's contract) and is counted "ok".
+ */
+export type ArmOperationName = keyof AzurePort;
+
+export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Clock): AzurePort {
+  const count = async <R>(operation: ArmOperationName, call: () => Promise<R>): Promise<R> => {
+    const started = clock?.now();
+    try {
+      const result = await call();
+      metrics.calls.inc({ operation, code: 'ok' });
+      return result;
+    } catch (err) {
+      metrics.calls.inc({ operation, code: isAzureError(err) ? err.code : 'Unknown' });
+      throw err;
+    } finally {
+      if (clock && started !== undefined) metrics.duration.observe({ operation }, (clock.now() - started) / 1000);
+    }
+  };
+  // Spelled out per method so the compiler checks every signature against the port.
+  return {
+    getNic: (ref) => count('getNic', () => port.getNic(ref)),
+    createNic: (spec) => count('createNic', () => port.createNic(spec)),
+    deleteNic: (ref) => count('deleteNic', () => port.deleteNic(ref)),
+    listNics: (scope) => count('listNics', () => port.listNics(scope)),
+    getVm: (ref) => count('getVm', () => port.getVm(ref)),
+    createVm: (spec) => count('createVm', () => port.createVm(spec)),
+    deleteVm: (ref) => count('deleteVm', () => port.deleteVm(ref)),
+    listVms: (scope) => count('listVms', () => port.listVms(scope)),
+    listDisks: (scope) => count('listDisks', () => port.listDisks(scope)),
+    deleteDisk: (ref) => count('deleteDisk', () => port.deleteDisk(ref)),
+  };
+}

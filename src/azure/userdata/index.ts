@@ -1,0 +1,4 @@
+/** Bootstrap userdata for azflex nodes: cloud-init rendering and the bootstrap source. */
+export * from './bootstrap.js';
+export * from './cloud-init.js';
+export * from './containerd.js';

@@ -1,0 +1,51 @@
+import type { Scenario } from '../../sim/scenario.js';
+import type { SimulationResult } from '../../sim/simulation.js';
+
+type Row = [label: string, value: (r: SimulationResult) => string];
+
+const ROWS: Row[] = [
+  ['NodeClaims created', (r) => String(r.nodeClaimsCreated)],
+  ['VMs launched', (r) => String(r.nodeClaimsLaunched)],
+  ['VM create failures', (r) => String(r.createFailures)],
+  ['create attempts / hour', (r) => String(r.createAttemptsPerHour)],
+  ['NICs created', (r) => String(r.nicsCreated)],
+  ['NICs deleted', (r) => String(r.nicsDeleted)],
+  ['leaked NICs', (r) => String(r.leakedNics)],
+  ['leaked VMs', (r) => String(r.leakedVms)],
+  ['leaked disks', (r) => String(r.leakedDisks)],
+  ['peak subnet IPs used', (r) => String(r.peakSubnetIpsUsed)],
+  ['subnet IPs used at end', (r) => String(r.subnetIpsUsedAtEnd)],
+  ['time to reap p50 / max (s)', (r) => (r.timeToReapSeconds.count ? `${r.timeToReapSeconds.p50} / ${r.timeToReapSeconds.max}` : '-')],
+  ['ARM writes', (r) => String(r.armWrites)],
+  ['controller restarts', (r) => String(r.restarts)],
+  ['pods running / pending', (r) => `${r.podsRunning} / ${r.podsPending}`],
+  ['wall seconds', (r) => r.wallSeconds.toFixed(2)],
+];
+
+/** The human report: one column per strategy, then a verdict line per strategy. */
+export function formatComparison(scenario: Scenario, results: SimulationResult[]): string {
+  const first = results[0]!;
+  const header = ['', ...results.map((r) => r.strategy)];
+  const table = [header, ...ROWS.map(([label, f]) => [label, ...results.map(f)])];
+  const widths = header.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
+  const line = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('   ');
+  const out: string[] = [
+    `azflex simulate — ${scenario.name}, ${first.simulatedSeconds / 3600} h simulated, seed ${first.seed}`,
+    scenario.description,
+    '',
+    line(table[0]!),
+    ...table.slice(1).map(line),
+    '',
+  ];
+  for (const r of results) {
+    const leaked = r.leakedNics + r.leakedVms + r.leakedDisks;
+    const codes = Object.entries(r.createFailuresByCode).map(([c, n]) => `${c}×${n}`).join(', ');
+    out.push(
+      leaked === 0
+        ? `  ${r.strategy}: nothing leaked${codes ? ` (failures: ${codes})` : ''}`
+        : `  ${r.strategy}: LEAKED ${r.leakedNics} NICs, ${r.leakedVms} VMs, ${r.leakedDisks} disks${codes ? ` (failures: ${codes})` : ''}`,
+    );
+  }
+  out.push('', 'Leaks are counted after the run, once the provisioner has stopped and the world has had 20 simulated minutes to settle.', '');
+  return out.join('\n');
+}

@@ -1,0 +1,407 @@
+import type { Clock } from '../ports/clock.js';
+import {
+  ClusterError,
+  type AzureFlexNodeClass,
+  type ClusterPort,
+  type KubeEvent,
+  type MetadataPatch,
+  type Node,
+  type NodeClaim,
+  type NodePool,
+  type ObjectMeta,
+  type Pod,
+  type Taint,
+} from '../ports/cluster.js';
+import { Informer, type RawObject } from './informer.js';
+import { KubeApiError, type KubeRest } from './rest.js';
+import {
+  RESOURCES,
+  collectionPath,
+  nodeClaimToWire,
+  objectPath,
+  statusToWire,
+  toNode,
+  toNodeClaim,
+  toNodeClass,
+  toNodePool,
+  toPod,
+  type ResourceDef,
+} from './resources.js';
+
+/**
+ * ClusterPort on a real API server. Reads come from informer caches (never a GET per call);
+ * writes go straight to the server and are written through to the cache so a reconcile
+ * that reads right after its own write sees it.
+ *
+ * Concurrency model:
+ *  - labels/annotations: JSON merge patch per key, no precondition (keys are independent);
+ *  - finalizers and node taints: the port hands us a whole list computed from our cache, so
+ *    we turn it into a delta (added/removed) against that cache and send the result with a
+ *    resourceVersion precondition; on 409 we re-read and re-apply the delta, never
+ *    clobbering another controller's finalizer or taint;
+ *  - status: the caller owns status and passes it whole; we send it with a resourceVersion
+ *    precondition and on 409 re-read and retry, refusing if the object was recreated (new
+ *    UID) in between so a stale status never lands on a different object.
+ */
+
+const MERGE = 'application/merge-patch+json';
+const MAX_CONFLICT_RETRIES = 8;
+
+export const EVENT_API_VERSIONS: Record<string, string> = {
+  NodeClaim: 'karpenter.sh/v1',
+  NodePool: 'karpenter.sh/v1',
+  AzureFlexNodeClass: 'flex.aks.azure.com/v1alpha1',
+  Node: 'v1',
+  Pod: 'v1',
+};
+
+export interface KubeClusterOptions {
+  rest: KubeRest;
+  clock: Clock;
+  /** events.k8s.io reportingController. */
+  reportingController?: string;
+  /** events.k8s.io reportingInstance: the pod name in production. */
+  reportingInstance: string;
+  watchTimeoutSeconds?: number;
+  onError?: (err: unknown) => void;
+}
+
+type Kind = 'nodeClaims' | 'nodes' | 'pods' | 'nodePools' | 'nodeClasses';
+
+interface Informers {
+  nodeClaims: Informer<NodeClaim>;
+  nodes: Informer<Node>;
+  pods: Informer<Pod>;
+  nodePools: Informer<NodePool>;
+  nodeClasses: Informer<AzureFlexNodeClass>;
+}
+
+export class KubeCluster implements ClusterPort {
+  readonly informers: Informers;
+  private started = false;
+
+  constructor(private readonly o: KubeClusterOptions) {
+    const mk = <T>(def: ResourceDef, convert: (raw: RawObject) => T): Informer<T> => {
+      const io: ConstructorParameters<typeof Informer<T>>[0] = {
+        rest: o.rest,
+        clock: o.clock,
+        path: collectionPath(def),
+        convert,
+      };
+      if (o.watchTimeoutSeconds !== undefined) io.watchTimeoutSeconds = o.watchTimeoutSeconds;
+      if (o.onError) io.onError = o.onError;
+      return new Informer<T>(io);
+    };
+    this.informers = {
+      nodeClaims: mk(RESOURCES.nodeClaims, toNodeClaim),
+      nodes: mk(RESOURCES.nodes, toNode),
+      pods: mk(RESOURCES.pods, toPod),
+      nodePools: mk(RESOURCES.nodePools, toNodePool),
+      nodeClasses: mk(RESOURCES.nodeClasses, toNodeClass),
+    };
+  }
+
+  start(): void {
+    this.started = true;
+    for (const inf of Object.values(this.informers) as Array<Informer<unknown>>) inf.start();
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all((Object.values(this.informers) as Array<Informer<unknown>>).map((i) => i.waitForSync()));
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await Promise.all((Object.values(this.informers) as Array<Informer<unknown>>).map((i) => i.stop()));
+  }
+
+  private async cached<T>(kind: Kind): Promise<T[]> {
+    if (!this.started) throw new ClusterError('ServerError', 'KubeCluster.start() was not called; reads are served from informers');
+    const inf = this.informers[kind] as unknown as Informer<T>;
+    await inf.waitForSync();
+    return inf.list();
+  }
+
+  // --- NodeClaims ---------------------------------------------------------------------------
+
+  listNodeClaims(): Promise<NodeClaim[]> {
+    return this.cached<NodeClaim>('nodeClaims');
+  }
+
+  async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
+    await this.cached<NodeClaim>('nodeClaims');
+    return this.informers.nodeClaims.get(name);
+  }
+
+  async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {
+    const raw = await this.o.rest.request<RawObject>('POST', collectionPath(RESOURCES.nodeClaims), {
+      body: nodeClaimToWire(nodeClaim),
+    });
+    this.informers.nodeClaims.upsertFromWrite(raw);
+    return toNodeClaim(raw);
+  }
+
+  async patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<NodeClaim> {
+    const raw = await this.patchMetadata(RESOURCES.nodeClaims, this.informers.nodeClaims, name, patch);
+    return toNodeClaim(raw);
+  }
+
+  async updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim> {
+    return toNodeClaim(await this.patchStatus(RESOURCES.nodeClaims, this.informers.nodeClaims, name, statusToWire(status)));
+  }
+
+  async deleteNodeClaim(name: string): Promise<void> {
+    await this.deleteObject(RESOURCES.nodeClaims, this.informers.nodeClaims, name);
+  }
+
+  // --- Nodes --------------------------------------------------------------------------------
+
+  listNodes(): Promise<Node[]> {
+    return this.cached<Node>('nodes');
+  }
+
+  async patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node> {
+    const base = this.informers.nodes.get(name);
+    const taintDelta = patch.taints ? delta(base?.spec.taints ?? [], patch.taints, taintKey) : undefined;
+    const raw = await this.patchMetadata(RESOURCES.nodes, this.informers.nodes, name, patch.metadata ?? {}, (fresh) => {
+      const spec: Record<string, unknown> = {};
+      if (patch.unschedulable !== undefined) spec.unschedulable = patch.unschedulable;
+      if (taintDelta && fresh) spec.taints = taintDelta.applyTo(toNode(fresh).spec.taints);
+      else if (patch.taints) spec.taints = patch.taints;
+      return Object.keys(spec).length ? { spec } : {};
+    });
+    return toNode(raw);
+  }
+
+  async deleteNode(name: string): Promise<void> {
+    await this.deleteObject(RESOURCES.nodes, this.informers.nodes, name);
+  }
+
+  // --- Pods ---------------------------------------------------------------------------------
+
+  listPods(): Promise<Pod[]> {
+    return this.cached<Pod>('pods');
+  }
+
+  async evictPod(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.o.rest.request('POST', objectPath(RESOURCES.pods, name, namespace, 'eviction'), {
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+      });
+      return true;
+    } catch (e) {
+      // 429: a PodDisruptionBudget refuses right now; the caller retries later.
+      if (e instanceof KubeApiError && e.code === 429) return false;
+      // Already gone is what eviction wanted.
+      if (e instanceof KubeApiError && e.code === 404) return true;
+      throw e;
+    }
+  }
+
+  // --- NodePools and NodeClasses ------------------------------------------------------------
+
+  listNodePools(): Promise<NodePool[]> {
+    return this.cached<NodePool>('nodePools');
+  }
+
+  async updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void> {
+    await this.patchStatus(RESOURCES.nodePools, this.informers.nodePools, name, statusToWire(status));
+  }
+
+  listNodeClasses(): Promise<AzureFlexNodeClass[]> {
+    return this.cached<AzureFlexNodeClass>('nodeClasses');
+  }
+
+  async patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<AzureFlexNodeClass> {
+    return toNodeClass(await this.patchMetadata(RESOURCES.nodeClasses, this.informers.nodeClasses, name, patch));
+  }
+
+  async updateNodeClassStatus(name: string, status: AzureFlexNodeClass['status']): Promise<void> {
+    await this.patchStatus(RESOURCES.nodeClasses, this.informers.nodeClasses, name, statusToWire(status));
+  }
+
+  // --- Events -------------------------------------------------------------------------------
+
+  async recordEvent(event: KubeEvent): Promise<void> {
+    const io = event.involvedObject;
+    // events.k8s.io requires cluster-scoped subjects' events to live in "default".
+    const namespace = io.namespace ?? 'default';
+    const regarding: Record<string, string> = { kind: io.kind, name: io.name };
+    const apiVersion = EVENT_API_VERSIONS[io.kind];
+    if (apiVersion) regarding.apiVersion = apiVersion;
+    if (io.namespace) regarding.namespace = io.namespace;
+    if (io.uid) regarding.uid = io.uid;
+    const body = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { generateName: `${io.name}.`, namespace },
+      eventTime: microTime(this.o.clock.now()),
+      reportingController: this.o.reportingController ?? 'flex.aks.azure.com/azflex',
+      reportingInstance: this.o.reportingInstance,
+      action: event.reason,
+      reason: event.reason,
+      note: event.message.slice(0, 1024),
+      type: event.type,
+      regarding,
+    };
+    try {
+      await this.o.rest.request('POST', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`, { body });
+    } catch (e) {
+      // Events are best effort (as in client-go's recorder): a failed event must not fail
+      // the reconcile that emitted it. Surface it to the error sink instead.
+      this.o.onError?.(e);
+    }
+  }
+
+  // --- shared write paths -------------------------------------------------------------------
+
+  private async fetch(def: ResourceDef, name: string, namespace?: string): Promise<RawObject | undefined> {
+    try {
+      return await this.o.rest.request<RawObject>('GET', objectPath(def, name, namespace));
+    } catch (e) {
+      if (e instanceof ClusterError && e.reason === 'NotFound') return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Merge-patches metadata (plus optional extra top-level fields). Finalizer changes and
+   * anything `extra` builds from the fresh object are sent with a resourceVersion
+   * precondition and retried on conflict.
+   */
+  private async patchMetadata<T extends { metadata: ObjectMeta }>(
+    def: ResourceDef,
+    inf: Informer<T>,
+    name: string,
+    patch: MetadataPatch,
+    extra?: (fresh: RawObject | undefined) => Record<string, unknown>,
+  ): Promise<RawObject> {
+    const cachedObj = inf.get(name);
+    const finDelta = patch.finalizers ? delta(cachedObj?.metadata.finalizers ?? [], patch.finalizers, (f) => f) : undefined;
+    const needsPrecondition = finDelta !== undefined || extra !== undefined;
+    let fresh: RawObject | undefined;
+    if (needsPrecondition) {
+      fresh = cachedObj ? undefined : await this.fetch(def, name);
+      if (!cachedObj && !fresh) throw new ClusterError('NotFound', `${def.plural} ${name}`);
+    }
+    for (let attempt = 0; ; attempt++) {
+      const meta: Record<string, unknown> = {};
+      if (patch.labels) meta.labels = patch.labels;
+      if (patch.annotations) meta.annotations = patch.annotations;
+      const current = fresh ? toMetaLite(fresh) : cachedObj?.metadata;
+      if (finDelta && current) meta.finalizers = finDelta.applyTo(current.finalizers);
+      if (needsPrecondition && current?.resourceVersion) meta.resourceVersion = current.resourceVersion;
+      const body: Record<string, unknown> = { ...(extra ? extra(fresh) : {}) };
+      if (Object.keys(meta).length) body.metadata = meta;
+      try {
+        const raw = await this.o.rest.request<RawObject>('PATCH', objectPath(def, name), { body, contentType: MERGE });
+        inf.upsertFromWrite(raw);
+        return raw;
+      } catch (e) {
+        if (!(e instanceof ClusterError) || e.reason !== 'Conflict' || attempt >= MAX_CONFLICT_RETRIES) throw e;
+        fresh = await this.fetch(def, name);
+        if (!fresh) throw new ClusterError('NotFound', `${def.plural} ${name}`);
+      }
+    }
+  }
+
+  private async patchStatus<T extends { metadata: ObjectMeta; status: object }>(
+    def: ResourceDef,
+    inf: Informer<T>,
+    name: string,
+    status: Record<string, unknown>,
+  ): Promise<RawObject> {
+    const cachedObj = inf.get(name);
+    let uid = cachedObj?.metadata.uid;
+    let rv = cachedObj?.metadata.resourceVersion;
+    let oldStatus: Record<string, unknown> = (cachedObj?.status as Record<string, unknown> | undefined) ?? {};
+    if (!cachedObj) {
+      const fresh = await this.fetch(def, name);
+      if (!fresh) throw new ClusterError('NotFound', `${def.plural} ${name}`);
+      ({ uid, rv, oldStatus } = statusBase(fresh));
+    }
+    for (let attempt = 0; ; attempt++) {
+      // A merge patch only adds/replaces; fields the new status omits must be nulled.
+      const body: Record<string, unknown> = { ...status };
+      for (const k of Object.keys(oldStatus)) if (!(k in body)) body[k] = null;
+      try {
+        const raw = await this.o.rest.request<RawObject>('PATCH', objectPath(def, name, undefined, 'status'), {
+          body: { metadata: { resourceVersion: rv }, status: body },
+          contentType: MERGE,
+        });
+        inf.upsertFromWrite(raw);
+        return raw;
+      } catch (e) {
+        if (!(e instanceof ClusterError) || e.reason !== 'Conflict' || attempt >= MAX_CONFLICT_RETRIES) throw e;
+        const fresh = await this.fetch(def, name);
+        if (!fresh) throw new ClusterError('NotFound', `${def.plural} ${name}`);
+        const next = statusBase(fresh);
+        if (uid && next.uid !== uid) throw new ClusterError('NotFound', `${def.plural} ${name} was recreated (uid ${uid} -> ${next.uid})`);
+        ({ rv, oldStatus } = next);
+      }
+    }
+  }
+
+  private async deleteObject<T>(def: ResourceDef, inf: Informer<T>, name: string): Promise<void> {
+    try {
+      const raw = await this.o.rest.request<RawObject & { kind?: string }>('DELETE', objectPath(def, name));
+      // With finalizers left the server returns the object (deletionTimestamp set).
+      if (raw && raw.kind !== 'Status' && raw.metadata) inf.upsertFromWrite(raw);
+    } catch (e) {
+      if (e instanceof ClusterError && e.reason === 'NotFound') return;
+      throw e;
+    }
+  }
+}
+
+function toMetaLite(raw: RawObject): { finalizers: string[]; resourceVersion?: string } {
+  const m = raw.metadata as { finalizers?: unknown; resourceVersion?: string } | undefined;
+  const out: { finalizers: string[]; resourceVersion?: string } = {
+    finalizers: Array.isArray(m?.finalizers) ? m.finalizers.filter((f): f is string => typeof f === 'string') : [],
+  };
+  if (m?.resourceVersion) out.resourceVersion = m.resourceVersion;
+  return out;
+}
+
+function statusBase(raw: RawObject): { uid: string | undefined; rv: string | undefined; oldStatus: Record<string, unknown> } {
+  const m = (raw.metadata ?? {}) as { uid?: string; resourceVersion?: string };
+  const s = raw.status;
+  return {
+    uid: m.uid,
+    rv: m.resourceVersion,
+    oldStatus: typeof s === 'object' && s !== null ? (s as Record<string, unknown>) : {},
+  };
+}
+
+/** What a caller changed in a list, replayable onto a newer version of that list. */
+export interface ListDelta<T> {
+  added: T[];
+  removed: Set<string>;
+  applyTo(current: T[]): T[];
+}
+
+export function delta<T>(before: T[], after: T[], key: (t: T) => string): ListDelta<T> {
+  const beforeKeys = new Set(before.map(key));
+  const afterKeys = new Set(after.map(key));
+  const added = after.filter((t) => !beforeKeys.has(key(t)));
+  const removed = new Set([...beforeKeys].filter((k) => !afterKeys.has(k)));
+  return {
+    added,
+    removed,
+    applyTo(current: T[]): T[] {
+      const kept = current.filter((t) => !removed.has(key(t)));
+      const keptKeys = new Set(kept.map(key));
+      return [...kept, ...added.filter((t) => !keptKeys.has(key(t)))];
+    },
+  };
+}
+
+function taintKey(t: Taint): string {
+  return `${t.key}:${t.effect}`;
+}
+
+/** metav1.MicroTime wire format. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+

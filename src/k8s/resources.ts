@@ -1,0 +1,360 @@
+import type {
+  AzureFlexNodeClass,
+  Condition,
+  Container,
+  Node,
+  NodeClaim,
+  NodePool,
+  ObjectMeta,
+  Pod,
+  Taint,
+} from '../ports/cluster.js';
+import type { RawObject } from './informer.js';
+
+/**
+ * Where each kind lives on the API server, and the lossy-but-total mapping from raw JSON to
+ * the port's types. The mapping fills the defaults the port promises (empty maps/lists),
+ * because the API server omits empty fields.
+ */
+
+export interface ResourceDef {
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export const RESOURCES = {
+  nodeClaims: { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', namespaced: false },
+  nodePools: { group: 'karpenter.sh', version: 'v1', plural: 'nodepools', namespaced: false },
+  nodeClasses: { group: 'flex.aks.azure.com', version: 'v1alpha1', plural: 'azureflexnodeclasses', namespaced: false },
+  nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
+  pods: { group: '', version: 'v1', plural: 'pods', namespaced: true },
+  leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
+  events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
+} as const satisfies Record<string, ResourceDef>;
+
+export const NODECLASS_GROUP = 'flex.aks.azure.com';
+export const NODECLASS_KIND = 'AzureFlexNodeClass';
+
+/** Collection path; for namespaced kinds without a namespace, the all-namespaces path. */
+export function collectionPath(def: ResourceDef, namespace?: string): string {
+  const base = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
+  return def.namespaced && namespace ? `${base}/namespaces/${namespace}/${def.plural}` : `${base}/${def.plural}`;
+}
+
+export function objectPath(def: ResourceDef, name: string, namespace?: string, sub?: string): string {
+  return `${collectionPath(def, namespace)}/${encodeURIComponent(name)}${sub ? `/${sub}` : ''}`;
+}
+
+export function apiVersionOf(def: ResourceDef): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+// --- tiny total accessors (the wire format is untrusted JSON) -----------------------------
+
+type Dict = Record<string, unknown>;
+
+function obj(v: unknown): Dict {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Dict) : {};
+}
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+function strMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(obj(v))) out[k] = typeof x === 'string' ? x : String(x);
+  return out;
+}
+
+export function toMeta(raw: unknown): ObjectMeta {
+  const m = obj(raw);
+  const meta: ObjectMeta = {
+    name: str(m.name) ?? '',
+    uid: str(m.uid) ?? '',
+    labels: strMap(m.labels),
+    annotations: strMap(m.annotations),
+    finalizers: arr(m.finalizers).filter((f): f is string => typeof f === 'string'),
+    creationTimestamp: str(m.creationTimestamp) ?? '',
+  };
+  const ns = str(m.namespace);
+  if (ns) meta.namespace = ns;
+  const rv = str(m.resourceVersion);
+  if (rv) meta.resourceVersion = rv;
+  const del = str(m.deletionTimestamp);
+  if (del) meta.deletionTimestamp = del;
+  return meta;
+}
+
+function toConditions(v: unknown): Condition[] {
+  return arr(v).map((c) => {
+    const o = obj(c);
+    const status = str(o.status);
+    return {
+      type: str(o.type) ?? '',
+      status: status === 'True' || status === 'False' ? status : 'Unknown',
+      reason: str(o.reason) ?? '',
+      message: str(o.message) ?? '',
+      lastTransitionTime: str(o.lastTransitionTime) ?? '',
+    };
+  });
+}
+
+function toTaints(v: unknown): Taint[] {
+  return arr(v).map((t) => {
+    const o = obj(t);
+    const effect = str(o.effect);
+    const taint: Taint = {
+      key: str(o.key) ?? '',
+      effect: effect === 'PreferNoSchedule' || effect === 'NoExecute' ? effect : 'NoSchedule',
+    };
+    const value = str(o.value);
+    if (value !== undefined) taint.value = value;
+    return taint;
+  });
+}
+
+function toRequirements(v: unknown): NodeClaim['spec']['requirements'] {
+  return arr(v).map((r) => {
+    const o = obj(r);
+    const req: NodeClaim['spec']['requirements'][number] = {
+      key: str(o.key) ?? '',
+      operator: (str(o.operator) ?? 'In') as NodeClaim['spec']['requirements'][number]['operator'],
+    };
+    if (Array.isArray(o.values)) req.values = o.values.map(String);
+    if (typeof o.minValues === 'number') req.minValues = o.minValues;
+    return req;
+  });
+}
+
+function toNodeClassRef(v: unknown): NodeClaim['spec']['nodeClassRef'] {
+  const o = obj(v);
+  return { group: str(o.group) ?? '', kind: str(o.kind) ?? '', name: str(o.name) ?? '' };
+}
+
+function setOpt<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) target[key] = value;
+}
+
+export function toNodeClaim(raw: RawObject): NodeClaim {
+  const spec = obj(raw.spec);
+  const status = obj(raw.status);
+  const nc: NodeClaim = {
+    metadata: toMeta(raw.metadata),
+    spec: {
+      nodeClassRef: toNodeClassRef(spec.nodeClassRef),
+      requirements: toRequirements(spec.requirements),
+      resources: { requests: strMap(obj(spec.resources).requests) },
+      taints: toTaints(spec.taints),
+      startupTaints: toTaints(spec.startupTaints),
+    },
+    status: { conditions: toConditions(status.conditions) },
+  };
+  setOpt(nc.spec, 'expireAfter', str(spec.expireAfter));
+  setOpt(nc.spec, 'terminationGracePeriod', str(spec.terminationGracePeriod));
+  setOpt(nc.status, 'providerID', str(status.providerID));
+  setOpt(nc.status, 'nodeName', str(status.nodeName));
+  setOpt(nc.status, 'imageID', str(status.imageID));
+  if (status.capacity !== undefined) nc.status.capacity = strMap(status.capacity);
+  if (status.allocatable !== undefined) nc.status.allocatable = strMap(status.allocatable);
+  return nc;
+}
+
+export function toNode(raw: RawObject): Node {
+  const spec = obj(raw.spec);
+  const status = obj(raw.status);
+  const node: Node = {
+    metadata: toMeta(raw.metadata),
+    spec: { taints: toTaints(spec.taints) },
+    status: { capacity: strMap(status.capacity), allocatable: strMap(status.allocatable), conditions: toConditions(status.conditions) },
+  };
+  setOpt(node.spec, 'providerID', str(spec.providerID));
+  if (typeof spec.unschedulable === 'boolean') node.spec.unschedulable = spec.unschedulable;
+  return node;
+}
+
+function toContainers(v: unknown): Container[] {
+  return arr(v).map((c) => {
+    const o = obj(c);
+    const res = obj(o.resources);
+    const container: Container = { name: str(o.name) ?? '', resources: { requests: strMap(res.requests) } };
+    if (res.limits !== undefined) container.resources.limits = strMap(res.limits);
+    return container;
+  });
+}
+
+const OWNER_KINDS = new Set(['DaemonSet', 'ReplicaSet', 'Job', 'StatefulSet']);
+
+export function toPod(raw: RawObject): Pod {
+  const meta = toMeta(raw.metadata);
+  const spec = obj(raw.spec);
+  const status = obj(raw.status);
+  const phase = str(status.phase);
+  const affinity = obj(spec.affinity);
+  const required = obj(obj(affinity.nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
+  const pod: Pod = {
+    metadata: { ...meta, namespace: meta.namespace ?? 'default' },
+    spec: {
+      nodeSelector: strMap(spec.nodeSelector),
+      tolerations: arr(spec.tolerations).map((t) => {
+        const o = obj(t);
+        const tol: Pod['spec']['tolerations'][number] = {};
+        const key = str(o.key);
+        if (key !== undefined) tol.key = key;
+        const op = str(o.operator);
+        if (op === 'Exists' || op === 'Equal') tol.operator = op;
+        const value = str(o.value);
+        if (value !== undefined) tol.value = value;
+        const effect = str(o.effect);
+        if (effect === '' || effect === 'NoSchedule' || effect === 'PreferNoSchedule' || effect === 'NoExecute') tol.effect = effect;
+        return tol;
+      }),
+      containers: toContainers(spec.containers),
+      initContainers: toContainers(spec.initContainers),
+    },
+    status: {
+      phase: phase === 'Running' || phase === 'Succeeded' || phase === 'Failed' || phase === 'Unknown' ? phase : 'Pending',
+      conditions: toConditions(status.conditions),
+    },
+  };
+  setOpt(pod.spec, 'nodeName', str(spec.nodeName));
+  if (spec.overhead !== undefined) pod.spec.overhead = strMap(spec.overhead);
+  if (typeof spec.priority === 'number') pod.spec.priority = spec.priority;
+  if (Array.isArray(required.nodeSelectorTerms)) {
+    pod.spec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: required.nodeSelectorTerms.map((t) => ({ matchExpressions: toRequirements(obj(t).matchExpressions) })),
+        },
+      },
+    };
+  }
+  const controller = arr(obj(raw.metadata).ownerReferences)
+    .map(obj)
+    .find((r) => r.controller === true);
+  const kind = str(controller?.kind);
+  if (kind && OWNER_KINDS.has(kind)) pod.ownerKind = kind as NonNullable<Pod['ownerKind']>;
+  return pod;
+}
+
+export function toNodePool(raw: RawObject): NodePool {
+  const spec = obj(raw.spec);
+  const template = obj(spec.template);
+  const tmeta = obj(template.metadata);
+  const tspec = obj(template.spec);
+  const disruption = obj(spec.disruption);
+  const status = obj(raw.status);
+  const np: NodePool = {
+    metadata: toMeta(raw.metadata),
+    spec: {
+      template: {
+        metadata: { labels: strMap(tmeta.labels), annotations: strMap(tmeta.annotations) },
+        spec: {
+          nodeClassRef: toNodeClassRef(tspec.nodeClassRef),
+          requirements: toRequirements(tspec.requirements),
+          taints: toTaints(tspec.taints),
+          startupTaints: toTaints(tspec.startupTaints),
+        },
+      },
+      disruption: {
+        consolidationPolicy: str(disruption.consolidationPolicy) === 'WhenEmpty' ? 'WhenEmpty' : 'WhenEmptyOrUnderutilized',
+        consolidateAfter: str(disruption.consolidateAfter) ?? '0s',
+        budgets: arr(disruption.budgets).map((b) => {
+          const o = obj(b);
+          const budget: NodePool['spec']['disruption']['budgets'][number] = { nodes: str(o.nodes) ?? '10%' };
+          if (Array.isArray(o.reasons)) budget.reasons = o.reasons.map(String) as NonNullable<typeof budget.reasons>;
+          setOpt(budget, 'schedule', str(o.schedule));
+          setOpt(budget, 'duration', str(o.duration));
+          return budget;
+        }),
+      },
+      limits: strMap(spec.limits),
+    },
+    status: { conditions: toConditions(status.conditions) },
+  };
+  setOpt(np.spec.template.spec, 'expireAfter', str(tspec.expireAfter));
+  setOpt(np.spec.template.spec, 'terminationGracePeriod', str(tspec.terminationGracePeriod));
+  if (typeof spec.weight === 'number') np.spec.weight = spec.weight;
+  if (status.resources !== undefined) np.status.resources = strMap(status.resources);
+  return np;
+}
+
+export function toNodeClass(raw: RawObject): AzureFlexNodeClass {
+  const spec = obj(raw.spec);
+  const status = obj(raw.status);
+  const sec = str(spec.securityType);
+  const nc: AzureFlexNodeClass = {
+    metadata: toMeta(raw.metadata),
+    spec: {
+      subscriptionID: str(spec.subscriptionID) ?? '',
+      location: str(spec.location) ?? '',
+      resourceGroup: str(spec.resourceGroup) ?? '',
+      subnetID: str(spec.subnetID) ?? '',
+      securityType: sec === 'TrustedLaunch' || sec === 'ConfidentialVM' ? sec : 'Standard',
+      osDiskSizeGB: typeof spec.osDiskSizeGB === 'number' ? spec.osDiskSizeGB : 128,
+      sshPublicKeys: arr(spec.sshPublicKeys).filter((k): k is string => typeof k === 'string'),
+      allocateNodePublicIP: spec.allocateNodePublicIP === true,
+      maxPodsPerNode: typeof spec.maxPodsPerNode === 'number' ? spec.maxPodsPerNode : 110,
+      tags: strMap(spec.tags),
+    },
+    status: { conditions: toConditions(status.conditions) },
+  };
+  if (spec.imageReference !== undefined) {
+    const ir = obj(spec.imageReference);
+    nc.spec.imageReference = {
+      publisher: str(ir.publisher) ?? '',
+      offer: str(ir.offer) ?? '',
+      sku: str(ir.sku) ?? '',
+      version: str(ir.version) ?? '',
+    };
+  }
+  setOpt(nc.spec, 'imageID', str(spec.imageID));
+  return nc;
+}
+
+// --- port -> wire (only what we create/write) ---------------------------------------------
+
+function dropEmpty<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o) as Array<[keyof T, T[keyof T]]>) {
+    if (v === undefined) continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+export function nodeClaimToWire(nc: NodeClaim): RawObject {
+  const m = nc.metadata;
+  const wire: RawObject = {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: dropEmpty({
+      name: m.name,
+      labels: m.labels,
+      annotations: m.annotations,
+      finalizers: m.finalizers,
+    }),
+    spec: dropEmpty({
+      nodeClassRef: nc.spec.nodeClassRef,
+      resources: nc.spec.resources,
+      taints: nc.spec.taints,
+      startupTaints: nc.spec.startupTaints,
+      expireAfter: nc.spec.expireAfter,
+      terminationGracePeriod: nc.spec.terminationGracePeriod,
+    }),
+  };
+  // requirements is required by the CRD even when empty, so it is never dropped.
+  (wire.spec as Record<string, unknown>).requirements = nc.spec.requirements;
+  return wire;
+}
+
+/** Status subresource bodies keep `conditions: []` explicit so a merge patch clears them. */
+export function statusToWire<S extends { conditions: Condition[] }>(status: S): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(status)) if (v !== undefined) out[k] = v;
+  return out;
+}

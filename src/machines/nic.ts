@@ -1,0 +1,249 @@
+import { assign, emit, fromPromise, setup } from 'xstate';
+import { classifyAzureError } from '../azure/errors.js';
+import { NIC_RESERVATION_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
+
+/**
+ * The NIC machine: one per network interface azflex owns. It exists to guarantee that a
+ * NIC never outlives its purpose: once no VM uses it and its NodeClaim no longer wants it,
+ * it waits out ARM's 180 s reservation and deletes it, retrying until ARM says it is gone.
+ * Every deadline is an absolute time in context, rebuilt from the world after a restart.
+ */
+
+/** Who the NIC belongs to, as observed in the cluster. */
+export type NicOwner = 'wants' | 'releasing' | 'gone';
+
+export interface NicObservation {
+  exists: boolean;
+  /** A VM that references the NIC exists in ARM. */
+  attached: boolean;
+  owner: NicOwner;
+  /** End of ARM's reservation, from the NodeClaim's vm-attempt annotation, if known. */
+  reservedUntil?: number;
+}
+
+export interface NicContext {
+  name: string;
+  observed: NicObservation;
+  reservedUntil: number;
+  retryAt: number;
+  attempts: number;
+  lastError?: string;
+}
+
+export type NicEvent =
+  | { type: 'OBSERVED'; observed: NicObservation }
+  | { type: 'CREATE' }
+  | { type: 'VM_ATTACHED' }
+  | { type: 'VM_FAILED'; reservedUntil: number };
+
+export interface NicInput {
+  name: string;
+  observed: NicObservation;
+}
+
+export type NicEmitted =
+  | { type: 'nic.ready'; name: string }
+  | { type: 'nic.createFailed'; name: string; code: string; permanent: boolean }
+  | { type: 'nic.reaped'; name: string };
+
+export function createNicMachine(env: MachineEnv) {
+  const now = (): number => env.clock.now();
+  const errorKind = (error: unknown): string => classifyAzureError(error).kind;
+
+  return setup({
+    types: {
+      context: {} as NicContext,
+      events: {} as NicEvent,
+      input: {} as NicInput,
+      emitted: {} as NicEmitted,
+    },
+    actors: {
+      // Effects: the runtime provides the ARM calls (src/runtime/effects.ts).
+      putNic: fromPromise<void, { name: string }>(async () => {
+        throw new Error('putNic effect not provided');
+      }),
+      deleteNic: fromPromise<void, { name: string }>(async () => {
+        throw new Error('deleteNic effect not provided');
+      }),
+    },
+    guards: {
+      isAbsent: ({ context }) => !context.observed.exists,
+      isAttached: ({ context }) => context.observed.exists && context.observed.attached,
+      ownerWantsIt: ({ context }) => context.observed.owner === 'wants',
+      observedAbsent: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists,
+      observedPresent: ({ event }) => event.type === 'OBSERVED' && event.observed.exists,
+      observedAttached: ({ event }) => event.type === 'OBSERVED' && event.observed.exists && event.observed.attached,
+      observedReleased: ({ event }) =>
+        event.type === 'OBSERVED' && event.observed.exists && !event.observed.attached && event.observed.owner !== 'wants',
+      observedOwnerGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists && event.observed.owner !== 'wants',
+      isThrottled: ({ event }) => 'error' in event && errorKind(event.error) === 'throttled',
+      isReserved: ({ event }) => 'error' in event && errorKind(event.error) === 'reserved',
+      isInUse: ({ event }) => 'error' in event && errorKind(event.error) === 'inUse',
+      isPermanentCreateFailure: ({ event }) =>
+        'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event.error)),
+    },
+    actions: {
+      storeObservation: assign({
+        observed: ({ context, event }) => (event.type === 'OBSERVED' ? event.observed : context.observed),
+        reservedUntil: ({ context, event }) =>
+          event.type === 'OBSERVED' && event.observed.reservedUntil !== undefined
+            ? Math.max(context.reservedUntil, event.observed.reservedUntil)
+            : context.reservedUntil,
+      }),
+      recordVmFailure: assign({
+        reservedUntil: ({ context, event }) =>
+          event.type === 'VM_FAILED' ? Math.max(context.reservedUntil, event.reservedUntil) : context.reservedUntil,
+      }),
+      /** ARM still refuses: our idea of the deadline was early (skew, or unknown attempt time). */
+      extendReservation: assign({ reservedUntil: () => now() + RESERVED_RETRY_MS, attempts: ({ context }) => context.attempts + 1 }),
+      scheduleThrottledRetry: assign({
+        retryAt: ({ event }) => {
+          const action = 'error' in event ? classifyAzureError(event.error) : undefined;
+          return now() + (action?.kind === 'throttled' ? action.retryAfterSeconds * 1000 : RESERVED_RETRY_MS);
+        },
+        attempts: ({ context }) => context.attempts + 1,
+      }),
+      scheduleBackoff: assign({
+        retryAt: ({ context }) => now() + backoffMs(env, context.attempts),
+        attempts: ({ context }) => context.attempts + 1,
+      }),
+      resetAttempts: assign({ attempts: 0 }),
+      rememberError: assign({ lastError: ({ event }) => ('error' in event ? classifyAzureError(event.error).code : undefined) }),
+      emitReady: emit(({ context }) => ({ type: 'nic.ready' as const, name: context.name })),
+      emitCreateFailed: emit(({ context, event }) => ({
+        type: 'nic.createFailed' as const,
+        name: context.name,
+        code: 'error' in event ? classifyAzureError(event.error).code : 'Unknown',
+        permanent: true,
+      })),
+      emitReaped: emit(({ context }) => ({ type: 'nic.reaped' as const, name: context.name })),
+    },
+    delays: {
+      untilReservationEnds: ({ context }) => Math.max(0, context.reservedUntil + RESERVATION_MARGIN_MS - now()),
+      untilRetry: ({ context }) => Math.max(0, context.retryAt - now()),
+    },
+  }).createMachine({
+    id: 'nic',
+    context: ({ input }) => ({
+      name: input.name,
+      observed: input.observed,
+      reservedUntil: input.observed.reservedUntil ?? 0,
+      retryAt: 0,
+      attempts: 0,
+    }),
+    initial: 'observing',
+    on: {
+      OBSERVED: { actions: 'storeObservation' },
+    },
+    states: {
+      // Rebuild from the world: where a restarted controller picks the NIC up.
+      observing: {
+        always: [
+          { guard: 'isAttached', target: 'attached' },
+          { guard: 'isAbsent', target: 'pending' },
+          { guard: 'ownerWantsIt', target: 'nic-created' },
+          { target: 'vm-failed' },
+        ],
+      },
+      pending: {
+        always: { guard: ({ context }) => context.observed.owner !== 'wants', target: 'reaped' },
+        on: {
+          CREATE: 'creating',
+          OBSERVED: [
+            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      creating: {
+        invoke: {
+          src: 'putNic',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: { target: 'nic-created', actions: ['resetAttempts', 'emitReady'] },
+          onError: [
+            { guard: 'isPermanentCreateFailure', target: 'create-failed', actions: ['rememberError', 'emitCreateFailed'] },
+            { guard: 'isThrottled', target: 'create-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'create-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+          ],
+        },
+      },
+      'create-backoff': {
+        after: { untilRetry: 'creating' },
+      },
+      // ARM refused the NIC (e.g. subnet full): nothing was created, but look once more
+      // in case a timed-out PUT did land.
+      'create-failed': {
+        on: {
+          OBSERVED: [
+            { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
+            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      'nic-created': {
+        on: {
+          VM_ATTACHED: 'attached',
+          VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },
+          OBSERVED: [
+            { guard: 'observedAbsent', target: 'observing', actions: 'storeObservation' },
+            { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
+            { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      attached: {
+        on: {
+          VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },
+          OBSERVED: [
+            // deleteOption: Delete took the NIC with the VM.
+            { guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      'vm-failed': {
+        always: 'reserved-180s',
+      },
+      'reserved-180s': {
+        after: { untilReservationEnds: 'deleting' },
+        on: {
+          VM_FAILED: { actions: 'recordVmFailure' },
+          OBSERVED: [
+            { guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      deleting: {
+        invoke: {
+          src: 'deleteNic',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: 'reaped',
+          onError: [
+            { guard: 'isReserved', target: 'reserved-180s', actions: ['rememberError', 'extendReservation'] },
+            { guard: 'isInUse', target: 'attached', actions: 'rememberError' },
+            { guard: 'isThrottled', target: 'delete-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'delete-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+          ],
+        },
+      },
+      'delete-backoff': {
+        after: { untilRetry: 'deleting' },
+        on: {
+          OBSERVED: [{ guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' }, { actions: 'storeObservation' }],
+        },
+      },
+      reaped: {
+        type: 'final',
+        entry: 'emitReaped',
+      },
+    },
+  });
+}
+
+export type NicMachine = ReturnType<typeof createNicMachine>;

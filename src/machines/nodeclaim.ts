@@ -1,0 +1,384 @@
+import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { classifyAzureError, type FailureAction, type OfferingUnavailableReason } from '../azure/errors.js';
+import type { VmProvisioningState } from '../ports/azure.js';
+import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from './env.js';
+
+/**
+ * The NodeClaim machine: pending → NIC → VM → launched → registered → initialized →
+ * terminating → deleted, with the failure paths. It starts in `observing` and picks its
+ * state from the world, so a restarted controller resumes every NodeClaim where ARM and
+ * the API server say it is. The NIC is owned by its own machine (nic.ts); this one asks
+ * for it, and on termination waits for it to be reaped before removing the finalizer.
+ */
+
+export interface NodeClaimObservation {
+  exists: boolean;
+  deleting: boolean;
+  /** When a VM PUT referencing the NIC was last issued (NodeClaim annotation). */
+  vmAttemptAt?: number;
+  launched: boolean;
+  registered: boolean;
+  initialized: boolean;
+  nicExists: boolean;
+  vm?: VmProvisioningState;
+  node?: { name: string; ready: boolean };
+}
+
+export interface LaunchFailure {
+  code: string;
+  action: FailureAction['kind'];
+  /** For capacity errors: how long the offering should be considered unavailable. */
+  unavailable?: { reason: OfferingUnavailableReason; ttlSeconds: number };
+  /** Whether a VM PUT referenced the NIC, i.e. ARM holds a 180 s reservation on it. */
+  nicReserved: boolean;
+}
+
+export interface NodeClaimContext {
+  name: string;
+  nicName: string;
+  observed: NodeClaimObservation;
+  vmAttemptAt?: number;
+  failure?: LaunchFailure;
+  /** Set only by evidence gathered while terminating: NIC_REAPED, or an observation without the NIC. */
+  nicGone: boolean;
+  retryAt: number;
+  attempts: number;
+}
+
+export type NodeClaimEvent =
+  | { type: 'OBSERVED'; observed: NodeClaimObservation }
+  | { type: 'NIC_READY' }
+  | { type: 'NIC_FAILED'; code: string }
+  | { type: 'NIC_REAPED' };
+
+export interface NodeClaimInput {
+  name: string;
+  nicName: string;
+  observed: NodeClaimObservation;
+}
+
+export type NodeClaimEmitted =
+  | { type: 'nic.requested'; nodeClaim: string; nic: string }
+  | { type: 'vm.launched'; nodeClaim: string; nic: string }
+  | { type: 'vm.failed'; nodeClaim: string; nic: string; reservedUntil: number; code: string }
+  | { type: 'launch.failed'; nodeClaim: string; failure: LaunchFailure };
+
+export function createNodeClaimMachine(env: MachineEnv) {
+  const now = (): number => env.clock.now();
+  const notProvided = (name: string) => async (): Promise<never> => {
+    throw new Error(`${name} effect not provided`);
+  };
+  const kindOf = (event: { error?: unknown }): FailureAction['kind'] => classifyAzureError(event.error).kind;
+
+  return setup({
+    types: {
+      context: {} as NodeClaimContext,
+      events: {} as NodeClaimEvent,
+      input: {} as NodeClaimInput,
+      emitted: {} as NodeClaimEmitted,
+    },
+    actors: {
+      // Effects, provided by the runtime (src/runtime/effects.ts).
+      recordVmAttempt: fromPromise<number, { name: string }>(notProvided('recordVmAttempt')),
+      createVm: fromPromise<VmProvisioningState, { name: string }>(notProvided('createVm')),
+      markLaunched: fromPromise<void, { name: string }>(notProvided('markLaunched')),
+      markRegistered: fromPromise<void, { name: string }>(notProvided('markRegistered')),
+      markInitialized: fromPromise<void, { name: string }>(notProvided('markInitialized')),
+      failLaunch: fromPromise<void, { name: string; failure: LaunchFailure }>(notProvided('failLaunch')),
+      drain: fromPromise<boolean, { name: string }>(notProvided('drain')),
+      deleteVm: fromPromise<void, { name: string }>(notProvided('deleteVm')),
+      finalize: fromPromise<void, { name: string }>(notProvided('finalize')),
+    },
+    guards: {
+      isGone: ({ context }) => !context.observed.exists,
+      isDeleting: ({ context }) => context.observed.deleting,
+      isInitialized: ({ context }) => context.observed.initialized || (context.observed.node?.ready ?? false),
+      isRegistered: ({ context }) => context.observed.registered || context.observed.node !== undefined,
+      vmSucceeded: ({ context }) => context.observed.vm === 'Succeeded',
+      vmInFlight: ({ context }) => context.observed.vm === 'Creating',
+      vmFailedInArm: ({ context }) => context.observed.vm === 'Failed',
+      /** A VM PUT was issued (annotation) but no VM exists: that attempt failed or never landed. */
+      attemptLeftNoVm: ({ context }) => context.observed.vmAttemptAt !== undefined && context.observed.vm === undefined,
+      nicExists: ({ context }) => context.observed.nicExists,
+      observedGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists,
+      observedDeleting: ({ event }) => event.type === 'OBSERVED' && event.observed.exists && event.observed.deleting,
+      observedVmSucceeded: ({ event }) => event.type === 'OBSERVED' && event.observed.vm === 'Succeeded',
+      observedVmGoneOrFailed: ({ event }) =>
+        event.type === 'OBSERVED' && (event.observed.vm === undefined || event.observed.vm === 'Failed'),
+      observedNode: ({ event }) => event.type === 'OBSERVED' && event.observed.node !== undefined,
+      observedNodeReady: ({ event }) => event.type === 'OBSERVED' && (event.observed.node?.ready ?? false),
+      vmResultSucceeded: ({ event }) => 'output' in event && event.output === 'Succeeded',
+      vmResultInFlight: ({ event }) => 'output' in event && event.output === 'Creating',
+      isInsufficientCapacity: ({ event }) => kindOf(event as { error?: unknown }) === 'insufficientCapacity',
+      isThrottledOrTransient: ({ event }) => ['throttled', 'transient'].includes(kindOf(event as { error?: unknown })),
+      drained: ({ event }) => 'output' in event && event.output === true,
+      /** The NIC machine reported the NIC gone, or the world shows it gone. */
+      nicReleased: ({ context }) => context.nicGone,
+      observedNicGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.nicExists,
+    },
+    actions: {
+      storeObservation: assign({
+        observed: ({ context, event }) => (event.type === 'OBSERVED' ? event.observed : context.observed),
+      }),
+      markNicGone: assign({ nicGone: true }),
+      forgetNicEvidence: assign({ nicGone: false }),
+      noteNicFromObservation: assign({
+        nicGone: ({ context, event }) => (event.type === 'OBSERVED' ? !event.observed.nicExists : context.nicGone),
+      }),
+      rememberAttempt: assign({ vmAttemptAt: ({ event }) => ('output' in event ? (event.output as number) : undefined) }),
+      restoreAttempt: assign({ vmAttemptAt: ({ context }) => context.observed.vmAttemptAt }),
+      requestNic: emit(({ context }) => ({ type: 'nic.requested' as const, nodeClaim: context.name, nic: context.nicName })),
+      announceLaunched: emit(({ context }) => ({ type: 'vm.launched' as const, nodeClaim: context.name, nic: context.nicName })),
+      recordVmFailure: assign({
+        failure: ({ event }) => {
+          const action = classifyAzureError((event as { error?: unknown }).error);
+          const unavailable = action.kind === 'insufficientCapacity' ? { reason: action.reason, ttlSeconds: action.ttlSeconds } : undefined;
+          return { code: action.code, action: action.kind, nicReserved: true, unavailable };
+        },
+      }),
+      recordLostAttempt: assign({
+        failure: () => ({ code: 'VmAttemptLost', action: 'transient' as const, nicReserved: true }),
+      }),
+      recordVmFailedInArm: assign({
+        failure: () => ({ code: 'ProvisioningStateFailed', action: 'insufficientCapacity' as const, nicReserved: true }),
+      }),
+      recordNicFailure: assign({
+        failure: ({ event }) => ({ code: event.type === 'NIC_FAILED' ? event.code : 'Unknown', action: 'subnetFull' as const, nicReserved: false }),
+      }),
+      /** The NIC machine is told when ARM's reservation ends only if a VM PUT referenced the NIC. */
+      announceFailure: enqueueActions(({ context, enqueue }) => {
+        const failure = context.failure ?? { code: 'Unknown', action: 'transient' as const, nicReserved: false };
+        if (failure.nicReserved) {
+          enqueue.emit({
+            type: 'vm.failed',
+            nodeClaim: context.name,
+            nic: context.nicName,
+            reservedUntil: (context.vmAttemptAt ?? now()) + NIC_RESERVATION_MS,
+            code: failure.code,
+          });
+        }
+        enqueue.emit({ type: 'launch.failed', nodeClaim: context.name, failure });
+      }),
+      scheduleBackoff: assign({
+        retryAt: ({ context }) => now() + backoffMs(env, context.attempts),
+        attempts: ({ context }) => context.attempts + 1,
+      }),
+      scheduleThrottledRetry: assign({
+        retryAt: ({ context, event }) => {
+          const action = classifyAzureError((event as { error?: unknown }).error);
+          return now() + (action.kind === 'throttled' ? action.retryAfterSeconds * 1000 : backoffMs(env, context.attempts));
+        },
+        attempts: ({ context }) => context.attempts + 1,
+      }),
+      resetAttempts: assign({ attempts: 0 }),
+    },
+    delays: {
+      untilRetry: ({ context }) => Math.max(0, context.retryAt - now()),
+      drainPoll: 5_000,
+    },
+  }).createMachine({
+    id: 'nodeclaim',
+    context: ({ input }) => ({
+      name: input.name,
+      nicName: input.nicName,
+      observed: input.observed,
+      vmAttemptAt: input.observed.vmAttemptAt,
+      nicGone: false,
+      retryAt: 0,
+      attempts: 0,
+    }),
+    initial: 'observing',
+    on: {
+      OBSERVED: [
+        { guard: 'observedGone', target: '.deleted', actions: 'storeObservation' },
+        { guard: 'observedDeleting', target: '.terminating', actions: 'storeObservation' },
+        { actions: 'storeObservation' },
+      ],
+    },
+    states: {
+      // Rebuild from the world after a (re)start.
+      observing: {
+        always: [
+          { guard: 'isGone', target: 'deleted' },
+          { guard: 'isDeleting', target: 'terminating' },
+          { guard: 'isInitialized', target: 'initialized' },
+          { guard: 'isRegistered', target: 'registered' },
+          { guard: 'vmSucceeded', target: 'launched' },
+          { guard: 'vmInFlight', target: 'launching.awaiting-vm', actions: 'restoreAttempt' },
+          { guard: 'vmFailedInArm', target: 'launch-failed', actions: ['restoreAttempt', 'recordVmFailedInArm'] },
+          { guard: 'attemptLeftNoVm', target: 'launch-failed', actions: ['restoreAttempt', 'recordLostAttempt'] },
+          { target: 'pending' },
+        ],
+      },
+      pending: {
+        always: [{ guard: 'nicExists', target: 'launching.recording-attempt' }, { target: 'launching.creating-nic' }],
+      },
+      launching: {
+        initial: 'creating-nic',
+        states: {
+          'creating-nic': {
+            entry: 'requestNic',
+            on: {
+              NIC_READY: 'recording-attempt',
+              NIC_FAILED: { target: '#nodeclaim.launch-failed', actions: 'recordNicFailure' },
+            },
+          },
+          // The attempt time goes into the NodeClaim *before* the VM PUT: it is what lets a
+          // restarted controller know when ARM's reservation on the NIC ends.
+          'recording-attempt': {
+            invoke: {
+              src: 'recordVmAttempt',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: { target: 'creating-vm', actions: 'rememberAttempt' },
+              onError: { target: 'backoff', actions: 'scheduleBackoff' },
+            },
+          },
+          'creating-vm': {
+            invoke: {
+              src: 'createVm',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: [
+                { guard: 'vmResultSucceeded', target: '#nodeclaim.launched', actions: ['resetAttempts', 'announceLaunched'] },
+                { guard: 'vmResultInFlight', target: 'awaiting-vm' },
+                { target: '#nodeclaim.launch-failed', actions: 'recordVmFailedInArm' },
+              ],
+              onError: [
+                { guard: 'isThrottledOrTransient', target: 'backoff', actions: 'scheduleThrottledRetry' },
+                { target: '#nodeclaim.launch-failed', actions: 'recordVmFailure' },
+              ],
+            },
+          },
+          backoff: {
+            after: { untilRetry: 'recording-attempt' },
+          },
+          'awaiting-vm': {
+            on: {
+              OBSERVED: [
+                { guard: 'observedGone', target: '#nodeclaim.deleted', actions: 'storeObservation' },
+                { guard: 'observedDeleting', target: '#nodeclaim.terminating', actions: 'storeObservation' },
+                { guard: 'observedVmSucceeded', target: '#nodeclaim.launched', actions: ['storeObservation', 'announceLaunched'] },
+                { guard: 'observedVmGoneOrFailed', target: '#nodeclaim.launch-failed', actions: ['storeObservation', 'recordLostAttempt'] },
+                { actions: 'storeObservation' },
+              ],
+            },
+          },
+        },
+      },
+      // Karpenter semantics: a launch that fails deletes the NodeClaim (and, for capacity
+      // errors, marks the offering unavailable); the provisioner makes a new one later.
+      'launch-failed': {
+        entry: 'announceFailure',
+        always: 'deleting-claim',
+      },
+      'deleting-claim': {
+        invoke: {
+          src: 'failLaunch',
+          input: ({ context }) => ({
+            name: context.name,
+            failure: context.failure ?? { code: 'Unknown', action: 'transient', nicReserved: false },
+          }),
+          onDone: 'terminating',
+          onError: { target: 'deleting-claim-backoff', actions: 'scheduleBackoff' },
+        },
+      },
+      'deleting-claim-backoff': {
+        after: { untilRetry: 'deleting-claim' },
+      },
+      launched: {
+        invoke: {
+          src: 'markLaunched',
+          input: ({ context }) => ({ name: context.name }),
+          onError: { target: 'launched-backoff', actions: 'scheduleBackoff' },
+        },
+        on: {
+          OBSERVED: [
+            { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
+            { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
+            { guard: 'observedNode', target: 'registered', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      'launched-backoff': { after: { untilRetry: 'launched' } },
+      registered: {
+        invoke: {
+          src: 'markRegistered',
+          input: ({ context }) => ({ name: context.name }),
+          onError: { target: 'registered-backoff', actions: 'scheduleBackoff' },
+        },
+        on: {
+          OBSERVED: [
+            { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
+            { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
+            { guard: 'observedNodeReady', target: 'initialized', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
+      },
+      'registered-backoff': { after: { untilRetry: 'registered' } },
+      initialized: {
+        invoke: {
+          src: 'markInitialized',
+          input: ({ context }) => ({ name: context.name }),
+          onError: { target: 'initialized-backoff', actions: 'scheduleBackoff' },
+        },
+      },
+      'initialized-backoff': { after: { untilRetry: 'initialized' } },
+      terminating: {
+        initial: 'draining',
+        entry: 'forgetNicEvidence',
+        on: {
+          OBSERVED: [
+            { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
+            { actions: ['storeObservation', 'noteNicFromObservation'] },
+          ],
+          NIC_REAPED: { actions: 'markNicGone' },
+        },
+        states: {
+          draining: {
+            invoke: {
+              src: 'drain',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: [{ guard: 'drained', target: 'deleting-vm' }, { target: 'drain-wait' }],
+              onError: { target: 'drain-wait' },
+            },
+          },
+          'drain-wait': { after: { drainPoll: 'draining' } },
+          'deleting-vm': {
+            invoke: {
+              src: 'deleteVm',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: 'awaiting-nic-release',
+              onError: { target: 'delete-backoff', actions: 'scheduleThrottledRetry' },
+            },
+          },
+          'delete-backoff': { after: { untilRetry: 'deleting-vm' } },
+          // The finalizer stays until the NIC machine has reaped the NIC: the NodeClaim
+          // (and its vm-attempt annotation) is the durable record that guards against a leak.
+          'awaiting-nic-release': {
+            always: { guard: 'nicReleased', target: 'finalizing' },
+            on: {
+              NIC_REAPED: { target: 'finalizing', actions: 'markNicGone' },
+              OBSERVED: [
+                { guard: 'observedNicGone', target: 'finalizing', actions: ['storeObservation', 'noteNicFromObservation'] },
+                { actions: 'storeObservation' },
+              ],
+            },
+          },
+          finalizing: {
+            invoke: {
+              src: 'finalize',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: '#nodeclaim.deleted',
+              onError: { target: 'finalize-backoff', actions: 'scheduleBackoff' },
+            },
+          },
+          'finalize-backoff': { after: { untilRetry: 'finalizing' } },
+        },
+      },
+      deleted: { type: 'final' },
+    },
+  });
+}
+
+export type NodeClaimMachine = ReturnType<typeof createNodeClaimMachine>;

@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/**
+ * /metrics, /healthz and /readyz on one port (what the chart's probes and Service use).
+ * Checks are named so `?verbose` prints which one fails, like the API server's endpoints.
+ *  - healthz (liveness): the process can still make progress; failing restarts the pod.
+ *  - readyz (readiness): caches synced; both replicas are ready, leader or not, so a
+ *    standby is never killed for not leading.
+ */
+export interface HealthCheck {
+  name: string;
+  check: () => boolean | Promise<boolean>;
+}
+
+export interface MetricsServerOptions {
+  registry: Registry;
+  port: number;
+  host?: string;
+  healthChecks?: HealthCheck[];
+  readyChecks?: HealthCheck[];
+}
+
+export interface MetricsServer {
+  /** Bound port (useful with port 0). */
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+async function runChecks(checks: HealthCheck[]): Promise<Array<{ name: string; ok: boolean }>> {
+  return Promise.all(
+    checks.map(async (c) => {
+      try {
+        return { name: c.name, ok: await c.check() };
+      } catch {
+        return { name: c.name, ok: false };
+      }
+    }),
+  );
+}
+
+async function respondChecks(res: ServerResponse, url: URL, checks: HealthCheck[]): Promise<void> {
+  const results = await runChecks(checks);
+  const ok = results.every((r) => r.ok);
+  res.statusCode = ok ? 200 : 503;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  if (url.searchParams.has('verbose') || !ok) {
+    const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}`);
+    res.end(`${lines.join('\n')}\n${ok ? 'check passed' : 'check failed'}\n`);
+  } else res.end('ok');
+}
+
+export async function startMetricsServer(o: MetricsServerOptions): Promise<MetricsServer> {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
+    switch (url.pathname) {
+      case '/metrics':
+        res.setHeader('Content-Type', o.registry.contentType);
+        res.end(await o.registry.metrics());
+        return;
+      case '/healthz':
+      case '/livez':
+        await respondChecks(res, url, o.healthChecks ?? []);
+        return;
+      case '/readyz':
+        await respondChecks(res, url, o.readyChecks ?? []);
+        return;
+      default:
+        res.statusCode = 404;
+        res.end('not found\n');
+    }
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      res.statusCode = 500;
+      res.end(`${e instanceof Error ? e.message : String(e)}\n`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((e) => (e ? reject(e) : resolve()));
+      }),
+  };
+}

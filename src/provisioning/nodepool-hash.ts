@@ -1,0 +1,38 @@
+/**
+ * NodePool template hash for drift (karpenter.sh/nodepool-hash on each NodeClaim).
+ *
+ * Like Karpenter v1 it covers what a node is built from but not requirements (checked
+ * against the NodeClaim's labels separately, so widening a requirement does not replace
+ * every node) nor expireAfter/terminationGracePeriod (they apply to existing claims as-is).
+ */
+import { createHash } from 'node:crypto';
+import type { NodePool } from '../ports/cluster.js';
+
+export const ANNOTATION_NODEPOOL_HASH = 'karpenter.sh/nodepool-hash';
+export const ANNOTATION_NODEPOOL_HASH_VERSION = 'karpenter.sh/nodepool-hash-version';
+/** Bump when the hashed fields change so old claims are re-stamped instead of drifted. */
+export const NODEPOOL_HASH_VERSION = 'v1';
+
+/** JSON with object keys sorted, so equal templates hash equally whatever the key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function nodePoolTemplateHash(nodePool: NodePool): string {
+  const template = nodePool.spec.template;
+  const hashed = {
+    labels: template.metadata.labels,
+    annotations: template.metadata.annotations,
+    nodeClassRef: template.spec.nodeClassRef,
+    taints: template.spec.taints,
+    startupTaints: template.spec.startupTaints,
+  };
+  return createHash('sha256').update(canonicalJson(hashed)).digest('hex').slice(0, 16);
+}

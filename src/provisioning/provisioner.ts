@@ -1,0 +1,282 @@
+/**
+ * The provisioner: pods the kube-scheduler gave up on → NodeClaims for AzureFlexNodeClass
+ * NodePools. Each reconcile re-reads the cluster and re-plans from scratch; in-flight
+ * NodeClaims absorb the pods they were created for, so repeating a reconcile (or restarting
+ * the controller between two) never doubles capacity.
+ */
+import type {
+  AzureFlexNodeClass, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod, ResourceList,
+} from '../ports/cluster.js';
+import { ClusterError } from '../ports/cluster.js';
+import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
+import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
+import { addInto, resourcesFromList, resourcesToList, type Resources } from './resources.js';
+import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from './requirements.js';
+import { instanceTypeCapacity } from './overhead.js';
+import {
+  isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingResult,
+} from './scheduler.js';
+import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
+
+export const ANNOTATION_NODECLASS_HASH = 'flex.aks.azure.com/nodeclass-hash';
+export const FINALIZER_TERMINATION = 'karpenter.sh/termination';
+export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
+export const EVENT_REASON_NOMINATED = 'Nominated';
+
+/** pino-compatible subset, so the real logger and a test spy both fit. */
+export interface ProvisionerLog {
+  debug(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface ProvisionerOptions {
+  cluster: ClusterPort;
+  catalog: InstanceTypeCatalog;
+  clock: Clock;
+  random: Random;
+  isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  clusterName: string;
+  log: ProvisionerLog;
+  /**
+   * Hash of the NodeClass fields that drift a node (image, subnet, location, …), stamped on
+   * each NodeClaim as flex.aks.azure.com/nodeclass-hash. Pass the NodeClass controller's hash
+   * function (src/controllers/nodeclass/hash.ts) so drift detection compares like with like.
+   */
+  nodeClassHash: (nodeClass: AzureFlexNodeClass) => string;
+  /** Optional override of the kube-reserved model (defaults to the AKS formula). */
+  kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
+}
+
+export interface ProvisioningSummary {
+  pendingPods: number;
+  createdNodeClaims: string[];
+  unschedulablePods: number;
+  result: SchedulingResult;
+}
+
+/** A pod the kube-scheduler marked unschedulable that nobody has bound or is deleting. */
+export function isProvisionable(pod: Pod): boolean {
+  if (pod.spec.nodeName || pod.metadata.deletionTimestamp || pod.status.phase !== 'Pending') return false;
+  if (pod.ownerKind === 'DaemonSet') return false;
+  return pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+}
+
+/**
+ * One pod per DaemonSet. Pods carry no owner name here, so DaemonSet pods are told apart by
+ * namespace and name minus the controller's 5-character suffix.
+ */
+export function daemonSetRepresentatives(pods: readonly Pod[]): Pod[] {
+  const byOwner = new Map<string, Pod>();
+  for (const pod of pods) {
+    if (pod.ownerKind !== 'DaemonSet') continue;
+    const owner = `${pod.metadata.namespace}/${pod.metadata.name.replace(/-[a-z0-9]{5}$/, '')}`;
+    if (!byOwner.has(owner)) byOwner.set(owner, pod);
+  }
+  return [...byOwner.values()];
+}
+
+const MAX_NAME_ATTEMPTS = 3;
+/** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
+const MAX_REMEMBERED_EVENTS = 50_000;
+
+export class Provisioner {
+  private readonly cluster: ClusterPort;
+  private readonly catalog: InstanceTypeCatalog;
+  private readonly clock: Clock;
+  private readonly random: Random;
+  private readonly log: ProvisionerLog;
+  private readonly options: ProvisionerOptions;
+  private readonly sentEvents = new Map<string, string>();
+  private last: ProvisioningSummary | undefined;
+
+  constructor(options: ProvisionerOptions) {
+    this.options = options;
+    this.cluster = options.cluster;
+    this.catalog = options.catalog;
+    this.clock = options.clock;
+    this.random = options.random;
+    this.log = options.log;
+  }
+
+  /** What the most recent reconcile decided (for tests, metrics and the simulator's log). */
+  get lastSummary(): ProvisioningSummary | undefined {
+    return this.last;
+  }
+
+  async reconcile(): Promise<void> {
+    const [pods, nodePools, nodeClasses, nodeClaims, instanceTypes] = await Promise.all([
+      this.cluster.listPods(),
+      this.cluster.listNodePools(),
+      this.cluster.listNodeClasses(),
+      this.cluster.listNodeClaims(),
+      this.catalog.list(),
+    ]);
+    const flexPools = nodePools.filter(isFlexNodePool);
+    const pending = pods.filter(isProvisionable);
+    const created: NodeClaim[] = [];
+    let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
+    if (pending.length > 0 && flexPools.length > 0) {
+      result = schedule({
+        pendingPods: pending,
+        nodePools: flexPools,
+        nodeClasses: nodeClasses.filter(isUsableNodeClass),
+        instanceTypes,
+        existingNodeClaims: nodeClaims,
+        boundPods: pods.filter((p) => p.spec.nodeName !== undefined),
+        daemonSetPods: daemonSetRepresentatives(pods),
+        isOfferingUnavailable: this.options.isOfferingUnavailable,
+        ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
+      });
+      const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
+      const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+      const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
+      for (const plan of result.nodeClaims) {
+        const nodePool = poolsByName.get(plan.nodePoolName)!;
+        const nodeClass = classesByName.get(plan.nodeClassName)!;
+        const claim = await this.createNodeClaim(plan, nodePool, nodeClass);
+        if (!claim) continue;
+        created.push(claim);
+        for (const key of plan.podKeys) {
+          const pod = podsByKey.get(key);
+          if (pod) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, `Pod should schedule on: nodeclaim/${claim.metadata.name}`);
+        }
+      }
+      for (const { pod, reason } of result.unschedulable) {
+        await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, `Failed to schedule pod, ${reason}`);
+      }
+    }
+    this.forgetEventsOfGonePods(pending);
+    await this.updateNodePoolResources(flexPools, [...nodeClaims, ...created], instanceTypes, nodeClasses);
+    this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
+    if (created.length > 0 || result.unschedulable.length > 0) {
+      this.log.info(
+        { cluster: this.options.clusterName, pending: pending.length, created: created.map((c) => c.metadata.name), unschedulable: result.unschedulable.length },
+        'provisioning decisions',
+      );
+    }
+  }
+
+  buildNodeClaim(name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): NodeClaim {
+    const template = nodePool.spec.template;
+    const requirementLabels = Requirements.fromSelectors(plan.requirements).labels();
+    return {
+      metadata: {
+        name,
+        uid: '',
+        labels: { ...requirementLabels, ...template.metadata.labels, [LABEL_NODEPOOL]: nodePool.metadata.name },
+        annotations: {
+          ...template.metadata.annotations,
+          [ANNOTATION_NODECLASS_HASH]: this.options.nodeClassHash(nodeClass),
+          [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
+          [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
+        },
+        finalizers: [FINALIZER_TERMINATION],
+        creationTimestamp: new Date(this.clock.now()).toISOString(),
+      },
+      spec: {
+        nodeClassRef: { ...template.spec.nodeClassRef },
+        requirements: plan.requirements,
+        resources: { requests: plan.requests },
+        taints: template.spec.taints.map((t) => ({ ...t })),
+        startupTaints: template.spec.startupTaints.map((t) => ({ ...t })),
+        ...(template.spec.expireAfter !== undefined ? { expireAfter: template.spec.expireAfter } : {}),
+        ...(template.spec.terminationGracePeriod !== undefined ? { terminationGracePeriod: template.spec.terminationGracePeriod } : {}),
+      },
+      status: { conditions: [] },
+    };
+  }
+
+  private async createNodeClaim(plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): Promise<NodeClaim | undefined> {
+    for (let attempt = 0; attempt < MAX_NAME_ATTEMPTS; attempt++) {
+      const name = `${nodePool.metadata.name}-${randomSuffix(this.random)}`;
+      try {
+        const created = await this.cluster.createNodeClaim(this.buildNodeClaim(name, plan, nodePool, nodeClass));
+        this.log.info(
+          { nodeClaim: name, nodePool: plan.nodePoolName, instanceType: plan.instanceType.name, options: plan.instanceTypeOptions.length, pods: plan.podKeys.length },
+          'created NodeClaim',
+        );
+        return created;
+      } catch (error) {
+        if (error instanceof ClusterError && error.reason === 'AlreadyExists') continue;
+        // Leave it for the next reconcile: the pods are still pending and will be re-planned.
+        this.log.error({ nodeClaim: name, err: error instanceof Error ? error.message : String(error) }, 'creating NodeClaim failed');
+        return undefined;
+      }
+    }
+    this.log.error({ nodePool: plan.nodePoolName }, 'no free NodeClaim name after retries');
+    return undefined;
+  }
+
+  private async recordPodEvent(pod: Pod, type: KubeEvent['type'], reason: string, message: string): Promise<void> {
+    const key = `${pod.metadata.uid}/${reason}`;
+    if (this.sentEvents.get(key) === message) return;
+    if (this.sentEvents.size >= MAX_REMEMBERED_EVENTS) this.sentEvents.clear();
+    this.sentEvents.set(key, message);
+    try {
+      await this.cluster.recordEvent({
+        involvedObject: { kind: 'Pod', name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
+        type, reason, message,
+      });
+    } catch (error) {
+      // Events are best effort; forget it so the next reconcile tries again.
+      this.sentEvents.delete(key);
+      this.log.warn({ pod: podKey(pod), err: error instanceof Error ? error.message : String(error) }, 'recording event failed');
+    }
+  }
+
+  private forgetEventsOfGonePods(pending: readonly Pod[]): void {
+    if (this.sentEvents.size === 0) return;
+    const live = new Set(pending.map((p) => p.metadata.uid));
+    for (const key of this.sentEvents.keys()) {
+      if (!live.has(key.slice(0, key.lastIndexOf('/')))) this.sentEvents.delete(key);
+    }
+  }
+
+  /** status.resources: capacity of every NodeClaim the pool still has, as limits count it. */
+  private async updateNodePoolResources(
+    pools: readonly NodePool[], nodeClaims: readonly NodeClaim[], instanceTypes: readonly InstanceType[], nodeClasses: readonly AzureFlexNodeClass[],
+  ): Promise<void> {
+    const typesByName = new Map(instanceTypes.map((t) => [t.name, t]));
+    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+    for (const pool of pools) {
+      const nodeClass = classesByName.get(pool.spec.template.spec.nodeClassRef.name);
+      const total: Resources = {};
+      for (const claim of nodeClaims) {
+        if (claim.metadata.labels[LABEL_NODEPOOL] !== pool.metadata.name) continue;
+        addInto(total, claimCapacity(claim, typesByName, nodeClass));
+      }
+      const resources = resourcesToList(total);
+      if (sameResourceList(resources, pool.status.resources)) continue;
+      try {
+        await this.cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, resources });
+      } catch (error) {
+        this.log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool status failed');
+      }
+    }
+  }
+}
+
+function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {
+  if (nodeClass.metadata.deletionTimestamp) return false;
+  // Unknown readiness is allowed: a fresh NodeClass has no conditions yet.
+  return !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
+}
+
+/** Reported capacity once launched; before that, the cheapest option's (what will launch first). */
+export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Resources {
+  if (claim.status.capacity) return resourcesFromList(claim.status.capacity);
+  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
+  const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
+  const candidates = names.map((n) => typesByName.get(n)).filter((t): t is InstanceType => t !== undefined);
+  candidates.sort((a, b) => a.pricePerHour - b.pricePerHour);
+  return candidates[0] ? instanceTypeCapacity(candidates[0], nodeClass?.spec) : {};
+}
+
+function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean {
+  if (!b) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => b[k] === a[k]);
+}

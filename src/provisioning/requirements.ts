@@ -1,0 +1,342 @@
+/**
+ * Node selector requirement sets with Karpenter's semantics (pkg/scheduling/requirements.go).
+ *
+ * A requirement is a set of allowed label values, stored either as the values themselves or
+ * as their complement (NotIn/Exists), optionally bounded by integer Gt/Lt. That shape makes
+ * intersection closed and cheap, which is what the scheduler does all day: NodePool ∩ pod ∩
+ * instance type. Objects are immutable so they can be shared between pods of the same shape.
+ */
+import type { NodeSelectorRequirement, SelectorOperator, Taint, Toleration } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+
+export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
+export const LABEL_REGION = 'topology.kubernetes.io/region';
+export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+export const LABEL_ARCH = 'kubernetes.io/arch';
+export const LABEL_OS = 'kubernetes.io/os';
+export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
+export const LABEL_SKU_NAME = 'karpenter.azure.com/sku-name';
+export const LABEL_SKU_FAMILY = 'karpenter.azure.com/sku-family';
+export const LABEL_SKU_CPU = 'karpenter.azure.com/sku-cpu';
+export const LABEL_SKU_MEMORY = 'karpenter.azure.com/sku-memory';
+export const LABEL_GPU_COUNT = 'karpenter.azure.com/sku-gpu-count';
+export const LABEL_GPU_NAME = 'karpenter.azure.com/sku-gpu-name';
+export const LABEL_GPU_MANUFACTURER = 'karpenter.azure.com/sku-gpu-manufacturer';
+
+/** Phase 1 is on-demand only (the seed defers spot), so every offering has this capacity type. */
+export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
+
+/**
+ * Labels whose values come from the instance type at launch, so a pod may require them even
+ * when the NodePool says nothing about them (Karpenter's AllowUndefinedWellKnownLabels).
+ */
+export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
+  LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_CAPACITY_TYPE, LABEL_ARCH, LABEL_OS, LABEL_NODEPOOL,
+  LABEL_SKU_NAME, LABEL_SKU_FAMILY, LABEL_SKU_CPU, LABEL_SKU_MEMORY,
+  LABEL_GPU_COUNT, LABEL_GPU_NAME, LABEL_GPU_MANUFACTURER,
+]);
+
+const EMPTY_VALUES: ReadonlySet<string> = new Set();
+
+function parseInteger(value: string): number | undefined {
+  if (!/^[+-]?\d+$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+export class Requirement {
+  private constructor(
+    readonly key: string,
+    /** True when `values` lists what is excluded rather than what is allowed. */
+    readonly complement: boolean,
+    readonly values: ReadonlySet<string>,
+    /** Exclusive integer bounds; only meaningful on complement sets (finite sets are pre-filtered). */
+    readonly greaterThan: number | undefined,
+    readonly lessThan: number | undefined,
+    readonly minValues: number | undefined,
+  ) {}
+
+  static of(key: string, complement: boolean, values: ReadonlySet<string>, greaterThan?: number, lessThan?: number, minValues?: number): Requirement {
+    return new Requirement(key, complement, values, greaterThan, lessThan, minValues);
+  }
+
+  static in(key: string, values: Iterable<string>): Requirement {
+    return new Requirement(key, false, new Set(values), undefined, undefined, undefined);
+  }
+
+  static exists(key: string): Requirement {
+    return new Requirement(key, true, EMPTY_VALUES, undefined, undefined, undefined);
+  }
+
+  static doesNotExist(key: string): Requirement {
+    return new Requirement(key, false, EMPTY_VALUES, undefined, undefined, undefined);
+  }
+
+  static fromSelector(r: NodeSelectorRequirement): Requirement {
+    const values = r.values ?? [];
+    switch (r.operator) {
+      case 'In': return new Requirement(r.key, false, new Set(values), undefined, undefined, r.minValues);
+      case 'NotIn': return new Requirement(r.key, true, new Set(values), undefined, undefined, r.minValues);
+      case 'Exists': return new Requirement(r.key, true, EMPTY_VALUES, undefined, undefined, r.minValues);
+      case 'DoesNotExist': return new Requirement(r.key, false, EMPTY_VALUES, undefined, undefined, r.minValues);
+      case 'Gt':
+      case 'Lt': {
+        const bound = values.length === 1 ? parseInteger(values[0]!) : undefined;
+        // An unparseable bound can match nothing, as in the kube-scheduler.
+        if (bound === undefined) return Requirement.doesNotExist(r.key);
+        return r.operator === 'Gt'
+          ? new Requirement(r.key, true, EMPTY_VALUES, bound, undefined, r.minValues)
+          : new Requirement(r.key, true, EMPTY_VALUES, undefined, bound, r.minValues);
+      }
+    }
+  }
+
+  private withinBounds(value: string): boolean {
+    if (this.greaterThan === undefined && this.lessThan === undefined) return true;
+    const n = parseInteger(value);
+    if (n === undefined) return false;
+    return (this.greaterThan === undefined || n > this.greaterThan) && (this.lessThan === undefined || n < this.lessThan);
+  }
+
+  has(value: string): boolean {
+    if (this.complement) return !this.values.has(value) && this.withinBounds(value);
+    return this.values.has(value);
+  }
+
+  /** True when no label value (including absence, see DoesNotExist handling) satisfies it. */
+  isEmpty(): boolean {
+    if (!this.complement) return this.values.size === 0;
+    if (this.greaterThan === undefined || this.lessThan === undefined) return false;
+    const span = this.lessThan - this.greaterThan - 1;
+    if (span <= 0) return true;
+    // Bounded complement: empty only if NotIn removes every integer in range.
+    if (span > this.values.size) return false;
+    for (let n = this.greaterThan + 1; n < this.lessThan; n++) if (!this.values.has(String(n))) return false;
+    return true;
+  }
+
+  operator(): SelectorOperator {
+    if (this.complement) {
+      if (this.values.size > 0) return 'NotIn';
+      if (this.greaterThan !== undefined) return 'Gt';
+      if (this.lessThan !== undefined) return 'Lt';
+      return 'Exists';
+    }
+    return this.values.size > 0 ? 'In' : 'DoesNotExist';
+  }
+
+  intersection(other: Requirement): Requirement {
+    if (this === other) return this;
+    const minValues = maxDefined(this.minValues, other.minValues);
+    if (this.complement && other.complement) {
+      const greaterThan = maxDefined(this.greaterThan, other.greaterThan);
+      const lessThan = minDefined(this.lessThan, other.lessThan);
+      const values = this.values.size === 0 ? other.values : other.values.size === 0 ? this.values : new Set([...this.values, ...other.values]);
+      return new Requirement(this.key, true, values, greaterThan, lessThan, minValues);
+    }
+    const [finite, filter] = this.complement ? [other, this as Requirement] : [this as Requirement, other];
+    const values = new Set<string>();
+    for (const value of finite.values) if (filter.has(value)) values.add(value);
+    return new Requirement(this.key, false, values, undefined, undefined, minValues);
+  }
+
+  /** As selectors; a bounded NotIn needs several (their intersection is this requirement). */
+  toSelectors(): NodeSelectorRequirement[] {
+    const out: NodeSelectorRequirement[] = [];
+    if (!this.complement) {
+      out.push(this.values.size > 0 ? { key: this.key, operator: 'In', values: [...this.values].sort() } : { key: this.key, operator: 'DoesNotExist' });
+    } else {
+      if (this.values.size > 0) out.push({ key: this.key, operator: 'NotIn', values: [...this.values].sort() });
+      if (this.greaterThan !== undefined) out.push({ key: this.key, operator: 'Gt', values: [String(this.greaterThan)] });
+      if (this.lessThan !== undefined) out.push({ key: this.key, operator: 'Lt', values: [String(this.lessThan)] });
+      if (out.length === 0) out.push({ key: this.key, operator: 'Exists' });
+    }
+    if (this.minValues !== undefined) for (const selector of out) selector.minValues = this.minValues;
+    return out;
+  }
+
+  toString(): string {
+    return this.toSelectors().map((s) => `${s.key} ${s.operator}${s.values ? ` [${s.values.join(',')}]` : ''}`).join(', ');
+  }
+}
+
+function maxDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+function isNotInOrDoesNotExist(r: Requirement): boolean {
+  const op = r.operator();
+  return op === 'NotIn' || op === 'DoesNotExist';
+}
+
+/** An immutable set of requirements, at most one per key (repeated keys are intersected). */
+export class Requirements {
+  static readonly EMPTY: Requirements = new Requirements(new Map());
+
+  private constructor(private readonly byKey: ReadonlyMap<string, Requirement>) {}
+
+  static fromSelectors(selectors: readonly NodeSelectorRequirement[]): Requirements {
+    const map = new Map<string, Requirement>();
+    for (const selector of selectors) {
+      const r = Requirement.fromSelector(selector);
+      const existing = map.get(r.key);
+      map.set(r.key, existing ? existing.intersection(r) : r);
+    }
+    return new Requirements(map);
+  }
+
+  static fromLabels(labels: Record<string, string>): Requirements {
+    const map = new Map<string, Requirement>();
+    for (const key in labels) map.set(key, Requirement.in(key, [labels[key]!]));
+    return new Requirements(map);
+  }
+
+  static of(requirements: Iterable<Requirement>): Requirements {
+    const map = new Map<string, Requirement>();
+    for (const r of requirements) {
+      const existing = map.get(r.key);
+      map.set(r.key, existing ? existing.intersection(r) : r);
+    }
+    return new Requirements(map);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  get(key: string): Requirement | undefined {
+    return this.byKey.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.byKey.keys();
+  }
+
+  values(): IterableIterator<Requirement> {
+    return this.byKey.values();
+  }
+
+  /** Set intersection per key; keys present on one side only are kept as they are. */
+  intersect(other: Requirements): Requirements {
+    if (other.byKey.size === 0 || other === this) return this;
+    if (this.byKey.size === 0) return other;
+    const map = new Map(this.byKey);
+    for (const [key, r] of other.byKey) {
+      const existing = map.get(key);
+      map.set(key, existing ? existing.intersection(r) : r);
+    }
+    return new Requirements(map);
+  }
+
+  /**
+   * Karpenter's Intersects: every key both sides constrain must have a common value, except
+   * that two "label absent is fine" requirements (NotIn/DoesNotExist) are compatible even
+   * when their value sets do not overlap. Returns the reason on failure.
+   */
+  intersects(incoming: Requirements): string | undefined {
+    const [small, large] = this.byKey.size <= incoming.byKey.size ? [this.byKey, incoming.byKey] : [incoming.byKey, this.byKey];
+    for (const [key, r] of small) {
+      const s = large.get(key);
+      if (!s) continue;
+      const existing = small === this.byKey ? r : s;
+      const wanted = small === this.byKey ? s : r;
+      if (!existing.intersection(wanted).isEmpty()) continue;
+      if (isNotInOrDoesNotExist(wanted) && isNotInOrDoesNotExist(existing)) continue;
+      return `${wanted.toString()} not satisfiable by ${existing.toString()}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Karpenter's Compatible: like intersects, but a key the incoming side requires and this
+   * side does not define is only acceptable when it is a well-known label (resolved by the
+   * instance type later) or when absence satisfies it.
+   */
+  compatible(incoming: Requirements, allowUndefined: ReadonlySet<string> = WELL_KNOWN_LABELS): string | undefined {
+    for (const [key, wanted] of incoming.byKey) {
+      if (this.byKey.has(key) || allowUndefined.has(key)) continue;
+      if (isNotInOrDoesNotExist(wanted)) continue;
+      return `label "${key}" does not have known values`;
+    }
+    return this.intersects(incoming);
+  }
+
+  /** Labels a node created from these requirements will certainly carry (single-valued In). */
+  labels(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [key, r] of this.byKey) {
+      if (!r.complement && r.values.size === 1) out[key] = r.values.values().next().value!;
+    }
+    return out;
+  }
+
+  toSelectors(): NodeSelectorRequirement[] {
+    const out: NodeSelectorRequirement[] = [];
+    for (const key of [...this.byKey.keys()].sort()) out.push(...this.byKey.get(key)!.toSelectors());
+    return out;
+  }
+
+  toString(): string {
+    return [...this.byKey.values()].map((r) => r.toString()).join('; ');
+  }
+}
+
+/**
+ * The labels an instance type carries in a region, as requirements. GPU labels are explicit
+ * on CPU SKUs too (count 0, no GPU name) so "sku-gpu-name Exists" excludes them.
+ */
+export function instanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
+  const list: Requirement[] = [
+    Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),
+    Requirement.in(LABEL_SKU_NAME, [instanceType.name]),
+    Requirement.in(LABEL_SKU_FAMILY, [instanceType.family]),
+    Requirement.in(LABEL_REGION, [region]),
+    Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
+    Requirement.in(LABEL_ARCH, [instanceType.arch]),
+    Requirement.in(LABEL_OS, ['linux']),
+    Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    Requirement.in(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    Requirement.in(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
+  ];
+  if (instanceType.gpuCount > 0 && instanceType.gpuModel) {
+    list.push(Requirement.in(LABEL_GPU_NAME, [instanceType.gpuModel]), Requirement.in(LABEL_GPU_MANUFACTURER, ['nvidia']));
+  } else {
+    list.push(Requirement.doesNotExist(LABEL_GPU_NAME), Requirement.doesNotExist(LABEL_GPU_MANUFACTURER));
+  }
+  return Requirements.of(list);
+}
+
+/** core/v1 Toleration.ToleratesTaint. */
+export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect && toleration.effect !== taint.effect) return false;
+  if (toleration.key && toleration.key !== taint.key) return false;
+  // An empty key with Exists tolerates everything; an empty key with Equal is invalid.
+  if (!toleration.key && toleration.operator !== 'Exists') return false;
+  if (toleration.operator === 'Exists') return true;
+  return (toleration.value ?? '') === (taint.value ?? '');
+}
+
+/**
+ * The first taint that keeps the pod off the node, or undefined. PreferNoSchedule only
+ * discourages, so it never blocks; callers pass NodePool `taints`, not `startupTaints`
+ * (those are removed once the node is initialised, so pods need not tolerate them).
+ */
+export function firstUntoleratedTaint(tolerations: readonly Toleration[], taints: readonly Taint[]): Taint | undefined {
+  for (const taint of taints) {
+    if (taint.effect === 'PreferNoSchedule') continue;
+    if (!tolerations.some((t) => toleratesTaint(t, taint))) return taint;
+  }
+  return undefined;
+}
+
+export function formatTaint(taint: Taint): string {
+  return `${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect}`;
+}

@@ -1,0 +1,321 @@
+import { createActor, fromPromise, type Actor } from 'xstate';
+import { nicNameFor, vmNameFor } from '../azure/naming.js';
+import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../machines/nic.js';
+import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../machines/nodeclaim.js';
+import { NIC_RESERVATION_MS } from '../machines/env.js';
+import { xstateClock, type TimerId } from '../ports/clock.js';
+import type { NodeClaim } from '../ports/cluster.js';
+import type { RuntimeDeps } from './deps.js';
+import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
+import { stateName } from './event-log.js';
+import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
+import { legacyCleanup, type LegacyCleanup } from './strategies.js';
+
+type NodeClaimActor = Actor<NodeClaimMachine>;
+type NicActor = Actor<NicMachine>;
+
+/** Disks are listed for garbage collection every this many resyncs (they only leak if a cascade failed). */
+const DISK_SWEEP_EVERY = 8;
+
+/**
+ * The actor runtime: one actor per NodeClaim and per NIC, fed by a level-triggered loop
+ * that observes ARM and the cluster. It keeps nothing that prevents a leak in memory
+ * alone: after a restart `start()` rebuilds every actor from the world.
+ */
+export class Runtime {
+  private readonly claims = new Map<string, NodeClaimActor>();
+  private readonly nics = new Map<string, NicActor>();
+  private readonly timers = new Set<TimerId>();
+  private readonly effects: Effects;
+  private readonly nodeClaimMachine: NodeClaimMachine;
+  private readonly nicMachine: NicMachine;
+  private readonly legacy: LegacyCleanup | undefined;
+  private world: WorldView | undefined;
+  private resyncing = false;
+  private resyncRequested = false;
+  private resyncCount = 0;
+  private stopped = false;
+
+  constructor(private readonly deps: RuntimeDeps) {
+    const env = { clock: deps.clock, random: deps.random };
+    this.effects = new Effects(deps, () => this.world);
+    this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(deps, this.effects);
+    const e = this.effects;
+    this.nodeClaimMachine = createNodeClaimMachine(env).provide({
+      actors: {
+        recordVmAttempt: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'recordVmAttempt', () => e.recordVmAttempt(input.name))),
+        createVm: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'createVm', () => e.createVm(input.name))),
+        markLaunched: fromPromise(({ input }) => e.markLaunched(input.name)),
+        markRegistered: fromPromise(({ input }) => e.markRegistered(input.name)),
+        markInitialized: fromPromise(({ input }) => e.markInitialized(input.name)),
+        failLaunch: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'failLaunch', () => e.failLaunch(input.name, input.failure))),
+        drain: fromPromise(({ input }) => e.drain(input.name)),
+        deleteVm: fromPromise(async ({ input }) => {
+          await this.traced(`nodeclaim/${input.name}`, 'deleteVm', () => e.deleteVm(input.name));
+          this.requestResync();
+        }),
+        finalize: fromPromise(({ input }) => e.finalize(input.name)),
+      },
+      // The legacy strategies did not wait for the NIC: that is the bug they reproduce.
+      // Ours also waits for a NIC machine still at work (e.g. a PUT in flight).
+      guards: {
+        nicReleased: this.legacy ? () => true : ({ context }) => context.nicGone && !this.nics.has(context.nicName),
+      },
+    });
+    this.nicMachine = createNicMachine(env).provide({
+      actors: {
+        putNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'putNic', () => e.putNic(input.name, this.ownerOfNic(input.name)))),
+        deleteNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'deleteNic', () => e.deleteNic(input.name))),
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    this.log('controller', 'start', `strategy=${this.deps.config.strategy}`);
+    await this.resync();
+    this.every(this.deps.config.resyncMs, () => this.resync());
+    for (const c of this.deps.controllers ?? []) {
+      this.every(c.intervalMs, () => c.reconcile());
+    }
+  }
+
+  /** Stops every actor and timer. What matters survives in ARM and the API server. */
+  stop(): void {
+    this.stopped = true;
+    for (const id of this.timers) this.deps.clock.clearTimer(id);
+    this.timers.clear();
+    for (const a of this.claims.values()) a.stop();
+    for (const a of this.nics.values()) a.stop();
+    this.claims.clear();
+    this.nics.clear();
+    this.legacy?.stop();
+  }
+
+  /** Current state per actor, for the live view, metrics and tests. */
+  actorStates(): { nodeClaims: Map<string, string>; nics: Map<string, string> } {
+    const pick = <T extends NodeClaimActor | NicActor>(m: Map<string, T>) =>
+      new Map([...m].map(([k, a]) => [k, stateName(a.getSnapshot().value)]));
+    return { nodeClaims: pick(this.claims), nics: pick(this.nics) };
+  }
+
+  /** Ask for an early resync (coalesced), e.g. after a VM delete finished. */
+  requestResync(delayMs = 1_000): void {
+    if (this.stopped || this.resyncRequested) return;
+    this.resyncRequested = true;
+    this.once(delayMs, () => {
+      this.resyncRequested = false;
+      void this.resync();
+    });
+  }
+
+  async resync(): Promise<void> {
+    if (this.resyncing || this.stopped) return;
+    this.resyncing = true;
+    try {
+      const world = await observeWorld(this.deps, this.resyncCount++ % DISK_SWEEP_EVERY === 0);
+      if (this.stopped) return;
+      this.world = world;
+      this.reconcileNodeClaims(world);
+      if (!this.legacy) {
+        this.reconcileNics(world);
+        await this.collectGarbage(world);
+      }
+    } finally {
+      this.resyncing = false;
+    }
+  }
+
+  private reconcileNodeClaims(world: WorldView): void {
+    for (const [name, nc] of world.nodeClaims) {
+      const observed = this.observeNodeClaim(world, nc);
+      const actor = this.claims.get(name);
+      if (actor) actor.send({ type: 'OBSERVED', observed });
+      else this.spawnNodeClaim(name, observed);
+    }
+    const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
+    for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) actor.send({ type: 'OBSERVED', observed: gone });
+  }
+
+  private observeNodeClaim(world: WorldView, nc: NodeClaim): NodeClaimObservation {
+    const name = nc.metadata.name;
+    const vm = world.vms.get(vmNameFor(name));
+    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
+    const node = pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
+    const ready = node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    const has = (t: string) => nc.status.conditions.some((c) => c.type === t && c.status === 'True');
+    return {
+      exists: true,
+      deleting: nc.metadata.deletionTimestamp !== undefined,
+      vmAttemptAt: vmAttemptAt(nc),
+      launched: has('Launched'),
+      registered: has('Registered'),
+      initialized: has('Initialized'),
+      nicExists: world.nics.has(nicNameFor(name)),
+      vm: vm?.provisioningState,
+      node: node ? { name: node.metadata.name, ready } : undefined,
+    };
+  }
+
+  private reconcileNics(world: WorldView): void {
+    const owners = new Map<string, NodeClaim>();
+    for (const nc of world.nodeClaims.values()) owners.set(nicNameFor(nc.metadata.name), nc);
+    for (const [name, nic] of world.nics) {
+      const owner = owners.get(name);
+      const observed = this.observeNic(world, name, owner);
+      const actor = this.nics.get(name);
+      if (actor) {
+        actor.send({ type: 'OBSERVED', observed });
+        continue;
+      }
+      // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
+      const createdAt = createdAtTag(nic.tags) ?? 0;
+      if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) continue;
+      this.spawnNic(name, observed);
+    }
+    for (const [name, actor] of this.nics) {
+      if (!world.nics.has(name)) actor.send({ type: 'OBSERVED', observed: this.observeNic(world, name, owners.get(name)) });
+    }
+  }
+
+  private observeNic(world: WorldView, name: string, owner: NodeClaim | undefined): NicObservation {
+    const nic = world.nics.get(name);
+    const attemptAt = owner ? vmAttemptAt(owner) : undefined;
+    let ownerState: NicOwner = 'gone';
+    if (owner) ownerState = owner.metadata.deletionTimestamp ? 'releasing' : 'wants';
+    return {
+      exists: nic !== undefined,
+      attached: nic !== undefined && world.attachedNicIds.has(nic.id.toLowerCase()),
+      owner: ownerState,
+      reservedUntil: attemptAt === undefined ? undefined : attemptAt + NIC_RESERVATION_MS,
+    };
+  }
+
+  /** VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through their machine). */
+  private async collectGarbage(world: WorldView): Promise<void> {
+    const owned = new Set([...world.nodeClaims.keys()].map((n) => vmNameFor(n)));
+    for (const vm of world.vms.values()) {
+      if (owned.has(vm.name) || vm.provisioningState === 'Deleting') continue;
+      if (world.at - (createdAtTag(vm.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
+      this.log(`vm/${vm.name}`, 'gc', 'orphan VM deleted');
+      await this.effects.deleteVmById(vm.id).catch((err: unknown) => this.log(`vm/${vm.name}`, 'gc-error', String(err)));
+    }
+    for (const disk of world.disks?.values() ?? []) {
+      const ownerVm = disk.managedBy ? world.vms.has(disk.managedBy.slice(disk.managedBy.lastIndexOf('/') + 1)) : false;
+      if (ownerVm || owned.has(disk.name.replace(/-osdisk$/, ''))) continue;
+      if (world.at - (createdAtTag(disk.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
+      this.log(`disk/${disk.name}`, 'gc', 'orphan disk deleted');
+      await this.effects.deleteDiskById(disk.id).catch((err: unknown) => this.log(`disk/${disk.name}`, 'gc-error', String(err)));
+    }
+  }
+
+  private spawnNodeClaim(name: string, observed: NodeClaimObservation): NodeClaimActor {
+    const actor = createActor(this.nodeClaimMachine, {
+      input: { name, nicName: nicNameFor(name), observed },
+      clock: xstateClock(this.deps.clock),
+    });
+    this.claims.set(name, actor);
+    this.trace(`nodeclaim/${name}`, actor);
+    actor.on('nic.requested', (e) => this.onNicRequested(e.nodeClaim, e.nic));
+    actor.on('vm.launched', (e) => this.nics.get(e.nic)?.send({ type: 'VM_ATTACHED' }));
+    actor.on('vm.failed', (e) => {
+      if (this.legacy) this.legacy.onVmFailed(e.nic);
+      else this.nics.get(e.nic)?.send({ type: 'VM_FAILED', reservedUntil: e.reservedUntil });
+    });
+    actor.subscribe({
+      complete: () => {
+        if (this.claims.get(name) === actor) this.claims.delete(name);
+      },
+      error: (err) => this.log(`nodeclaim/${name}`, 'actor-error', String(err)),
+    });
+    actor.start();
+    return actor;
+  }
+
+  private spawnNic(name: string, observed: NicObservation): NicActor {
+    const actor = createActor(this.nicMachine, { input: { name, observed }, clock: xstateClock(this.deps.clock) });
+    this.nics.set(name, actor);
+    this.trace(`nic/${name}`, actor);
+    actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
+    actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code }));
+    actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
+    actor.subscribe({
+      complete: () => {
+        if (this.nics.get(name) === actor) this.nics.delete(name);
+      },
+      error: (err) => this.log(`nic/${name}`, 'actor-error', String(err)),
+    });
+    actor.start();
+    return actor;
+  }
+
+  private onNicRequested(nodeClaim: string, nic: string): void {
+    if (this.legacy) {
+      void this.legacy.createNic(nic, nodeClaim).then(
+        () => this.claims.get(nodeClaim)?.send({ type: 'NIC_READY' }),
+        (err: unknown) => this.claims.get(nodeClaim)?.send({ type: 'NIC_FAILED', code: errorCode(err) }),
+      );
+      return;
+    }
+    const existing = this.nics.get(nic);
+    const actor = existing ?? this.spawnNic(nic, { exists: false, attached: false, owner: 'wants' });
+    actor.send({ type: 'CREATE' });
+  }
+
+  private ownerOfNic(nic: string): string {
+    for (const name of this.claims.keys()) if (nicNameFor(name) === nic) return name;
+    throw new Error(`no NodeClaim owns NIC ${nic}`);
+  }
+
+  private nodeClaimOfNic(nic: string): NodeClaimActor | undefined {
+    for (const [name, actor] of this.claims) if (nicNameFor(name) === nic) return actor;
+    return undefined;
+  }
+
+  private trace(actorName: string, actor: { subscribe(fn: (snap: { value: unknown }) => void): unknown }): void {
+    let last = '';
+    actor.subscribe((snap) => {
+      const to = stateName(snap.value);
+      if (to !== last) {
+        this.deps.eventLog.record({ t: this.deps.clock.now(), actor: actorName, kind: 'transition', from: last || undefined, to });
+        last = to;
+      }
+    });
+  }
+
+  private async traced<T>(actor: string, effect: string, run: () => Promise<T>): Promise<T> {
+    try {
+      const out = await run();
+      this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'effect', event: effect, detail: 'ok' });
+      return out;
+    } catch (err) {
+      this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'effect', event: effect, detail: errorCode(err) });
+      throw err;
+    }
+  }
+
+  private log(actor: string, event: string, detail: string): void {
+    this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'controller', event, detail });
+  }
+
+  private every(intervalMs: number, run: () => Promise<void>): void {
+    const tick = (): void => {
+      if (this.stopped) return;
+      run().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
+      this.once(intervalMs, tick);
+    };
+    this.once(intervalMs, tick);
+  }
+
+  private once(delayMs: number, fn: () => void): void {
+    const id = this.deps.clock.setTimer(delayMs, () => {
+      this.timers.delete(id);
+      fn();
+    });
+    this.timers.add(id);
+  }
+}
+
+export function errorCode(err: unknown): string {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error ? err.message : String(err);
+}

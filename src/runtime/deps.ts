@@ -1,0 +1,65 @@
+import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
+import type { AzurePort } from '../ports/azure.js';
+import type { AzureFlexNodeClass, ClusterPort, NodeClaim } from '../ports/cluster.js';
+import type { Clock, Random } from '../ports/clock.js';
+import type { OfferingUnavailableReason } from '../azure/errors.js';
+import type { EventLog } from './event-log.js';
+
+/** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
+export type StrategyName = 'naive' | 'delayed' | 'machine';
+export const STRATEGIES: readonly StrategyName[] = ['naive', 'delayed', 'machine'];
+
+export interface OfferingsCache {
+  isUnavailable(sku: string, region: string, capacityType: string): boolean;
+  markUnavailable(sku: string, region: string, capacityType: string, reason: OfferingUnavailableReason, ttlSeconds: number): void;
+}
+
+export interface UserDataRequest {
+  nodeClaim: NodeClaim;
+  nodeClass: AzureFlexNodeClass;
+  instanceType: InstanceType;
+}
+
+/** A periodic controller run by the runtime on the injected clock (provisioner, disruption, nodeclass status…). */
+export interface PeriodicController {
+  name: string;
+  intervalMs: number;
+  reconcile(): Promise<void>;
+}
+
+export interface RuntimeConfig {
+  clusterName: string;
+  strategy: StrategyName;
+  /** Level-triggered resync period: how often ARM and the cluster are observed. */
+  resyncMs: number;
+  /** Resources without a NodeClaim are left alone this long after creation (creates in flight). */
+  orphanGraceMs: number;
+  adminUsername: string;
+  /** The `delayed` strategy's detached timer (upstream: 180 s + slack). */
+  delayedCleanupMs: number;
+}
+
+export const DEFAULT_RUNTIME_CONFIG: Omit<RuntimeConfig, 'clusterName'> = {
+  strategy: 'machine',
+  resyncMs: 15_000,
+  orphanGraceMs: 5 * 60_000,
+  adminUsername: 'azureuser',
+  delayedCleanupMs: 210_000,
+};
+
+export interface RuntimeDeps {
+  arm: AzurePort;
+  cluster: ClusterPort;
+  clock: Clock;
+  random: Random;
+  catalog: InstanceTypeCatalog;
+  offerings?: OfferingsCache;
+  userData(req: UserDataRequest): Promise<string>;
+  /** Cordon and evict; resolves true once the node has no pods left to evict. */
+  drain?(nodeName: string, deadline: number): Promise<boolean>;
+  eventLog: EventLog;
+  controllers?: PeriodicController[];
+  /** Fencing: a deposed leader issues no ARM writes. */
+  isLeader?(): boolean;
+  config: RuntimeConfig;
+}

@@ -1,0 +1,280 @@
+import { TAG, armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
+import type { InstanceType } from '../catalog/skus.js';
+import type { LaunchFailure } from '../machines/nodeclaim.js';
+import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
+import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
+import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
+import type { RuntimeDeps } from './deps.js';
+import type { WorldView } from './world.js';
+
+export const PROVIDER_ID_PREFIX = 'azure-flex://';
+
+/**
+ * The effects the machines invoke. Each is idempotent and re-reads what it must from ARM
+ * (GET before PUT), so a retried or replayed effect after a crash does no harm.
+ */
+export class Effects {
+  constructor(
+    private readonly deps: RuntimeDeps,
+    private readonly world: () => WorldView | undefined,
+  ) {}
+
+  private nodeClaim(name: string): NodeClaim {
+    const nc = this.world()?.nodeClaims.get(name);
+    if (!nc) throw new Error(`NodeClaim ${name} not observed yet`);
+    return nc;
+  }
+
+  private nodeClassOf(nc: NodeClaim): AzureFlexNodeClass {
+    const cls = this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name);
+    if (!cls) throw new Error(`AzureFlexNodeClass ${nc.spec.nodeClassRef.name} not found`);
+    return cls;
+  }
+
+  private ref(cls: AzureFlexNodeClass, name: string): ResourceRef {
+    return { subscriptionId: cls.spec.subscriptionID, resourceGroup: cls.spec.resourceGroup, name };
+  }
+
+  private assertLeader(): void {
+    if (this.deps.isLeader && !this.deps.isLeader()) throw new Error('not the leader: ARM writes are fenced');
+  }
+
+  /** NIC ref for a NIC name: NICs are named after their NodeClaim, whose class gives the scope. */
+  nicRef(nicName: string): ResourceRef | undefined {
+    const w = this.world();
+    const nic = w?.nics.get(nicName);
+    if (nic) {
+      const m = /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\//i.exec(nic.id);
+      if (m) return { subscriptionId: m[1]!, resourceGroup: m[2]!, name: nicName };
+    }
+    for (const nc of w?.nodeClaims.values() ?? []) {
+      if (nicNameFor(nc.metadata.name) === nicName) return this.ref(this.nodeClassOf(nc), nicName);
+    }
+    return undefined;
+  }
+
+  async putNic(nicName: string, nodeClaimName: string): Promise<void> {
+    this.assertLeader();
+    const nc = this.nodeClaim(nodeClaimName);
+    const cls = this.nodeClassOf(nc);
+    const ref = this.ref(cls, nicName);
+    if (await this.deps.arm.getNic(ref)) return;
+    await this.deps.arm.createNic({
+      ref,
+      location: cls.spec.location,
+      subnetId: cls.spec.subnetID,
+      tags: this.tags(nc, cls),
+    });
+  }
+
+  async deleteNic(nicName: string): Promise<void> {
+    this.assertLeader();
+    const ref = this.nicRef(nicName);
+    if (!ref) throw new AzureError('ResourceNotFound', 404, `no scope known for NIC ${nicName}`);
+    await this.deps.arm.deleteNic(ref);
+  }
+
+  async recordVmAttempt(name: string): Promise<number> {
+    const at = this.deps.clock.now();
+    await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.vmAttemptAt]: new Date(at).toISOString() } });
+    return at;
+  }
+
+  async createVm(name: string): Promise<VmProvisioningState> {
+    this.assertLeader();
+    const nc = this.nodeClaim(name);
+    const cls = this.nodeClassOf(nc);
+    const ref = this.ref(cls, vmNameFor(name));
+    const existing = await this.deps.arm.getVm(ref);
+    if (existing) return existing.provisioningState;
+    const instanceType = await this.chooseInstanceType(nc, cls);
+    const nicId = armId(this.ref(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces');
+    const vm = await this.deps.arm.createVm({
+      ref,
+      location: cls.spec.location,
+      vmSize: instanceType.name,
+      nicId,
+      osDiskName: osDiskNameFor(name),
+      osDiskSizeGB: cls.spec.osDiskSizeGB,
+      image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
+      adminUsername: this.deps.config.adminUsername,
+      sshPublicKeys: cls.spec.sshPublicKeys,
+      customData: await this.deps.userData({ nodeClaim: nc, nodeClass: cls, instanceType }),
+      priority: 'Regular',
+      tags: this.tags(nc, cls),
+    });
+    return vm.provisioningState;
+  }
+
+  /** Cheapest SKU the NodeClaim allows that the offerings cache does not rule out. */
+  async chooseInstanceType(nc: NodeClaim, cls: AzureFlexNodeClass): Promise<InstanceType> {
+    const allowed = nc.spec.requirements.find((r) => r.key === LABEL.instanceType && r.operator === 'In')?.values ?? [];
+    const candidates: InstanceType[] = [];
+    for (const name of allowed) {
+      const it = await this.deps.catalog.get(name);
+      if (it && it.locations.includes(cls.spec.location)) candidates.push(it);
+    }
+    candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.name.localeCompare(b.name));
+    const available = candidates.find((it) => !this.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand'));
+    const chosen = available ?? candidates[0];
+    if (!chosen) throw new AzureError('SkuNotAvailable', 409, `no instance type of NodeClaim ${nc.metadata.name} is offered in ${cls.spec.location}`);
+    return chosen;
+  }
+
+  async markLaunched(name: string): Promise<void> {
+    const nc = this.nodeClaim(name);
+    const cls = this.nodeClassOf(nc);
+    const vm = this.world()?.vms.get(vmNameFor(name)) ?? (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))));
+    if (!vm) throw new AzureError('ResourceNotFound', 404, `VM for ${name} not found`);
+    const it = await this.deps.catalog.get(vm.vmSize);
+    const providerID = PROVIDER_ID_PREFIX + vm.id;
+    if (nc.status.providerID === providerID && hasCondition(nc, 'Launched')) return;
+    await this.deps.cluster.updateNodeClaimStatus(name, {
+      ...nc.status,
+      providerID,
+      imageID: cls.spec.imageID ?? imageUrn(cls),
+      capacity: it ? capacityOf(it) : nc.status.capacity,
+      allocatable: it ? capacityOf(it) : nc.status.allocatable,
+      conditions: setCondition(nc.status.conditions, 'Launched', 'True', 'Launched', '', this.deps.clock.now()),
+    });
+  }
+
+  async markRegistered(name: string): Promise<void> {
+    const nc = this.nodeClaim(name);
+    const node = this.nodeOf(nc);
+    if (!node || (hasCondition(nc, 'Registered') && nc.status.nodeName === node.metadata.name)) return;
+    await this.deps.cluster.updateNodeClaimStatus(name, {
+      ...nc.status,
+      nodeName: node.metadata.name,
+      conditions: setCondition(nc.status.conditions, 'Registered', 'True', 'Registered', '', this.deps.clock.now()),
+    });
+  }
+
+  async markInitialized(name: string): Promise<void> {
+    const nc = this.nodeClaim(name);
+    const node = this.nodeOf(nc);
+    if (hasCondition(nc, 'Initialized') && hasCondition(nc, 'Registered')) return;
+    const now = this.deps.clock.now();
+    let conditions = setCondition(nc.status.conditions, 'Registered', 'True', 'Registered', '', now);
+    conditions = setCondition(conditions, 'Initialized', 'True', 'Initialized', '', now);
+    conditions = setCondition(conditions, 'Ready', 'True', 'Ready', '', now);
+    await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, nodeName: node?.metadata.name ?? nc.status.nodeName, conditions });
+  }
+
+  /** Karpenter semantics for a failed launch: remember the bad offering, say why, delete the NodeClaim. */
+  async failLaunch(name: string, failure: LaunchFailure): Promise<void> {
+    const nc = this.world()?.nodeClaims.get(name);
+    const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+    if (nc && cls && failure.unavailable && this.deps.offerings) {
+      const sku = this.world()?.vms.get(vmNameFor(name))?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
+      this.deps.offerings.markUnavailable(sku, cls.spec.location, 'on-demand', failure.unavailable.reason, failure.unavailable.ttlSeconds);
+    }
+    await this.deps.cluster.recordEvent({
+      involvedObject: { kind: 'NodeClaim', name, uid: nc?.metadata.uid },
+      type: 'Warning',
+      reason: failure.action === 'insufficientCapacity' ? 'InsufficientCapacityError' : 'LaunchFailed',
+      message: `launching NodeClaim failed: ${failure.code}`,
+    });
+    await this.deps.cluster.deleteNodeClaim(name);
+  }
+
+  async drain(name: string): Promise<boolean> {
+    const nc = this.world()?.nodeClaims.get(name);
+    const node = nc ? this.nodeOf(nc) : undefined;
+    if (!node || !this.deps.drain) return true;
+    const deletedAt = nc?.metadata.deletionTimestamp ? Date.parse(nc.metadata.deletionTimestamp) : this.deps.clock.now();
+    const grace = parseDuration(nc?.spec.terminationGracePeriod);
+    return this.deps.drain(node.metadata.name, grace === undefined ? Number.POSITIVE_INFINITY : deletedAt + grace);
+  }
+
+  async deleteVm(name: string): Promise<void> {
+    this.assertLeader();
+    const nc = this.world()?.nodeClaims.get(name);
+    const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+    const vm = this.world()?.vms.get(vmNameFor(name));
+    const ref = cls ? this.ref(cls, vmNameFor(name)) : vm ? refFromId(vm.id) : undefined;
+    if (!ref) return;
+    // A read first: a failed launch left no VM, and a DELETE would spend a write token on a 404.
+    if (!(await this.deps.arm.getVm(ref))) return;
+    await this.deps.arm.deleteVm(ref);
+  }
+
+  async deleteVmById(id: string): Promise<void> {
+    this.assertLeader();
+    await this.deps.arm.deleteVm(refFromId(id));
+  }
+
+  async deleteDiskById(id: string): Promise<void> {
+    this.assertLeader();
+    await this.deps.arm.deleteDisk(refFromId(id));
+  }
+
+  /** Node object goes first (Karpenter's order), then the finalizer that held the NodeClaim. */
+  async finalize(name: string): Promise<void> {
+    const nc = this.world()?.nodeClaims.get(name);
+    const node = nc ? this.nodeOf(nc) : undefined;
+    if (node) await this.deps.cluster.deleteNode(node.metadata.name);
+    if (nc && nc.metadata.finalizers.includes(TERMINATION_FINALIZER)) {
+      await this.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== TERMINATION_FINALIZER) });
+    }
+  }
+
+  private nodeOf(nc: NodeClaim) {
+    const w = this.world();
+    if (!w) return undefined;
+    const vm = w.vms.get(vmNameFor(nc.metadata.name));
+    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
+    return pid ? w.nodesByProviderId.get(pid.toLowerCase()) : undefined;
+  }
+
+  private tags(nc: NodeClaim, cls: AzureFlexNodeClass): Record<string, string> {
+    return {
+      ...cls.spec.tags,
+      ...ownershipTags(this.deps.config.clusterName, nc.metadata.labels[LABEL.nodePool] ?? '', nc.metadata.name, cls.metadata.name, this.deps.clock.now()),
+    };
+  }
+}
+
+export function refFromId(id: string): ResourceRef {
+  const m = /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/[^/]+\/[^/]+\/([^/]+)$/i.exec(id);
+  if (!m) throw new Error(`not an ARM resource id: ${id}`);
+  return { subscriptionId: m[1]!, resourceGroup: m[2]!, name: m[3]! };
+}
+
+function imageUrn(cls: AzureFlexNodeClass): string {
+  const r = cls.spec.imageReference;
+  return r ? `${r.publisher}:${r.offer}:${r.sku}:${r.version}` : '';
+}
+
+function capacityOf(it: InstanceType): Record<string, string> {
+  const c: Record<string, string> = { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: String(it.maxPods), 'ephemeral-storage': `${it.ephemeralStorageGiB}Gi` };
+  if (it.gpuCount > 0) c['nvidia.com/gpu'] = String(it.gpuCount);
+  return c;
+}
+
+export function hasCondition(nc: NodeClaim, type: string): boolean {
+  return nc.status.conditions.some((c) => c.type === type && c.status === 'True');
+}
+
+export function setCondition(conditions: Condition[], type: string, status: Condition['status'], reason: string, message: string, now: number): Condition[] {
+  const existing = conditions.find((c) => c.type === type);
+  if (existing && existing.status === status && existing.reason === reason) return conditions;
+  const next: Condition = { type, status, reason, message, lastTransitionTime: new Date(now).toISOString() };
+  return [...conditions.filter((c) => c.type !== type), next];
+}
+
+/** Go-style durations as Karpenter uses them ("5m", "1h30m", "720h"); undefined for "Never"/absent. */
+export function parseDuration(raw: string | undefined): number | undefined {
+  if (!raw || raw === 'Never') return undefined;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  let matched = '';
+  for (const m of raw.matchAll(re)) {
+    total += Number(m[1]) * unit[m[2]!]!;
+    matched += m[0];
+  }
+  return matched === raw ? total : undefined;
+}
+
+export { TAG };

@@ -1,0 +1,1030 @@
+import {
+  AzureError,
+  type AzurePort,
+  type AzureErrorCode,
+  type Disk,
+  type ImageReference,
+  type Nic,
+  type NicSpec,
+  type ResourceGroupScope,
+  type ResourceRef,
+  type Tags,
+  type Vm,
+  type VmProvisioningState,
+  type VmSpec,
+} from '../../ports/azure.js';
+import type { Clock, Random, TimerId } from '../../ports/clock.js';
+import type { InstanceType } from '../../catalog/skus.js';
+import { armId, TAG } from '../../azure/naming.js';
+import { DEFAULT_LATENCY_MS, DEFAULT_RESERVATION_SECONDS, DEFAULT_TIMEOUT_AFTER_EFFECT_RATE } from './defaults.js';
+import * as msg from './messages.js';
+import { SubnetPool } from './subnet-pool.js';
+import { BUCKET_LIMITS, TokenBucket } from './token-bucket.js';
+import type {
+  ArmEvent,
+  ArmFault,
+  ArmOperation,
+  ArmStateChange,
+  BucketKind,
+  DeleteOption,
+  FakeArmConfig,
+  FakeArmLatency,
+  FakeArmRegionConfig,
+  LatencyRangeMs,
+  OperationStatus,
+} from './types.js';
+
+export type * from './types.js';
+
+/**
+ * A deterministic in-memory ARM for the three resource types azflex touches. Every
+ * behaviour that made the upstream controller leak is modelled: the 180 s NIC reservation
+ * taken by any VM PUT, asynchronous allocation failures after which ARM rolls the VM back,
+ * quota refusals, throttling, and writes whose response is lost.
+ *
+ * Two faces share one behaviour: the synchronous "begin" methods (nicPut, beginCreateVm,
+ * operationStatus, ...) that the REST handler speaks, and the AzurePort methods, which are
+ * thin wrappers that add response latency and wait for long-running operations.
+ *
+ * Throttling uses ARM's token buckets per subscription and region: a call is charged to
+ * the region of the resource it names (the PUT body's location, or the stored resource's);
+ * a call that names no existing resource (a list, a GET or DELETE of something missing,
+ * an operation poll) is charged to the subscription's first configured region.
+ *
+ * Time comes only from `clock` and randomness only from `random`, so a run is a pure
+ * function of its seed. Random draws are made only when a feature is switched on, so
+ * enabling, say, throttling does not shift the draws of an unrelated run.
+ */
+export interface FakeArmOptions {
+  clock: Clock;
+  random: Random;
+  config: FakeArmConfig;
+  instanceTypes: readonly InstanceType[];
+  onEvent?: (e: ArmEvent) => void;
+}
+
+/** What a VM PUT carries, in the form both faces can produce (customData is never stored). */
+export interface VmCreateRequest {
+  ref: ResourceRef;
+  location: string;
+  vmSize: string;
+  nicIds: string[];
+  /** Azure's default for a NIC referenced by a VM is Detach; the AzurePort asks for Delete. */
+  nicDeleteOption?: DeleteOption;
+  osDiskName: string;
+  osDiskSizeGB: number;
+  osDiskDeleteOption?: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  tags: Tags;
+}
+
+/** A VM with everything the REST face renders (still without customData). */
+export interface VmDetails extends Vm {
+  subscriptionId: string;
+  resourceGroup: string;
+  nicDeleteOption: DeleteOption;
+  osDiskSizeGB: number;
+  osDiskDeleteOption: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  /** Virtual ms. */
+  timeCreated: number;
+}
+
+export interface DiskDetails extends Disk {
+  location: string;
+  diskSizeGB: number;
+  timeCreated: number;
+}
+
+export interface BeginResult {
+  vm: VmDetails;
+  /** Set while a create is in flight; undefined when the VM already existed and is settled. */
+  operationId?: string;
+  /** True when this PUT created the VM (201), false when it returned an existing one (200). */
+  created: boolean;
+}
+
+export interface OperationInfo {
+  id: string;
+  kind: 'create' | 'delete';
+  status: OperationStatus;
+  /** Virtual ms. */
+  startedAt: number;
+  endedAt?: number;
+}
+
+export interface SnapshotJson {
+  t: number;
+  nics: Array<Nic & { reservedUntil?: number; reservedFor?: string }>;
+  vms: Vm[];
+  disks: Disk[];
+  reservations: Array<{ nicId: string; vmId: string; until: number }>;
+  quota: Array<{ subscriptionId: string; location: string; family: string; usedCores: number; limitCores: number | null }>;
+  regionalCores: Array<{ subscriptionId: string; location: string; usedCores: number; limitCores: number | null }>;
+  subnets: Array<{ id: string; addressPrefix: string; used: number; peak: number; capacity: number }>;
+  operations: { inProgress: number; total: number };
+}
+
+export interface Leaks {
+  nics: Nic[];
+  vms: Vm[];
+  disks: Disk[];
+}
+
+interface RegionState {
+  subscriptionId: string;
+  location: string;
+  familyQuota: Map<string, number>;
+  familyUsed: Map<string, number>;
+  regionalQuota: number | undefined;
+  totalUsed: number;
+  unavailable: Set<string>;
+  allocationFailureRate: number;
+  zonalAllocationFailureRate: number;
+}
+
+interface NicRecord {
+  key: string;
+  id: string;
+  name: string;
+  location: string;
+  subnetId: string;
+  subnet: SubnetPool;
+  ipOffset: number;
+  ip: string;
+  tags: Tags;
+  attachedVmKey?: string;
+  reservedUntil: number;
+  reservedFor?: string;
+  /** First VM-create failure since the NIC was last attached successfully (for reapTimesSeconds). */
+  failedAt?: number;
+}
+
+interface VmRecord {
+  key: string;
+  id: string;
+  name: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  location: string;
+  vmSize: string;
+  family: string;
+  cores: number;
+  region: RegionState;
+  nicKeys: string[];
+  nicIds: string[];
+  nicDeleteOption: DeleteOption;
+  osDiskName: string;
+  osDiskSizeGB: number;
+  osDiskDeleteOption: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  tags: Tags;
+  provisioningState: VmProvisioningState;
+  createOp?: OpRecord;
+  deleteOp?: OpRecord;
+  timer?: TimerId;
+  timeCreated: number;
+}
+
+interface DiskRecord {
+  key: string;
+  id: string;
+  name: string;
+  location: string;
+  managedByKey?: string;
+  managedBy?: string;
+  diskSizeGB: number;
+  tags: Tags;
+  timeCreated: number;
+}
+
+interface OpRecord {
+  id: string;
+  kind: 'create' | 'delete';
+  startedAt: number;
+  endedAt?: number;
+  status: OperationStatus;
+  result?: Vm;
+  waiters: Array<() => void>;
+}
+
+type Outcome<T> = { status: number; value: T };
+
+/** A resource group, or a whole subscription when resourceGroup is absent. */
+export type ListScope = ResourceGroupScope | { subscriptionId: string; resourceGroup?: undefined };
+
+const KNOWN_CODES: ReadonlySet<string> = new Set<AzureErrorCode>([
+  'OperationNotAllowed', 'QuotaExceeded', 'SkuNotAvailable', 'AllocationFailed', 'ZonalAllocationFailed',
+  'OverconstrainedAllocationRequest', 'OverconstrainedZonalAllocationRequest', 'NicReservedForAnotherVm', 'NicInUse',
+  'SubnetIsFull', 'TooManyRequests', 'ResourceNotFound', 'InternalServerError', 'RequestTimeout', 'InvalidParameter', 'Unknown',
+]);
+
+export class FakeArm implements AzurePort {
+  private readonly clock: Clock;
+  private readonly random: Random;
+  private readonly onEvent: ((e: ArmEvent) => void) | undefined;
+  private readonly latency: FakeArmLatency;
+  private readonly reservationMs: number;
+  private readonly reservationSeconds: number;
+  private throttling: boolean;
+  private transientFaultRate: number;
+  private timeoutRate: number;
+  private readonly timeoutAfterEffectRate: number;
+
+  private readonly types = new Map<string, InstanceType>();
+  private readonly regions = new Map<string, RegionState>();
+  /** First configured region per subscription: the throttling region for calls without a location. */
+  private readonly homeRegion = new Map<string, string>();
+  private readonly subnets = new Map<string, SubnetPool>();
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  // Keyed by lower-cased ARM id: ARM compares ids case-insensitively.
+  private readonly nics = new Map<string, NicRecord>();
+  private readonly vms = new Map<string, VmRecord>();
+  private readonly disks = new Map<string, DiskRecord>();
+  private readonly ops = new Map<string, OpRecord>();
+  private opSeq = 0;
+  private opsInProgress = 0;
+
+  private readonly calls = new Map<string, Map<number, number>>();
+  private readonly reapTimes: number[] = [];
+  private peakTotalIps = 0;
+  private totalIps = 0;
+  private lastBucket: { kind: BucketKind; remaining: number } | undefined;
+
+  constructor(opts: FakeArmOptions) {
+    const { config } = opts;
+    this.clock = opts.clock;
+    this.random = opts.random;
+    this.onEvent = opts.onEvent;
+    this.latency = { ...DEFAULT_LATENCY_MS, ...config.latencyMs };
+    this.reservationSeconds = config.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
+    this.reservationMs = this.reservationSeconds * 1000;
+    this.throttling = config.throttling ?? false;
+    this.transientFaultRate = config.transientFaultRate ?? 0;
+    this.timeoutRate = config.timeoutRate ?? 0;
+    this.timeoutAfterEffectRate = config.timeoutAfterEffectRate ?? DEFAULT_TIMEOUT_AFTER_EFFECT_RATE;
+    for (const t of opts.instanceTypes) this.types.set(t.name.toLowerCase(), t);
+    for (const r of config.regions) this.addRegion(r);
+    for (const s of config.subnets) this.subnets.set(s.id.toLowerCase(), new SubnetPool(s.id, s.addressPrefix));
+  }
+
+  // ---------------------------------------------------------------- AzurePort
+
+  getNic(ref: ResourceRef): Promise<Nic | undefined> {
+    return this.respond(this.latency.read, () => this.nicGet(ref));
+  }
+
+  createNic(spec: NicSpec): Promise<Nic> {
+    return this.respond(this.latency.nicPut, () => this.nicPut(spec).nic);
+  }
+
+  deleteNic(ref: ResourceRef): Promise<void> {
+    return this.respond(this.latency.nicDelete, () => {
+      this.nicDelete(ref);
+    });
+  }
+
+  listNics(scope: ResourceGroupScope): Promise<Nic[]> {
+    return this.respond(this.latency.read, () => this.nicList(scope));
+  }
+
+  getVm(ref: ResourceRef): Promise<Vm | undefined> {
+    return this.respond(this.latency.read, () => {
+      const vm = this.vmGet(ref);
+      return vm && toVm(vm);
+    });
+  }
+
+  async createVm(spec: VmSpec): Promise<Vm> {
+    const begun = await this.respond(this.latency.vmPut, () =>
+      this.beginCreateVm({
+        ref: spec.ref,
+        location: spec.location,
+        vmSize: spec.vmSize,
+        nicIds: [spec.nicId],
+        nicDeleteOption: 'Delete',
+        osDiskName: spec.osDiskName,
+        osDiskSizeGB: spec.osDiskSizeGB,
+        osDiskDeleteOption: 'Delete',
+        image: spec.image,
+        adminUsername: spec.adminUsername,
+        sshPublicKeys: spec.sshPublicKeys,
+        priority: spec.priority,
+        tags: spec.tags,
+      }),
+    );
+    if (begun.operationId === undefined) return toVm(begun.vm);
+    const op = this.ops.get(begun.operationId)!;
+    await this.waitOp(op);
+    if (op.status.status === 'Failed') throw toAzureError(op.status.error, 409);
+    return op.result ?? toVm(begun.vm);
+  }
+
+  async deleteVm(ref: ResourceRef): Promise<void> {
+    const begun = await this.respond(this.latency.vmPut, () => this.beginDeleteVm(ref));
+    if (!begun) return;
+    const op = this.ops.get(begun.operationId)!;
+    await this.waitOp(op);
+    if (op.status.status === 'Failed') throw toAzureError(op.status.error, 500);
+  }
+
+  listVms(scope: ResourceGroupScope): Promise<Vm[]> {
+    return this.respond(this.latency.read, () => this.listOf('vm.list', scope, this.vms, toVm));
+  }
+
+  listDisks(scope: ResourceGroupScope): Promise<Disk[]> {
+    return this.respond(this.latency.read, () => this.listOf('disk.list', scope, this.disks, toDisk));
+  }
+
+  deleteDisk(ref: ResourceRef): Promise<void> {
+    return this.respond(this.latency.diskDelete, () => {
+      this.diskDelete(ref);
+    });
+  }
+
+  // ------------------------------------------------ synchronous face (REST dialect)
+
+  /** NIC PUT. Idempotent for an existing name (200, still a counted write); 201 when created. */
+  nicPut(spec: NicSpec): { nic: Nic; created: boolean } {
+    const id = armId(spec.ref, 'Microsoft.Network/networkInterfaces');
+    return this.invoke<{ nic: Nic; created: boolean }>('nic.put', 'writes', spec.ref.subscriptionId, spec.location, spec.ref.name, () => {
+      const key = id.toLowerCase();
+      const existing = this.nics.get(key);
+      if (existing) return { status: 200, value: { nic: this.nicView(existing), created: false } };
+      const subnet = this.subnets.get(spec.subnetId.toLowerCase());
+      if (!subnet) throw msg.invalid(`Subnet ${spec.subnetId} referenced by resource ${id} was not found.`);
+      const offset = subnet.allocate();
+      if (offset === undefined) throw msg.subnetIsFull(subnet.id, subnet.addressPrefix);
+      this.totalIps++;
+      if (this.totalIps > this.peakTotalIps) this.peakTotalIps = this.totalIps;
+      const rec: NicRecord = {
+        key, id, name: spec.ref.name, location: spec.location, subnetId: subnet.id, subnet, ipOffset: offset,
+        ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0,
+      };
+      this.nics.set(key, rec);
+      return { status: 201, value: { nic: this.nicView(rec), created: true } };
+    });
+  }
+
+  nicGet(ref: ResourceRef): Nic | undefined {
+    const key = armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase();
+    const rec = this.nics.get(key);
+    return this.invoke('nic.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
+      rec ? { status: 200, value: this.nicView(rec) } : { status: 404, value: undefined },
+    );
+  }
+
+  /** NIC DELETE: 'notFound' is a success counted as 404. Refuses NICs in use or reserved. */
+  nicDelete(ref: ResourceRef): 'deleted' | 'notFound' {
+    const key = armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase();
+    const rec = this.nics.get(key);
+    return this.invoke('nic.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      if (!rec) return { status: 404, value: 'notFound' as const };
+      const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
+      if (vm) throw msg.nicInUse(rec.id, vm.id);
+      if (this.clock.now() < rec.reservedUntil) throw msg.nicReserved(rec.reservedFor ?? '', this.reservationSeconds);
+      this.removeNic(rec);
+      return { status: 200, value: 'deleted' as const };
+    });
+  }
+
+  nicList(scope: ListScope): Nic[] {
+    return this.listOf('nic.list', scope, this.nics, (rec) => this.nicView(rec));
+  }
+
+  /**
+   * VM PUT. Any PUT that reaches the NIC checks reserves the NIC for reservationSeconds,
+   * even when the SKU, quota or size check then refuses it synchronously: that is the
+   * ARM behaviour behind the upstream leak. Returns the in-flight create operation.
+   */
+  beginCreateVm(req: VmCreateRequest): BeginResult {
+    const id = armId(req.ref, 'Microsoft.Compute/virtualMachines');
+    return this.invoke<BeginResult>('vm.put', 'writes', req.ref.subscriptionId, req.location, req.ref.name, () => {
+      const key = id.toLowerCase();
+      const existing = this.vms.get(key);
+      if (existing) {
+        if (existing.provisioningState === 'Deleting') throw msg.vmBeingDeleted(existing.name);
+        const inFlight = existing.provisioningState === 'Creating' ? existing.createOp?.id : undefined;
+        return { status: 200, value: { vm: toVmDetails(existing), operationId: inFlight, created: false } };
+      }
+      const region = this.regions.get(regionKey(req.ref.subscriptionId, req.location));
+      if (!region) throw msg.invalid(`Location '${req.location}' is not configured for subscription '${req.ref.subscriptionId}' in the fake ARM.`);
+      if (req.nicIds.length === 0) throw msg.invalid('At least one network interface is required (properties.networkProfile.networkInterfaces).');
+      const nics: NicRecord[] = [];
+      for (const nicId of req.nicIds) {
+        const nic = this.nics.get(nicId.toLowerCase());
+        if (!nic) throw msg.invalid(`Resource ${nicId} referenced by resource ${id} was not found.`);
+        const owner = nic.attachedVmKey === undefined ? undefined : this.vms.get(nic.attachedVmKey);
+        // An attached NIC is owned; a refused PUT does not reserve it (the owner keeps it).
+        if (owner && owner.key !== key) throw msg.nicInUse(nic.id, owner.id);
+        if (this.clock.now() < nic.reservedUntil && nic.reservedFor !== undefined && nic.reservedFor.toLowerCase() !== key) {
+          throw msg.nicReserved(nic.reservedFor, this.reservationSeconds);
+        }
+        nics.push(nic);
+      }
+      const now = this.clock.now();
+      for (const nic of nics) {
+        nic.reservedUntil = now + this.reservationMs;
+        nic.reservedFor = id;
+      }
+      try {
+        this.admitVm(req, region);
+      } catch (err) {
+        for (const nic of nics) nic.failedAt ??= now;
+        throw err;
+      }
+      const type = this.types.get(req.vmSize.toLowerCase())!;
+      const vm: VmRecord = {
+        key, id, name: req.ref.name, subscriptionId: req.ref.subscriptionId, resourceGroup: req.ref.resourceGroup,
+        location: req.location, vmSize: type.name, family: type.family, cores: type.vcpu, region,
+        nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
+        osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
+        image: req.image, adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
+        tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now,
+      };
+      this.vms.set(key, vm);
+      for (const nic of nics) nic.attachedVmKey = key;
+      this.addCores(region, vm.family, vm.cores);
+      const op = this.newOp('create');
+      vm.createOp = op;
+      this.scheduleCreateOutcome(vm, op);
+      return { status: 201, value: { vm: toVmDetails(vm), operationId: op.id, created: true } };
+    });
+  }
+
+  vmGet(ref: ResourceRef): VmDetails | undefined {
+    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
+    return this.invoke('vm.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
+      rec ? { status: 200, value: toVmDetails(rec) } : { status: 404, value: undefined },
+    );
+  }
+
+  vmList(scope: ListScope): VmDetails[] {
+    return this.listOf('vm.list', scope, this.vms, toVmDetails);
+  }
+
+  /**
+   * VM DELETE. Undefined when the VM does not exist (a success counted as 404). Deleting a
+   * VM that is still Creating preempts the create, whose operation then fails.
+   */
+  beginDeleteVm(ref: ResourceRef): { operationId: string } | undefined {
+    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
+    return this.invoke('vm.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      if (!rec) return { status: 404, value: undefined };
+      if (rec.provisioningState === 'Deleting' && rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
+      if (rec.timer !== undefined) this.clock.clearTimer(rec.timer);
+      rec.timer = undefined;
+      if (rec.provisioningState === 'Creating' && rec.createOp) {
+        this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
+      }
+      rec.provisioningState = 'Deleting';
+      const op = this.newOp('delete');
+      rec.deleteOp = op;
+      const delay = this.draw(this.latency.vmDelete);
+      rec.timer = this.clock.setTimer(delay, () => {
+        rec.timer = undefined;
+        this.removeVm(rec);
+        this.finishOp(op, { status: 'Succeeded' });
+      });
+      return { status: 202, value: { operationId: op.id } };
+    });
+  }
+
+  diskGet(ref: ResourceRef): DiskDetails | undefined {
+    const rec = this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase());
+    return this.invoke('disk.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
+      rec ? { status: 200, value: toDiskDetails(rec) } : { status: 404, value: undefined },
+    );
+  }
+
+  diskList(scope: ListScope): DiskDetails[] {
+    return this.listOf('disk.list', scope, this.disks, toDiskDetails);
+  }
+
+  /** Disk DELETE: 'notFound' is a success counted as 404; an attached disk is refused (409). */
+  diskDelete(ref: ResourceRef): 'deleted' | 'notFound' {
+    const rec = this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase());
+    return this.invoke('disk.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      if (!rec) return { status: 404, value: 'notFound' as const };
+      if (rec.managedByKey !== undefined && this.vms.has(rec.managedByKey)) throw msg.diskAttached(rec.name, rec.managedBy ?? '');
+      this.removeDisk(rec);
+      return { status: 200, value: 'deleted' as const };
+    });
+  }
+
+  /** Status of a long-running operation; undefined for an unknown id. Not counted (see pollOperation). */
+  operationStatus(id: string): OperationStatus | undefined {
+    return this.ops.get(id)?.status;
+  }
+
+  /** An operation poll as the REST face sees it: counted and throttled like any ARM read. */
+  pollOperation(subscriptionId: string, id: string): OperationInfo | undefined {
+    return this.invoke('operation.get', 'reads', subscriptionId, undefined, id, () => {
+      const op = this.ops.get(id);
+      if (!op) return { status: 404, value: undefined };
+      const info: OperationInfo = { id: op.id, kind: op.kind, status: op.status, startedAt: op.startedAt };
+      if (op.endedAt !== undefined) info.endedAt = op.endedAt;
+      return { status: 200, value: info };
+    });
+  }
+
+  /** Resolves when the operation has finished (immediately if it has). */
+  waitForOperation(id: string): Promise<OperationStatus> {
+    const op = this.ops.get(id);
+    if (!op) return Promise.reject(msg.armError('ResourceNotFound', 404, `Operation ${id} not found.`));
+    return this.waitOp(op).then(() => op.status);
+  }
+
+  /** Counts a Resource SKUs list call (the REST face renders the catalog itself). */
+  countSkuList(subscriptionId: string): void {
+    this.invoke('sku.list', 'reads', subscriptionId, undefined, '', () => ({ status: 200, value: undefined }));
+  }
+
+  /** The token bucket the last call drew from, for x-ms-ratelimit-remaining-* headers. */
+  lastRateLimit(): { kind: BucketKind; remaining: number } | undefined {
+    return this.lastBucket;
+  }
+
+  // ----------------------------------------------------------- catalog & regions
+
+  /** The fake's clock reading (virtual ms), for timestamps in REST documents. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Instance types known to this ARM (for the Resource SKUs API). */
+  instanceTypes(): InstanceType[] {
+    return [...this.types.values()];
+  }
+
+  /** Configured regions with their current availability (for the Resource SKUs API). */
+  regionsOf(subscriptionId: string): Array<{ location: string; unavailableSkus: string[] }> {
+    const out: Array<{ location: string; unavailableSkus: string[] }> = [];
+    for (const r of this.regions.values()) {
+      if (r.subscriptionId.toLowerCase() === subscriptionId.toLowerCase()) out.push({ location: r.location, unavailableSkus: [...r.unavailable] });
+    }
+    return out;
+  }
+
+  subscriptions(): string[] {
+    return [...this.homeRegion.keys()];
+  }
+
+  // ------------------------------------------------------------ stats & control
+
+  armCalls(): Record<string, Record<string, number>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const [op, byStatus] of this.calls) {
+      const row: Record<string, number> = {};
+      for (const [status, n] of byStatus) row[String(status)] = n;
+      out[op] = row;
+    }
+    return out;
+  }
+
+  /** Peak of in-use private IPs: of one subnet, or (without an id) of all subnets together. */
+  peakSubnetIpsUsed(subnetId?: string): number {
+    if (subnetId === undefined) return this.peakTotalIps;
+    return this.subnets.get(subnetId.toLowerCase())?.peak ?? 0;
+  }
+
+  subnetIpsUsed(subnetId: string): number {
+    return this.subnets.get(subnetId.toLowerCase())?.used ?? 0;
+  }
+
+  /**
+   * For every NIC deleted after a failed VM create (sync refusal or async failure): seconds
+   * from the first such failure since the NIC was last attached successfully to its deletion.
+   */
+  reapTimesSeconds(): number[] {
+    return [...this.reapTimes];
+  }
+
+  snapshot(): SnapshotJson {
+    const now = this.clock.now();
+    const nics: SnapshotJson['nics'] = [];
+    const reservations: SnapshotJson['reservations'] = [];
+    for (const rec of this.nics.values()) {
+      const view: SnapshotJson['nics'][number] = this.nicView(rec);
+      if (now < rec.reservedUntil && rec.reservedFor !== undefined) {
+        view.reservedUntil = rec.reservedUntil;
+        view.reservedFor = rec.reservedFor;
+        reservations.push({ nicId: rec.id, vmId: rec.reservedFor, until: rec.reservedUntil });
+      }
+      nics.push(view);
+    }
+    const quota: SnapshotJson['quota'] = [];
+    const regionalCores: SnapshotJson['regionalCores'] = [];
+    for (const r of this.regions.values()) {
+      const families = new Set([...r.familyQuota.keys(), ...r.familyUsed.keys()]);
+      for (const family of families) {
+        quota.push({ subscriptionId: r.subscriptionId, location: r.location, family, usedCores: r.familyUsed.get(family) ?? 0, limitCores: r.familyQuota.get(family) ?? null });
+      }
+      regionalCores.push({ subscriptionId: r.subscriptionId, location: r.location, usedCores: r.totalUsed, limitCores: r.regionalQuota ?? null });
+    }
+    return {
+      t: now,
+      nics,
+      vms: [...this.vms.values()].map(toVm),
+      disks: [...this.disks.values()].map(toDisk),
+      reservations,
+      quota,
+      regionalCores,
+      subnets: [...this.subnets.values()].map((s) => ({ id: s.id, addressPrefix: s.addressPrefix, used: s.used, peak: s.peak, capacity: s.capacity })),
+      operations: { inProgress: this.opsInProgress, total: this.ops.size },
+    };
+  }
+
+  /**
+   * Resources whose NodeClaim tag is not a live NodeClaim. A NIC attached to an existing VM
+   * and a disk managed by one are judged by that VM's tag (ARM does not copy VM tags to the
+   * implicitly created OS disk, so an orphaned disk without a tag always counts).
+   */
+  leaks(liveNodeClaimNames: ReadonlySet<string>): Leaks {
+    const live = (tags: Tags): boolean => {
+      const owner = tags[TAG.nodeClaim];
+      return owner !== undefined && liveNodeClaimNames.has(owner);
+    };
+    const vms = [...this.vms.values()].filter((v) => !live(v.tags)).map(toVm);
+    const nics = [...this.nics.values()]
+      .filter((n) => {
+        const vm = n.attachedVmKey === undefined ? undefined : this.vms.get(n.attachedVmKey);
+        return !live(vm ? vm.tags : n.tags);
+      })
+      .map((n) => this.nicView(n));
+    const disks = [...this.disks.values()]
+      .filter((d) => {
+        const vm = d.managedByKey === undefined ? undefined : this.vms.get(d.managedByKey);
+        return !live(vm ? vm.tags : d.tags);
+      })
+      .map(toDisk);
+    return { nics, vms, disks };
+  }
+
+  injectFault(f: ArmFault): void {
+    switch (f.kind) {
+      case 'quota':
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          if (f.family === undefined) r.regionalQuota = f.cores;
+          else r.familyQuota.set(f.family, f.cores);
+        }
+        break;
+      case 'capacity':
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          if (f.allocationFailureRate !== undefined) r.allocationFailureRate = f.allocationFailureRate;
+          if (f.zonalAllocationFailureRate !== undefined) r.zonalAllocationFailureRate = f.zonalAllocationFailureRate;
+        }
+        break;
+      case 'throttle': {
+        if (f.enabled !== undefined) this.throttling = f.enabled;
+        if (f.drain) {
+          const regions = f.location === undefined ? [...this.regions.values()].filter((r) => f.subscriptionId === undefined || sameId(r.subscriptionId, f.subscriptionId)) : this.matchRegions(f.location, f.subscriptionId);
+          const kinds: BucketKind[] = f.bucket ? [f.bucket] : ['reads', 'writes', 'deletes'];
+          for (const r of regions) for (const kind of kinds) this.bucket(r.subscriptionId, r.location, kind).drain(this.clock.now());
+        }
+        break;
+      }
+      case 'transient':
+        if (f.transientFaultRate !== undefined) this.transientFaultRate = f.transientFaultRate;
+        if (f.timeoutRate !== undefined) this.timeoutRate = f.timeoutRate;
+        break;
+      case 'skuUnavailable':
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          if (f.unavailable === false) r.unavailable.delete(f.sku.toLowerCase());
+          else r.unavailable.add(f.sku.toLowerCase());
+        }
+        break;
+      default: {
+        const never: never = f;
+        throw new Error(`unknown fault ${JSON.stringify(never)}`);
+      }
+    }
+    this.emit('fault.injected', f.kind, 'Injected');
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  /**
+   * Runs one ARM call: throttling, injected 5xx and timeouts, then the body; counts the
+   * answer's status and reports it. A timed-out write may have taken effect first.
+   */
+  private invoke<T>(op: ArmOperation, kind: BucketKind, subscriptionId: string, location: string | undefined, name: string, body: () => Outcome<T>): T {
+    try {
+      this.lastBucket = undefined;
+      if (this.throttling) {
+        const loc = location ?? this.homeRegion.get(subscriptionId.toLowerCase()) ?? 'global';
+        const taken = this.bucket(subscriptionId, loc, kind).take(this.clock.now());
+        if (!taken.ok) {
+          this.lastBucket = { kind, remaining: 0 };
+          throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', taken.retryAfterSeconds);
+        }
+        this.lastBucket = { kind, remaining: taken.remaining };
+      }
+      if (this.transientFaultRate > 0 && this.random.next() < this.transientFaultRate) throw msg.internalError();
+      let timedOutAfter = false;
+      if (this.timeoutRate > 0 && this.random.next() < this.timeoutRate) {
+        if (kind === 'reads' || this.random.next() >= this.timeoutAfterEffectRate) throw msg.requestTimeout();
+        timedOutAfter = true;
+      }
+      if (timedOutAfter) {
+        try {
+          body();
+        } catch {
+          // The answer (success or refusal) is lost with the response.
+        }
+        throw msg.requestTimeout();
+      }
+      const out = body();
+      this.count(op, out.status, name, undefined);
+      return out.value;
+    } catch (err) {
+      if (err instanceof AzureError) this.count(op, err.statusCode, name, err.code);
+      throw err;
+    }
+  }
+
+  /** A counted list call: copies of the records under a resource group (or subscription). */
+  private listOf<R, V>(op: ArmOperation, scope: ListScope, records: Map<string, R>, view: (rec: R) => V): V[] {
+    return this.invoke(op, 'reads', scope.subscriptionId, undefined, scope.resourceGroup ?? '', () => {
+      const out: V[] = [];
+      const prefix = scopePrefix(scope);
+      for (const [key, rec] of records) if (key.startsWith(prefix)) out.push(view(rec));
+      return { status: 200, value: out };
+    });
+  }
+
+  /** Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota. */
+  private admitVm(req: VmCreateRequest, region: RegionState): void {
+    const type = this.types.get(req.vmSize.toLowerCase());
+    if (!type) throw msg.invalid(`The value ${req.vmSize} provided for the VM size is not valid.`);
+    const loc = req.location.toLowerCase();
+    if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) {
+      throw msg.skuNotAvailable(type.name, req.location);
+    }
+    const limit = region.familyQuota.get(type.family);
+    const used = region.familyUsed.get(type.family) ?? 0;
+    if (limit !== undefined && used + type.vcpu > limit) {
+      throw msg.quotaExceeded(type.family + ' Cores', req.location, limit, used, type.vcpu, 'per-vm-quota-requests');
+    }
+    if (region.regionalQuota !== undefined && region.totalUsed + type.vcpu > region.regionalQuota) {
+      throw msg.quotaExceeded('Total Regional Cores', req.location, region.regionalQuota, region.totalUsed, type.vcpu, 'regional-quota-requests');
+    }
+  }
+
+  private scheduleCreateOutcome(vm: VmRecord, op: OpRecord): void {
+    const r = vm.region;
+    let failure: 'AllocationFailed' | 'ZonalAllocationFailed' | undefined;
+    if (r.allocationFailureRate > 0 && this.random.next() < r.allocationFailureRate) failure = 'AllocationFailed';
+    else if (r.zonalAllocationFailureRate > 0 && this.random.next() < r.zonalAllocationFailureRate) failure = 'ZonalAllocationFailed';
+    const delay = this.draw(failure ? this.latency.vmCreateFailure : this.latency.vmCreate);
+    vm.timer = this.clock.setTimer(delay, () => {
+      vm.timer = undefined;
+      if (failure) this.failCreate(vm, op, failure);
+      else this.succeedCreate(vm, op);
+    });
+  }
+
+  private succeedCreate(vm: VmRecord, op: OpRecord): void {
+    vm.provisioningState = 'Succeeded';
+    for (const key of vm.nicKeys) {
+      const nic = this.nics.get(key);
+      if (nic) nic.failedAt = undefined;
+    }
+    const diskId = armId({ subscriptionId: vm.subscriptionId, resourceGroup: vm.resourceGroup, name: vm.osDiskName }, 'Microsoft.Compute/disks');
+    const diskKey = diskId.toLowerCase();
+    const disk = this.disks.get(diskKey);
+    if (disk) {
+      disk.managedByKey = vm.key;
+      disk.managedBy = vm.id;
+    } else {
+      this.disks.set(diskKey, {
+        key: diskKey, id: diskId, name: vm.osDiskName, location: vm.location, managedByKey: vm.key, managedBy: vm.id,
+        diskSizeGB: vm.osDiskSizeGB, tags: {}, timeCreated: this.clock.now(),
+      });
+      this.emit('disk.created', vm.osDiskName, 'Succeeded');
+    }
+    op.result = toVm(vm);
+    this.emit('vm.provisioned', vm.name, 'Succeeded');
+    this.finishOp(op, { status: 'Succeeded' });
+  }
+
+  /** ARM rolls an allocation-failed create back: the VM record goes, its NICs stay reserved. */
+  private failCreate(vm: VmRecord, op: OpRecord, code: 'AllocationFailed' | 'ZonalAllocationFailed'): void {
+    const now = this.clock.now();
+    this.vms.delete(vm.key);
+    this.addCores(vm.region, vm.family, -vm.cores);
+    for (const key of vm.nicKeys) {
+      const nic = this.nics.get(key);
+      if (!nic) continue;
+      if (nic.attachedVmKey === vm.key) nic.attachedVmKey = undefined;
+      nic.failedAt ??= now;
+    }
+    this.emit('vm.failed', vm.name, 'Failed', code);
+    const message = code === 'AllocationFailed' ? msg.ALLOCATION_FAILED_MESSAGE : msg.ZONAL_ALLOCATION_FAILED_MESSAGE;
+    this.finishOp(op, { status: 'Failed', error: { code, message } });
+  }
+
+  /** End of a VM delete: cores back, NICs and OS disk deleted or detached per deleteOption. */
+  private removeVm(vm: VmRecord): void {
+    this.vms.delete(vm.key);
+    this.addCores(vm.region, vm.family, -vm.cores);
+    for (const key of vm.nicKeys) {
+      const nic = this.nics.get(key);
+      if (!nic || nic.attachedVmKey !== vm.key) continue;
+      nic.attachedVmKey = undefined;
+      if (vm.nicDeleteOption === 'Delete') this.removeNic(nic);
+    }
+    const diskKey = armId({ subscriptionId: vm.subscriptionId, resourceGroup: vm.resourceGroup, name: vm.osDiskName }, 'Microsoft.Compute/disks').toLowerCase();
+    const disk = this.disks.get(diskKey);
+    if (disk && disk.managedByKey === vm.key) {
+      disk.managedByKey = undefined;
+      disk.managedBy = undefined;
+      if (vm.osDiskDeleteOption === 'Delete') this.removeDisk(disk);
+    }
+    this.emit('vm.removed', vm.name, 'Deleted');
+  }
+
+  private removeNic(nic: NicRecord): void {
+    this.nics.delete(nic.key);
+    nic.subnet.release(nic.ipOffset);
+    this.totalIps--;
+    if (nic.failedAt !== undefined) this.reapTimes.push((this.clock.now() - nic.failedAt) / 1000);
+    this.emit('nic.removed', nic.name, 'Deleted');
+  }
+
+  private removeDisk(disk: DiskRecord): void {
+    this.disks.delete(disk.key);
+    this.emit('disk.removed', disk.name, 'Deleted');
+  }
+
+  private addCores(region: RegionState, family: string, cores: number): void {
+    region.familyUsed.set(family, (region.familyUsed.get(family) ?? 0) + cores);
+    region.totalUsed += cores;
+  }
+
+  private newOp(kind: 'create' | 'delete'): OpRecord {
+    const op: OpRecord = { id: `op-${String(++this.opSeq).padStart(8, '0')}`, kind, startedAt: this.clock.now(), status: { status: 'InProgress' }, waiters: [] };
+    this.ops.set(op.id, op);
+    this.opsInProgress++;
+    return op;
+  }
+
+  private finishOp(op: OpRecord, status: OperationStatus): void {
+    if (op.status.status !== 'InProgress') return;
+    op.status = status;
+    op.endedAt = this.clock.now();
+    this.opsInProgress--;
+    const waiters = op.waiters;
+    op.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  private waitOp(op: OpRecord): Promise<void> {
+    if (op.status.status !== 'InProgress') return Promise.resolve();
+    return new Promise((resolve) => op.waiters.push(resolve));
+  }
+
+  /** Runs `fn` now (the request reaches ARM at call time) and answers after a drawn latency. */
+  private respond<T>(range: LatencyRangeMs, fn: () => T): Promise<T> {
+    let value: T;
+    try {
+      value = fn();
+    } catch (err) {
+      const delay = this.draw(range);
+      if (delay <= 0) return Promise.reject(err);
+      return new Promise((_, reject) => this.clock.setTimer(delay, () => reject(err)));
+    }
+    const delay = this.draw(range);
+    if (delay <= 0) return Promise.resolve(value);
+    return new Promise((resolve) => this.clock.setTimer(delay, () => resolve(value)));
+  }
+
+  private draw(range: LatencyRangeMs): number {
+    if (range.max <= range.min) return range.min;
+    return Math.round(range.min + this.random.next() * (range.max - range.min));
+  }
+
+  private bucket(subscriptionId: string, location: string, kind: BucketKind): TokenBucket {
+    const key = `${subscriptionId.toLowerCase()}|${location.toLowerCase()}|${kind}`;
+    let b = this.buckets.get(key);
+    if (!b) {
+      const limits = BUCKET_LIMITS[kind];
+      b = new TokenBucket(limits.capacity, limits.refillPerSecond, this.clock.now());
+      this.buckets.set(key, b);
+    }
+    return b;
+  }
+
+  private matchRegions(location: string, subscriptionId: string | undefined): RegionState[] {
+    const out = [...this.regions.values()].filter(
+      (r) => sameId(r.location, location) && (subscriptionId === undefined || sameId(r.subscriptionId, subscriptionId)),
+    );
+    if (out.length === 0) throw new Error(`fake ARM: no configured region ${location}${subscriptionId ? ` in ${subscriptionId}` : ''}`);
+    return out;
+  }
+
+  private addRegion(r: FakeArmRegionConfig): void {
+    const key = regionKey(r.subscriptionId, r.location);
+    this.regions.set(key, {
+      subscriptionId: r.subscriptionId,
+      location: r.location,
+      familyQuota: new Map(Object.entries(r.familyQuotaCores)),
+      familyUsed: new Map(),
+      regionalQuota: r.regionalQuotaCores,
+      totalUsed: 0,
+      unavailable: new Set((r.unavailableSkus ?? []).map((s) => s.toLowerCase())),
+      allocationFailureRate: r.allocationFailureRate ?? 0,
+      zonalAllocationFailureRate: r.zonalAllocationFailureRate ?? 0,
+    });
+    const sub = r.subscriptionId.toLowerCase();
+    if (!this.homeRegion.has(sub)) this.homeRegion.set(sub, r.location);
+  }
+
+  private nicView(rec: NicRecord): Nic {
+    const nic: Nic = {
+      id: rec.id, name: rec.name, location: rec.location, subnetId: rec.subnetId, privateIpAddress: rec.ip,
+      provisioningState: 'Succeeded', tags: { ...rec.tags },
+    };
+    const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
+    if (vm) nic.virtualMachineId = vm.id;
+    return nic;
+  }
+
+  private count(op: ArmOperation, status: number, name: string, code: string | undefined): void {
+    let byStatus = this.calls.get(op);
+    if (!byStatus) this.calls.set(op, (byStatus = new Map()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    if (this.onEvent) {
+      const e: ArmEvent = { t: this.clock.now(), op, name, status };
+      if (code !== undefined) e.code = code;
+      this.onEvent(e);
+    }
+  }
+
+  private emit(op: ArmStateChange, name: string, status: string, code?: string): void {
+    if (!this.onEvent) return;
+    const e: ArmEvent = { t: this.clock.now(), op, name, status };
+    if (code !== undefined) e.code = code;
+    this.onEvent(e);
+  }
+}
+
+function regionKey(subscriptionId: string, location: string): string {
+  return `${subscriptionId.toLowerCase()}|${location.toLowerCase()}`;
+}
+
+function sameId(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** Lower-cased id prefix of a resource group (or, without one, a subscription). */
+function scopePrefix(scope: { subscriptionId: string; resourceGroup?: string | undefined }): string {
+  const sub = `/subscriptions/${scope.subscriptionId}/`;
+  return (scope.resourceGroup === undefined ? sub : `${sub}resourcegroups/${scope.resourceGroup}/`).toLowerCase();
+}
+
+function toVm(rec: VmRecord | VmDetails): Vm {
+  const nicIds = 'nicKeys' in rec ? rec.nicIds : rec.nicIds;
+  const state = 'state' in rec ? rec.provisioningState : rec.provisioningState;
+  return {
+    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: [...nicIds], osDiskName: rec.osDiskName,
+    provisioningState: state, tags: { ...rec.tags },
+  };
+}
+
+function toVmDetails(rec: VmRecord): VmDetails {
+  return {
+    ...toVm(rec),
+    subscriptionId: rec.subscriptionId, resourceGroup: rec.resourceGroup, nicDeleteOption: rec.nicDeleteOption,
+    osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: rec.image,
+    adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
+  };
+}
+
+function toDisk(rec: DiskRecord): Disk {
+  const d: Disk = { id: rec.id, name: rec.name, tags: { ...rec.tags } };
+  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  return d;
+}
+
+function toDiskDetails(rec: DiskRecord): DiskDetails {
+  const d: DiskDetails = { id: rec.id, name: rec.name, tags: { ...rec.tags }, location: rec.location, diskSizeGB: rec.diskSizeGB, timeCreated: rec.timeCreated };
+  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  return d;
+}
+
+/** An LRO failure as the port reports it; codes outside the AzureErrorCode union become Unknown. */
+function toAzureError(error: { code: string; message: string }, status: number): AzureError {
+  const code = KNOWN_CODES.has(error.code) ? (error.code as AzureErrorCode) : 'Unknown';
+  return msg.armError(code, status, code === 'Unknown' ? `${error.code}: ${error.message}` : error.message);
+}

@@ -1,0 +1,118 @@
+import { AzureError, type AzureErrorCode } from '../../ports/azure.js';
+
+/**
+ * Azure's own error texts (as seen in the wild), so code and humans that match on the
+ * message (log greps, classifiers) see what production would show them.
+ */
+
+/**
+ * Builds an AzureError without capturing a stack trace. Refusals are ordinary answers on
+ * the simulator's hot path (thousands per run) and a stack, mapped through source maps,
+ * costs ~50 µs each while saying nothing about the fake's caller that the code does not.
+ */
+export function armError(code: AzureErrorCode, status: number, message: string, retryAfterSeconds?: number): AzureError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new AzureError(code, status, message, retryAfterSeconds);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+const QUOTA_PORTAL = 'https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/UsageAndQuota.ReactView';
+
+export function quotaExceeded(
+  what: string,
+  location: string,
+  limit: number,
+  usage: number,
+  required: number,
+  docs: 'per-vm-quota-requests' | 'regional-quota-requests',
+): AzureError {
+  return armError(
+    'OperationNotAllowed',
+    409,
+    `Operation could not be completed as it results in exceeding approved ${what} quota. Additional details - ` +
+      `Deployment Model: Resource Manager, Location: ${location}, Current Limit: ${limit}, Current Usage: ${usage}, ` +
+      `Additional Required: ${required}, (Minimum) New Limit Required: ${usage + required}. Submit a request for Quota ` +
+      `increase at ${QUOTA_PORTAL} by specifying parameters listed in the ‘Details’ section for deployment to succeed. ` +
+      `Please read more about quota limits at https://docs.microsoft.com/en-us/azure/azure-supportability/${docs}`,
+  );
+}
+
+export function nicReserved(reservedVmId: string, seconds: number): AzureError {
+  return armError(
+    'NicReservedForAnotherVm',
+    400,
+    `Nic(s) in request is reserved for another Virtual Machine for ${seconds} seconds. Please provide another nic(s) ` +
+      `or retry after ${seconds} seconds. Reserved VM: ${reservedVmId}`,
+  );
+}
+
+export function nicInUse(nicId: string, vmId: string): AzureError {
+  return armError('NicInUse', 400, `Network Interface ${nicId} is used by existing VM ${vmId}.`);
+}
+
+export function skuNotAvailable(vmSize: string, location: string): AzureError {
+  return armError(
+    'SkuNotAvailable',
+    409,
+    `The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: ${vmSize}' is currently ` +
+      `not available in location '${location}'. Please try another size or deploy to a different location or different ` +
+      `zone. See https://aka.ms/azureskunotavailable for details.`,
+  );
+}
+
+export function subnetIsFull(subnetId: string, addressPrefix: string): AzureError {
+  const name = subnetId.slice(subnetId.lastIndexOf('/') + 1);
+  return armError(
+    'SubnetIsFull',
+    400,
+    `Subnet ${name} with address prefix ${addressPrefix} does not have enough capacity for 1 IP addresses.`,
+  );
+}
+
+export const ALLOCATION_FAILED_MESSAGE =
+  'Allocation failed. We do not have sufficient capacity for the requested VM size in this region. Read more about ' +
+  'improving likelihood of allocation success at http://aka.ms/allocation-guidance';
+
+export const ZONAL_ALLOCATION_FAILED_MESSAGE =
+  'Allocation failed. We do not have sufficient capacity for the requested VM size in this zone. Read more about ' +
+  'improving likelihood of allocation success at http://aka.ms/allocation-guidance';
+
+export const OPERATION_PREEMPTED_MESSAGE = 'Operation execution has been preempted by a more recent operation.';
+
+export function vmBeingDeleted(vmName: string): AzureError {
+  // Real ARM answers this with OperationNotAllowed too (the same code as a quota refusal).
+  return armError(
+    'OperationNotAllowed',
+    409,
+    `Operation 'PUT' is not allowed on VM '${vmName}' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete).`,
+  );
+}
+
+export function diskAttached(diskName: string, vmId: string): AzureError {
+  return armError('OperationNotAllowed', 409, `Disk ${diskName} is attached to VM ${vmId}.`);
+}
+
+export function invalid(message: string): AzureError {
+  return armError('InvalidParameter', 400, message);
+}
+
+export function throttled(bucket: string, retryAfterSeconds: number): AzureError {
+  return armError(
+    'TooManyRequests',
+    429,
+    `Number of '${bucket}' requests for subscription exceeded the limit. Please try again after '${retryAfterSeconds}' seconds.`,
+    retryAfterSeconds,
+  );
+}
+
+export function internalError(): AzureError {
+  return armError('InternalServerError', 500, 'An internal server error occurred. Please try again later.');
+}
+
+export function requestTimeout(): AzureError {
+  return armError('RequestTimeout', 408, 'The request timed out. The operation may or may not have completed.');
+}

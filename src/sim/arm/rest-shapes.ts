@@ -1,0 +1,197 @@
+import type { Nic } from '../../ports/azure.js';
+import type { InstanceType } from '../../catalog/skus.js';
+import type { DiskDetails, VmDetails } from './fake-arm.js';
+import type { OperationStatus } from './types.js';
+
+/**
+ * ARM wire JSON for the resources the fake serves, in the shapes Microsoft.Network
+ * (2024+) and Microsoft.Compute (2024+) return and the TypeSpec-generated SDKs
+ * (@azure/arm-network 39, @azure/arm-compute 25) deserialize. Only what azflex and the
+ * SDK read is rendered; customData is never rendered (ARM never returns it either).
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A stable pseudo-GUID from a resource id, so repeated GETs agree and runs are reproducible. */
+export function stableGuid(seed: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < seed.length; i++) {
+    const c = seed.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  const hex = (n: number): string => n.toString(16).padStart(8, '0');
+  const a = hex(h1);
+  const b = hex(h2);
+  const c = hex(Math.imul(h1 ^ h2, 0x27d4eb2d) >>> 0);
+  const d = hex(Math.imul(h2 + 0x9e3779b9, h1 | 1) >>> 0);
+  return `${a}-${b.slice(0, 4)}-4${b.slice(5, 8)}-a${c.slice(1, 4)}-${c.slice(4)}${d}`;
+}
+
+export function nicJson(nic: Nic): JsonObject {
+  const ipConfigId = `${nic.id}/ipConfigurations/ipconfig1`;
+  const properties: JsonObject = {
+    provisioningState: nic.provisioningState,
+    resourceGuid: stableGuid(nic.id.toLowerCase()),
+    ipConfigurations: [
+      {
+        id: ipConfigId,
+        name: 'ipconfig1',
+        type: 'Microsoft.Network/networkInterfaces/ipConfigurations',
+        properties: {
+          provisioningState: 'Succeeded',
+          privateIPAddress: nic.privateIpAddress ?? null,
+          privateIPAllocationMethod: 'Dynamic',
+          subnet: { id: nic.subnetId },
+          primary: true,
+          privateIPAddressVersion: 'IPv4',
+        },
+      },
+    ],
+    dnsSettings: { dnsServers: [], appliedDnsServers: [] },
+    enableAcceleratedNetworking: false,
+    enableIPForwarding: false,
+    disableTcpStateTracking: false,
+    nicType: 'Standard',
+    auxiliaryMode: 'None',
+    auxiliarySku: 'None',
+  };
+  if (nic.virtualMachineId !== undefined) {
+    properties['virtualMachine'] = { id: nic.virtualMachineId };
+    properties['primary'] = true;
+  }
+  return {
+    name: nic.name,
+    id: nic.id,
+    etag: `W/"${stableGuid(nic.id + (nic.virtualMachineId ?? ''))}"`,
+    type: 'Microsoft.Network/networkInterfaces',
+    location: nic.location,
+    tags: { ...nic.tags },
+    kind: 'Regular',
+    properties,
+  };
+}
+
+export function vmJson(vm: VmDetails): JsonObject {
+  const diskId = `/subscriptions/${vm.subscriptionId}/resourceGroups/${vm.resourceGroup}/providers/Microsoft.Compute/disks/${vm.osDiskName ?? ''}`;
+  const image: JsonObject =
+    'id' in vm.image
+      ? { id: vm.image.id }
+      : { publisher: vm.image.reference.publisher, offer: vm.image.reference.offer, sku: vm.image.reference.sku, version: vm.image.reference.version };
+  const managedDisk: JsonObject = { storageAccountType: 'Premium_LRS' };
+  // ARM fills managedDisk.id once the disk exists.
+  if (vm.provisioningState === 'Succeeded' || vm.provisioningState === 'Deleting') managedDisk['id'] = diskId;
+  return {
+    name: vm.name,
+    id: vm.id,
+    type: 'Microsoft.Compute/virtualMachines',
+    location: vm.location,
+    tags: { ...vm.tags },
+    properties: {
+      vmId: stableGuid(vm.id.toLowerCase()),
+      hardwareProfile: { vmSize: vm.vmSize },
+      storageProfile: {
+        imageReference: image,
+        osDisk: {
+          osType: 'Linux',
+          name: vm.osDiskName ?? null,
+          createOption: 'FromImage',
+          caching: 'ReadWrite',
+          managedDisk,
+          deleteOption: vm.osDiskDeleteOption,
+          diskSizeGB: vm.osDiskSizeGB,
+        },
+        dataDisks: [],
+      },
+      osProfile: {
+        computerName: vm.name,
+        adminUsername: vm.adminUsername,
+        linuxConfiguration: {
+          disablePasswordAuthentication: true,
+          ssh: { publicKeys: vm.sshPublicKeys.map((keyData) => ({ path: `/home/${vm.adminUsername}/.ssh/authorized_keys`, keyData })) },
+          provisionVMAgent: true,
+        },
+        secrets: [],
+        allowExtensionOperations: true,
+        requireGuestProvisionSignal: true,
+      },
+      networkProfile: {
+        networkInterfaces: vm.nicIds.map((id, i) => ({ id, properties: { primary: i === 0, deleteOption: vm.nicDeleteOption } })),
+      },
+      priority: vm.priority,
+      provisioningState: vm.provisioningState,
+      timeCreated: iso(vm.timeCreated),
+    },
+  };
+}
+
+export function diskJson(disk: DiskDetails): JsonObject {
+  const out: JsonObject = {
+    name: disk.name,
+    id: disk.id,
+    type: 'Microsoft.Compute/disks',
+    location: disk.location,
+    tags: { ...disk.tags },
+    sku: { name: 'Premium_LRS', tier: 'Premium' },
+    properties: {
+      osType: 'Linux',
+      hyperVGeneration: 'V2',
+      creationData: { createOption: 'FromImage' },
+      diskSizeGB: disk.diskSizeGB,
+      provisioningState: 'Succeeded',
+      diskState: disk.managedBy === undefined ? 'Unattached' : 'Attached',
+      timeCreated: iso(disk.timeCreated),
+      uniqueId: stableGuid(disk.id.toLowerCase()),
+    },
+  };
+  if (disk.managedBy !== undefined) out['managedBy'] = disk.managedBy;
+  return out;
+}
+
+/**
+ * One Resource SKU entry per (SKU, location), as the Resource SKUs API lists them, with a
+ * `NotAvailableForSubscription` location restriction for SKUs made unavailable there.
+ */
+export function resourceSkuJson(type: InstanceType, location: string, restricted: boolean): JsonObject {
+  const caps: Array<[string, string]> = [
+    ['vCPUs', String(type.vcpu)],
+    ['vCPUsAvailable', String(type.vcpu)],
+    ['MemoryGB', String(Math.round((type.memoryMiB / 1024) * 100) / 100)],
+    ['MaxResourceVolumeMB', String(type.ephemeralStorageGiB * 1024)],
+    ['GPUs', String(type.gpuCount)],
+    ['HyperVGenerations', 'V2'],
+    ['CpuArchitectureType', type.arch === 'arm64' ? 'Arm64' : 'x64'],
+    ['PremiumIO', 'True'],
+    ['AcceleratedNetworkingEnabled', 'True'],
+    ['LowPriorityCapable', 'True'],
+  ];
+  return {
+    resourceType: 'virtualMachines',
+    name: type.name,
+    tier: 'Standard',
+    size: type.name.replace(/^Standard_/, ''),
+    family: type.family,
+    locations: [location],
+    locationInfo: [{ location, zones: [], zoneDetails: [] }],
+    capabilities: caps.map(([name, value]) => ({ name, value })),
+    restrictions: restricted
+      ? [{ type: 'Location', values: [location], restrictionInfo: { locations: [location] }, reasonCode: 'NotAvailableForSubscription' }]
+      : [],
+  };
+}
+
+/** The Azure-AsyncOperation status document. */
+export function operationJson(id: string, status: OperationStatus, startMs: number, endMs: number | undefined): JsonObject {
+  const out: JsonObject = { name: id, status: status.status, startTime: iso(startMs) };
+  if (endMs !== undefined && status.status !== 'InProgress') out['endTime'] = iso(endMs);
+  if (status.status === 'Failed') out['error'] = { code: status.error.code, message: status.error.message };
+  return out;
+}
+
+export function errorJson(code: string, message: string): JsonObject {
+  return { error: { code, message } };
+}

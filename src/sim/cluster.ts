@@ -1,0 +1,216 @@
+import type {
+  AzureFlexNodeClass,
+  ClusterPort,
+  KubeEvent,
+  MetadataPatch,
+  Node,
+  NodeClaim,
+  NodePool,
+  Pod,
+  Taint,
+} from '../ports/cluster.js';
+import { ClusterError } from '../ports/cluster.js';
+import type { Clock } from '../ports/clock.js';
+
+/**
+ * In-memory API server for the simulator and the fast property tests. It keeps the
+ * semantics the controller relies on: finalizers hold a deleted object with a
+ * deletionTimestamp, removing the last finalizer deletes it, names are unique, reads
+ * return snapshots (objects are replaced on write, never mutated in place).
+ */
+export class FakeCluster implements ClusterPort {
+  readonly nodeClaims = new Map<string, NodeClaim>();
+  readonly nodes = new Map<string, Node>();
+  readonly pods = new Map<string, Pod>();
+  readonly nodePools = new Map<string, NodePool>();
+  readonly nodeClasses = new Map<string, AzureFlexNodeClass>();
+  readonly events: Array<KubeEvent & { t: number }> = [];
+  readonly stats = { nodeClaimsCreated: 0 };
+  private uid = 0;
+  private rv = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  private iso(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  newUid(): string {
+    return `uid-${++this.uid}`;
+  }
+
+  private stamp<T extends { metadata: { resourceVersion?: string } }>(obj: T): T {
+    obj.metadata.resourceVersion = String(++this.rv);
+    return obj;
+  }
+
+  async listNodeClaims(): Promise<NodeClaim[]> {
+    return [...this.nodeClaims.values()];
+  }
+
+  async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
+    return this.nodeClaims.get(name);
+  }
+
+  async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {
+    const name = nodeClaim.metadata.name;
+    if (this.nodeClaims.has(name)) throw new ClusterError('AlreadyExists', `nodeclaims "${name}" already exists`);
+    const created = this.stamp({
+      ...nodeClaim,
+      metadata: { ...nodeClaim.metadata, uid: this.newUid(), creationTimestamp: this.iso() },
+    });
+    this.nodeClaims.set(name, created);
+    this.stats.nodeClaimsCreated++;
+    return created;
+  }
+
+  async patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<NodeClaim> {
+    const nc = this.nodeClaims.get(name);
+    if (!nc) throw new ClusterError('NotFound', `nodeclaims "${name}" not found`);
+    const next = this.stamp({ ...nc, metadata: patchMetadata(nc.metadata, patch) });
+    if (next.metadata.deletionTimestamp && next.metadata.finalizers.length === 0) {
+      this.nodeClaims.delete(name);
+    } else {
+      this.nodeClaims.set(name, next);
+    }
+    return next;
+  }
+
+  async updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim> {
+    const nc = this.nodeClaims.get(name);
+    if (!nc) throw new ClusterError('NotFound', `nodeclaims "${name}" not found`);
+    const next = this.stamp({ ...nc, status });
+    this.nodeClaims.set(name, next);
+    return next;
+  }
+
+  async deleteNodeClaim(name: string): Promise<void> {
+    const nc = this.nodeClaims.get(name);
+    if (!nc) return;
+    if (nc.metadata.finalizers.length === 0) {
+      this.nodeClaims.delete(name);
+      return;
+    }
+    if (!nc.metadata.deletionTimestamp) {
+      this.nodeClaims.set(name, this.stamp({ ...nc, metadata: { ...nc.metadata, deletionTimestamp: this.iso() } }));
+    }
+  }
+
+  async listNodes(): Promise<Node[]> {
+    return [...this.nodes.values()];
+  }
+
+  async patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node> {
+    const node = this.nodes.get(name);
+    if (!node) throw new ClusterError('NotFound', `nodes "${name}" not found`);
+    const next = this.stamp({
+      ...node,
+      metadata: patch.metadata ? patchMetadata(node.metadata, patch.metadata) : node.metadata,
+      spec: {
+        ...node.spec,
+        unschedulable: patch.unschedulable ?? node.spec.unschedulable,
+        taints: patch.taints ?? node.spec.taints,
+      },
+    });
+    this.nodes.set(name, next);
+    return next;
+  }
+
+  async deleteNode(name: string): Promise<void> {
+    this.nodes.delete(name);
+    // Pods on a deleted node are gone with it; their ReplicaSets recreate them as Pending.
+    for (const pod of [...this.pods.values()]) if (pod.spec.nodeName === name) await this.evictPod(pod.metadata.namespace, pod.metadata.name);
+  }
+
+  async listPods(): Promise<Pod[]> {
+    return [...this.pods.values()];
+  }
+
+  /** Evicted pods go back to Pending, as a ReplicaSet's replacement would. */
+  async evictPod(namespace: string, name: string): Promise<boolean> {
+    const key = `${namespace}/${name}`;
+    const pod = this.pods.get(key);
+    if (!pod) return true;
+    if (pod.ownerKind === 'DaemonSet') {
+      this.pods.delete(key);
+      return true;
+    }
+    const { nodeName: _unbound, ...spec } = pod.spec;
+    this.pods.set(key, this.stamp({ ...pod, spec, status: { phase: 'Pending', conditions: [] } }));
+    return true;
+  }
+
+  async listNodePools(): Promise<NodePool[]> {
+    return [...this.nodePools.values()];
+  }
+
+  async updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void> {
+    const np = this.nodePools.get(name);
+    if (np) this.nodePools.set(name, this.stamp({ ...np, status }));
+  }
+
+  async listNodeClasses(): Promise<AzureFlexNodeClass[]> {
+    return [...this.nodeClasses.values()];
+  }
+
+  async patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<AzureFlexNodeClass> {
+    const nc = this.nodeClasses.get(name);
+    if (!nc) throw new ClusterError('NotFound', `azureflexnodeclasses "${name}" not found`);
+    const next = this.stamp({ ...nc, metadata: patchMetadata(nc.metadata, patch) });
+    if (next.metadata.deletionTimestamp && next.metadata.finalizers.length === 0) this.nodeClasses.delete(name);
+    else this.nodeClasses.set(name, next);
+    return next;
+  }
+
+  async updateNodeClassStatus(name: string, status: AzureFlexNodeClass['status']): Promise<void> {
+    const nc = this.nodeClasses.get(name);
+    if (nc) this.nodeClasses.set(name, this.stamp({ ...nc, status }));
+  }
+
+  async recordEvent(event: KubeEvent): Promise<void> {
+    this.events.push({ ...event, t: this.clock.now() });
+  }
+
+  // --- world-side helpers (used by the simulated kubelet, scheduler and workload) ---
+
+  putPod(pod: Pod): void {
+    this.pods.set(`${pod.metadata.namespace}/${pod.metadata.name}`, this.stamp(pod));
+  }
+
+  removePod(namespace: string, name: string): void {
+    this.pods.delete(`${namespace}/${name}`);
+  }
+
+  putNode(node: Node): void {
+    this.nodes.set(node.metadata.name, this.stamp(node));
+  }
+
+  putNodePool(np: NodePool): void {
+    this.nodePools.set(np.metadata.name, this.stamp(np));
+  }
+
+  putNodeClass(nc: AzureFlexNodeClass): void {
+    this.nodeClasses.set(nc.metadata.name, this.stamp(nc));
+  }
+}
+
+function patchMetadata<M extends { labels: Record<string, string>; annotations: Record<string, string>; finalizers: string[] }>(
+  meta: M,
+  patch: MetadataPatch,
+): M {
+  return {
+    ...meta,
+    labels: patch.labels ? mergeMap(meta.labels, patch.labels) : meta.labels,
+    annotations: patch.annotations ? mergeMap(meta.annotations, patch.annotations) : meta.annotations,
+    finalizers: patch.finalizers ?? meta.finalizers,
+  };
+}
+
+function mergeMap(base: Record<string, string>, patch: Record<string, string | null>): Record<string, string> {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,127 @@
+import type { InstanceType } from '../catalog/skus.js';
+import { TAG } from '../azure/naming.js';
+import type { Condition, Node, Pod } from '../ports/cluster.js';
+import type { Clock, Random } from '../ports/clock.js';
+import { podRequirementTerms } from '../provisioning/scheduler.js';
+import { Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
+import { fitsWithin, podRequests, resourcesFromList, subtractResources, type Resources } from '../provisioning/resources.js';
+import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
+import { LABEL } from '../runtime/annotations.js';
+import type { FakeArm } from './arm/fake-arm.js';
+import type { FakeCluster } from './cluster.js';
+
+const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
+
+/**
+ * The cluster side of the simulated world: VMs that boot register Nodes (as the flex node
+ * agent's kubeadm join would) with the right providerID after a boot delay, Nodes whose VM
+ * is gone turn NotReady, and a kube-scheduler binds pending pods to Ready nodes or marks
+ * them Unschedulable, which is what the provisioner watches for.
+ */
+export class SimKubelet {
+  private readonly readyAt = new Map<string, number>();
+
+  constructor(
+    private readonly arm: FakeArm,
+    private readonly cluster: FakeCluster,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly instanceTypes: ReadonlyMap<string, InstanceType>,
+    private readonly bootMs: { min: number; max: number },
+  ) {}
+
+  tick(): void {
+    this.registerNodes();
+    this.schedulePods();
+  }
+
+  private registerNodes(): void {
+    const now = this.clock.now();
+    const vms = this.arm.snapshot().vms;
+    const live = new Set<string>();
+    const byProviderId = new Map<string, Node>();
+    for (const node of this.cluster.nodes.values()) if (node.spec.providerID) byProviderId.set(node.spec.providerID.toLowerCase(), node);
+    for (const vm of vms) {
+      if (vm.provisioningState !== 'Succeeded') continue;
+      const providerID = PROVIDER_ID_PREFIX + vm.id;
+      live.add(providerID.toLowerCase());
+      if (byProviderId.has(providerID.toLowerCase())) continue;
+      let at = this.readyAt.get(vm.id);
+      if (at === undefined) {
+        at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
+        this.readyAt.set(vm.id, at);
+      }
+      if (now < at) continue;
+      this.readyAt.delete(vm.id);
+      this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now));
+    }
+    for (const node of this.cluster.nodes.values()) {
+      const pid = node.spec.providerID?.toLowerCase();
+      if (!pid || live.has(pid) || !isReady(node)) continue;
+      this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
+    }
+  }
+
+  private nodeFor(vmId: string, vmName: string, vmSize: string, location: string, tags: Record<string, string>, now: number): Node {
+    const it = this.instanceTypes.get(vmSize.toLowerCase());
+    const nodeClaim = this.cluster.nodeClaims.get(tags[TAG.nodeClaim] ?? '');
+    const labels: Record<string, string> = { ...(nodeClaim?.metadata.labels ?? {}) };
+    for (const r of nodeClaim?.spec.requirements ?? []) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
+    labels[LABEL.instanceType] = vmSize;
+    labels[LABEL.region] = location;
+    labels['kubernetes.io/hostname'] = vmName;
+    const capacity: Record<string, string> = it
+      ? { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: String(it.maxPods), ...(it.gpuCount ? { 'nvidia.com/gpu': String(it.gpuCount) } : {}) }
+      : {};
+    return {
+      metadata: { name: vmName, uid: this.cluster.newUid(), labels, annotations: {}, finalizers: [], creationTimestamp: new Date(now).toISOString() },
+      spec: { providerID: PROVIDER_ID_PREFIX + vmId, taints: nodeClaim?.spec.taints ?? [] },
+      status: { capacity, allocatable: capacity, conditions: [condition('Ready', 'True', 'KubeletReady', now)] },
+    };
+  }
+
+  private schedulePods(): void {
+    const now = this.clock.now();
+    const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
+    const free = new Map<string, Resources>();
+    for (const n of nodes) free.set(n.metadata.name, resourcesFromList(n.status.allocatable));
+    const pending: Pod[] = [];
+    for (const pod of this.cluster.pods.values()) {
+      if (pod.spec.nodeName) {
+        const f = free.get(pod.spec.nodeName);
+        if (f) free.set(pod.spec.nodeName, subtractResources(f, podRequests(pod)));
+      } else {
+        pending.push(pod);
+      }
+    }
+    for (const pod of pending) {
+      const req = podRequests(pod);
+      const terms = podRequirementTerms(pod);
+      const node = nodes.find(
+        (n) =>
+          fitsWithin(req, free.get(n.metadata.name)!) &&
+          firstUntoleratedTaint(pod.spec.tolerations, n.spec.taints) === undefined &&
+          terms.some((t) => Requirements.fromLabels(n.metadata.labels).compatible(t, NO_UNDEFINED_LABELS) === undefined),
+      );
+      if (node) {
+        free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
+        this.cluster.putPod({
+          ...pod,
+          spec: { ...pod.spec, nodeName: node.metadata.name },
+          status: { phase: 'Running', conditions: [condition('PodScheduled', 'True', '', now)] },
+        });
+      } else if (!pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable')) {
+        this.cluster.putPod({ ...pod, status: { phase: 'Pending', conditions: [condition('PodScheduled', 'False', 'Unschedulable', now)] } });
+      }
+    }
+  }
+}
+
+function isReady(node: Node): boolean {
+  return node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+function condition(type: string, status: Condition['status'], reason: string, now: number): Condition {
+  return { type, status, reason, message: '', lastTransitionTime: new Date(now).toISOString() };
+}
+

@@ -1,0 +1,111 @@
+import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
+
+/** The built-in scenarios of `azflex simulate`. Each reproduces one way Azure says no. */
+const H200 = 'Standard_ND96isr_H200_v5';
+const H200_FAMILY = 'standardNDSH200v5Family';
+const SUB = '00000000-0000-0000-0000-000000000001';
+
+const h200Pool = {
+  name: 'h200',
+  nodeClass: 'h200-eastus2',
+  instanceTypes: [H200],
+  labels: { gpu: 'h200' },
+  taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' as const }],
+  limits: { 'nvidia.com/gpu': '64' },
+};
+
+const h200Class = { name: 'h200-eastus2', location: 'eastus2', subscriptionID: SUB, subnetPrefix: '10.1.0.0/24' };
+
+const gpuPods = (count: number, extra: Partial<ScenarioInput['workload'][number]> = {}) => ({
+  count,
+  prefix: 'train',
+  requests: { cpu: '80', memory: '1000Gi', 'nvidia.com/gpu': '8' },
+  nodeSelector: { gpu: 'h200' },
+  tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' as const, effect: 'NoSchedule' as const }],
+  ...extra,
+});
+
+const BUILT_IN: Record<string, ScenarioInput> = {
+  'quota-storm': {
+    name: 'quota-storm',
+    description:
+      'The upstream incident: an H200 NodePool in eastus2 with family quota for 2 nodes, more GPU pods pending than fit, a create attempt every ~10 s, a /24 subnet, 8 hours.',
+    hours: 8,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 } }],
+    nodeClasses: [h200Class],
+    nodePools: [h200Pool],
+    workload: [gpuPods(3)],
+  },
+  'capacity-flap': {
+    name: 'capacity-flap',
+    description: 'Quota is fine but H200 capacity comes and goes: accepted creates fail asynchronously with AllocationFailed/ZonalAllocationFailed.',
+    hours: 8,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 96 * 8 }, allocationFailureRate: 0.6, zonalAllocationFailureRate: 0.2 }],
+    nodeClasses: [h200Class],
+    nodePools: [h200Pool],
+    workload: [gpuPods(6)],
+    faults: {
+      schedule: [
+        { at: 2 * 3600, fault: { kind: 'capacity', location: 'eastus2', allocationFailureRate: 0, zonalAllocationFailureRate: 0 } },
+        { at: 3 * 3600, fault: { kind: 'capacity', location: 'eastus2', allocationFailureRate: 0.9, zonalAllocationFailureRate: 0.05 } },
+        { at: 6 * 3600, fault: { kind: 'capacity', location: 'eastus2', allocationFailureRate: 0.1, zonalAllocationFailureRate: 0 } },
+      ],
+    },
+  },
+  throttle: {
+    name: 'throttle',
+    description: 'A burst of CPU and GPU pods while ARM throttles: the write bucket is drained at the start and 5xx/timeouts are frequent.',
+    hours: 2,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192, standardDSv5Family: 800 } }],
+    nodeClasses: [h200Class],
+    nodePools: [
+      h200Pool,
+      { name: 'cpu', nodeClass: 'h200-eastus2', instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '800' } },
+    ],
+    workload: [
+      gpuPods(4),
+      { count: 60, prefix: 'web', requests: { cpu: '6', memory: '16Gi' }, nodeSelector: { workload: 'cpu' } },
+    ],
+    faults: {
+      throttling: true,
+      transientFaultRate: 0.05,
+      timeoutRate: 0.03,
+      schedule: [
+        { at: 0, fault: { kind: 'throttle', bucket: 'writes', drain: true } },
+        { at: 1800, fault: { kind: 'throttle', bucket: 'deletes', drain: true } },
+      ],
+    },
+  },
+  'crash-restart': {
+    name: 'crash-restart',
+    description: 'quota-storm with the controller killed at random await points 20 times and restarted 30 s later.',
+    hours: 8,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 }, allocationFailureRate: 0.1 }],
+    nodeClasses: [h200Class],
+    nodePools: [h200Pool],
+    workload: [gpuPods(3)],
+    faults: { restarts: 20, restartDelaySeconds: 30 },
+  },
+  churn: {
+    name: 'churn',
+    description: 'Pods come and go: CPU web pods in waves with a limited lifetime and short GPU jobs; empty nodes are consolidated away.',
+    hours: 6,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 384, standardDSv5Family: 400 }, allocationFailureRate: 0.1 }],
+    nodeClasses: [h200Class],
+    nodePools: [
+      { ...h200Pool, consolidateAfter: '5m' },
+      { name: 'cpu', nodeClass: 'h200-eastus2', instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '400' }, consolidateAfter: '2m' },
+    ],
+    workload: [
+      { count: 20, prefix: 'web', requests: { cpu: '3', memory: '8Gi' }, nodeSelector: { workload: 'cpu' }, lifetimeSeconds: 1800, repeatEverySeconds: 2700 },
+      gpuPods(3, { prefix: 'job', lifetimeSeconds: 3600, repeatEverySeconds: 5400, at: 600 }),
+    ],
+  },
+};
+
+export const BUILT_IN_SCENARIOS: readonly string[] = Object.keys(BUILT_IN);
+
+export function builtInScenario(name: string): Scenario | undefined {
+  const raw = BUILT_IN[name];
+  return raw ? parseScenario(raw, `built-in scenario ${name}`) : undefined;
+}

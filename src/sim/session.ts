@@ -1,0 +1,74 @@
+import type { Clock, TimerId } from '../ports/clock.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+const NEVER: Promise<never> = new Promise<never>(() => undefined);
+
+/**
+ * One incarnation of the controller process. Its ports and timers go through the session,
+ * so killing it is exact: the call that was in flight reaches the world (ARM applies it),
+ * but the process never sees the answer, its timers never fire and its promises never
+ * settle — as when a pod is OOM-killed between sending a request and reading the reply.
+ */
+export class ControllerSession {
+  alive = true;
+  calls = 0;
+  private crashAtCall: number | undefined;
+  private readonly timers = new Set<TimerId>();
+  readonly clock: Clock;
+
+  constructor(
+    readonly incarnation: number,
+    private readonly world: VirtualClock,
+    private readonly onCrash: (session: ControllerSession) => void,
+  ) {
+    this.clock = {
+      now: () => world.now(),
+      setTimer: (delayMs, fn) => {
+        const id = world.setTimer(delayMs, () => {
+          this.timers.delete(id);
+          if (this.alive) fn();
+        });
+        this.timers.add(id);
+        return id;
+      },
+      clearTimer: (id) => {
+        this.timers.delete(id);
+        world.clearTimer(id);
+      },
+    };
+  }
+
+  /** Crash right after the port call that is `skip` calls from now has been sent. */
+  crashAfter(skip: number): void {
+    this.crashAtCall = this.calls + 1 + skip;
+  }
+
+  /** Wraps every async method of a port. */
+  wrap<T extends object>(port: T): T {
+    return new Proxy(port, {
+      get: (target, prop, receiver) => {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (!this.alive) return NEVER;
+          const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+          this.calls++;
+          if (this.crashAtCall !== undefined && this.calls >= this.crashAtCall) this.kill();
+          if (!(result instanceof Promise)) return result;
+          return result.then(
+            (v: unknown) => (this.alive ? v : NEVER),
+            (e: unknown) => (this.alive ? Promise.reject(e) : NEVER),
+          );
+        };
+      },
+    });
+  }
+
+  kill(): void {
+    if (!this.alive) return;
+    this.alive = false;
+    for (const id of this.timers) this.world.clearTimer(id);
+    this.timers.clear();
+    this.onCrash(this);
+  }
+}

@@ -1,0 +1,346 @@
+import { createHash } from 'node:crypto';
+import pino from 'pino';
+import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/skus.js';
+import { UnavailableOfferings } from '../azure/offerings.js';
+import { nodeClassHash } from '../controllers/nodeclass/hash.js';
+import type { AzurePort } from '../ports/azure.js';
+import type { AzureFlexNodeClass, NodePool } from '../ports/cluster.js';
+import { Provisioner } from '../provisioning/provisioner.js';
+import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
+import { Runtime } from '../runtime/controller.js';
+import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type StrategyName } from '../runtime/deps.js';
+import { MemoryEventLog } from '../runtime/event-log.js';
+import { FakeArm } from './arm/fake-arm.js';
+import type { ArmEvent, FakeArmConfig } from './arm/types.js';
+import { FakeCluster } from './cluster.js';
+import { SimKubelet } from './kubelet.js';
+import type { Scenario } from './scenario.js';
+import { ControllerSession } from './session.js';
+import { renderSimUserData } from './userdata.js';
+import { SeededRandom, VirtualClock } from './virtual-clock.js';
+import { Workload } from './workload.js';
+
+/** Every simulation starts at the same instant, so logs from the same seed are identical. */
+export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
+const KUBELET_TICK_MS = 10_000;
+/** After the run the provisioner stops and the world gets this long to settle before leaks are counted. */
+export const QUIESCE_MS = 20 * 60_000;
+
+export interface SimulationOptions {
+  scenario: Scenario;
+  seed: number;
+  strategy: StrategyName;
+  /** Overrides the scenario's restart count. */
+  restarts?: number;
+  /** Explicit crash schedule: [atMs, skipCalls] pairs (property tests); replaces `restarts`. */
+  crashes?: Array<[number, number]>;
+  /** The unavailable-offerings cache (on by default for the machine strategy only, like upstream had none). */
+  offeringsCache?: boolean;
+  /** Wraps the ARM port (e.g. the SDK adapter over the in-process REST route). */
+  armAdapter?: (arm: FakeArm, clock: VirtualClock) => AzurePort;
+  hours?: number;
+  keepEventLog?: boolean;
+  onProgress?: (fraction: number) => void;
+}
+
+export interface Percentiles {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+export interface SimulationResult {
+  scenario: string;
+  seed: number;
+  strategy: StrategyName;
+  simulatedSeconds: number;
+  wallSeconds: number;
+  restarts: number;
+  nodeClaimsCreated: number;
+  nodeClaimsLaunched: number;
+  createFailures: number;
+  createFailuresByCode: Record<string, number>;
+  createAttemptsPerHour: number;
+  nicsCreated: number;
+  nicsDeleted: number;
+  leakedNics: number;
+  leakedVms: number;
+  leakedDisks: number;
+  peakSubnetIpsUsed: number;
+  subnetIpsUsedAtEnd: number;
+  armCalls: Record<string, Record<string, number>>;
+  armWrites: number;
+  timeToReapSeconds: Percentiles;
+  podsRunning: number;
+  podsPending: number;
+  eventLogSha256: string;
+  transitions: number;
+}
+
+export interface SimulationRun {
+  result: SimulationResult;
+  eventLog: MemoryEventLog;
+  arm: FakeArm;
+  cluster: FakeCluster;
+  /** Problems the world shows after settling (empty when all is well). */
+  invariantViolations: string[];
+}
+
+export function armConfigOf(scenario: Scenario): FakeArmConfig {
+  return {
+    regions: scenario.regions.map((r) => ({ ...r })),
+    subnets: scenario.nodeClasses.map((c) => ({ id: subnetIdOf(c), addressPrefix: c.subnetPrefix })),
+    throttling: scenario.faults.throttling,
+    transientFaultRate: scenario.faults.transientFaultRate,
+    timeoutRate: scenario.faults.timeoutRate,
+  };
+}
+
+function subnetIdOf(c: Scenario['nodeClasses'][number]): string {
+  return `/subscriptions/${c.subscriptionID}/resourceGroups/${c.resourceGroup}/providers/Microsoft.Network/virtualNetworks/azflex-vnet/subnets/${c.subnet}`;
+}
+
+export async function runSimulation(opts: SimulationOptions): Promise<SimulationRun> {
+  const wallStart = process.hrtime.bigint();
+  const { scenario, seed, strategy } = opts;
+  const hours = opts.hours ?? scenario.hours;
+  const mainMs = hours * 3_600_000;
+  const clock = new VirtualClock(SIM_EPOCH_MS);
+  const random = new SeededRandom(seed);
+  const eventLog = new MemoryEventLog(opts.keepEventLog ?? true);
+  const hash = createHash('sha256');
+  let transitions = 0;
+  eventLog.subscribe((e) => {
+    hash.update(JSON.stringify(e)).update('\n');
+    if (e.kind === 'transition') transitions++;
+  });
+
+  const counters = { nicsCreated: 0, nicsDeleted: 0, createFailures: 0, launched: 0, writes: 0 };
+  const failuresByCode: Record<string, number> = {};
+  const onArmEvent = (e: ArmEvent): void => {
+    const status = Number(e.status);
+    if (e.op === 'nic.put' && status === 201) counters.nicsCreated++;
+    if (e.op === 'nic.removed') counters.nicsDeleted++;
+    if ((e.op === 'vm.put' && status === 409) || e.op === 'vm.failed') {
+      counters.createFailures++;
+      const code = e.code ?? 'Unknown';
+      failuresByCode[code] = (failuresByCode[code] ?? 0) + 1;
+    }
+    if (e.op === 'vm.provisioned') counters.launched++;
+    if ((e.op === 'nic.put' || e.op === 'vm.put' || e.op === 'nic.delete' || e.op === 'vm.delete' || e.op === 'disk.delete') && status !== 429) counters.writes++;
+    eventLog.record({ t: e.t, actor: `arm/${e.name}`, kind: 'world', event: e.op, detail: e.code ? `${e.status} ${e.code}` : String(e.status) });
+  };
+  const arm = new FakeArm({ clock, random: random.fork('arm'), config: armConfigOf(scenario), instanceTypes: STATIC_INSTANCE_TYPES, onEvent: onArmEvent });
+  const armPort: AzurePort = opts.armAdapter ? opts.armAdapter(arm, clock) : arm;
+  const cluster = new FakeCluster(clock);
+  seedCluster(cluster, scenario);
+  const catalog = new StaticInstanceTypeCatalog();
+  const kubelet = new SimKubelet(
+    arm,
+    cluster,
+    clock,
+    random.fork('kubelet'),
+    new Map(STATIC_INSTANCE_TYPES.map((t) => [t.name.toLowerCase(), t])),
+    { min: scenario.controller.bootSeconds[0] * 1000, max: scenario.controller.bootSeconds[1] * 1000 },
+  );
+  const workload = new Workload(cluster, clock, scenario.workload);
+  const every = (ms: number, fn: () => void): void => {
+    const tick = (): void => {
+      fn();
+      clock.setTimer(ms, tick);
+    };
+    clock.setTimer(ms, tick);
+  };
+  every(KUBELET_TICK_MS, () => {
+    kubelet.tick();
+    workload.tick();
+  });
+  workload.start(mainMs);
+  for (const { at, fault } of scenario.faults.schedule) clock.setTimer(at * 1000, () => arm.injectFault(fault));
+
+  const useCache = opts.offeringsCache ?? strategy === 'machine';
+  const silent = pino({ level: 'silent' });
+  let provisioning = true;
+  let incarnation = 0;
+  let restarts = 0;
+  let session: ControllerSession | undefined;
+  let runtime: Runtime | undefined;
+  const restartDelayMs = scenario.faults.restartDelaySeconds * 1000;
+
+  const startController = (): void => {
+    const s = new ControllerSession(++incarnation, clock, () => {
+      runtime?.stop();
+      restarts++;
+      eventLog.record({ t: clock.now(), actor: 'controller', kind: 'controller', event: 'crash', detail: `incarnation ${s.incarnation} after ${s.calls} calls` });
+      clock.setTimer(restartDelayMs, startController);
+    });
+    session = s;
+    const offerings = useCache ? new UnavailableOfferings(s.clock) : undefined;
+    const controllerRandom = random.fork(`controller-${s.incarnation}`);
+    const simCluster = s.wrap(cluster);
+    const provisioner = new Provisioner({
+      cluster: simCluster,
+      catalog,
+      clock: s.clock,
+      random: controllerRandom,
+      isOfferingUnavailable: (sku, region, ct) => offerings?.isUnavailable(sku, region, ct as 'on-demand') ?? false,
+      clusterName: scenario.clusterName,
+      log: silent,
+      nodeClassHash,
+    });
+    const controllers: PeriodicController[] = [
+      { name: 'provisioner', intervalMs: scenario.controller.provisionIntervalSeconds * 1000, reconcile: async () => void (provisioning && (await provisioner.reconcile())) },
+    ];
+    runtime = new Runtime({
+      arm: s.wrap(armPort),
+      cluster: simCluster,
+      clock: s.clock,
+      random: controllerRandom,
+      catalog,
+      offerings,
+      userData: (req) => renderSimUserData(req),
+      eventLog,
+      controllers,
+      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: scenario.clusterName, strategy, resyncMs: scenario.controller.resyncSeconds * 1000 },
+    });
+    void runtime.start();
+  };
+  startController();
+
+  const crashes = opts.crashes ?? randomCrashes(random.fork('crashes'), opts.restarts ?? scenario.faults.restarts, mainMs);
+  for (const [at, skip] of crashes) clock.setTimer(at, () => session?.alive && session.crashAfter(skip));
+
+  const end = SIM_EPOCH_MS + mainMs;
+  const step = Math.max(60_000, Math.floor(mainMs / 100));
+  for (let t = SIM_EPOCH_MS; t < end; t += step) {
+    await clock.runUntil(Math.min(end, t + step));
+    opts.onProgress?.((Math.min(end, t + step) - SIM_EPOCH_MS) / mainMs);
+  }
+  // Settle: no new pods, no new NodeClaims, no more crashes; in-flight work finishes.
+  provisioning = false;
+  workload.freeze();
+  await clock.runUntil(end + QUIESCE_MS);
+  runtime?.stop();
+
+  const live = new Set(cluster.nodeClaims.keys());
+  const leaks = arm.leaks(live);
+  const reap = percentiles(arm.reapTimesSeconds());
+  const snapshot = arm.snapshot();
+  const pods = [...cluster.pods.values()];
+  const armCalls = arm.armCalls();
+  const wallSeconds = Number(process.hrtime.bigint() - wallStart) / 1e9;
+  const failedAttempts = counters.createFailures;
+  const result: SimulationResult = {
+    scenario: scenario.name,
+    seed,
+    strategy,
+    simulatedSeconds: mainMs / 1000,
+    wallSeconds: Math.round(wallSeconds * 1000) / 1000,
+    restarts,
+    nodeClaimsCreated: cluster.stats.nodeClaimsCreated,
+    nodeClaimsLaunched: counters.launched,
+    createFailures: failedAttempts,
+    createFailuresByCode: failuresByCode,
+    createAttemptsPerHour: Math.round(((counters.launched + failedAttempts) / hours) * 10) / 10,
+    nicsCreated: counters.nicsCreated,
+    nicsDeleted: counters.nicsDeleted,
+    leakedNics: leaks.nics.length,
+    leakedVms: leaks.vms.length,
+    leakedDisks: leaks.disks.length,
+    peakSubnetIpsUsed: arm.peakSubnetIpsUsed(),
+    subnetIpsUsedAtEnd: snapshot.subnets.reduce((n, s) => n + s.used, 0),
+    armCalls,
+    armWrites: counters.writes,
+    timeToReapSeconds: reap,
+    podsRunning: pods.filter((p) => p.spec.nodeName).length,
+    podsPending: pods.filter((p) => !p.spec.nodeName).length,
+    eventLogSha256: hash.digest('hex'),
+    transitions,
+  };
+  return { result, eventLog, arm, cluster, invariantViolations: settledInvariants(arm, cluster) };
+}
+
+/**
+ * What a settled world must look like under the machine strategy: every NodeClaim running
+ * or gone, every NIC attached to a VM of a live NodeClaim, every VM and disk owned, subnet
+ * addresses returned.
+ */
+export function settledInvariants(arm: FakeArm, cluster: FakeCluster): string[] {
+  const problems: string[] = [];
+  const snap = arm.snapshot();
+  const leaks = arm.leaks(new Set(cluster.nodeClaims.keys()));
+  for (const n of leaks.nics) problems.push(`leaked NIC ${n.name}`);
+  for (const v of leaks.vms) problems.push(`leaked VM ${v.name}`);
+  for (const d of leaks.disks) problems.push(`leaked disk ${d.name}`);
+  for (const nc of cluster.nodeClaims.values()) {
+    if (nc.metadata.deletionTimestamp) problems.push(`NodeClaim ${nc.metadata.name} still terminating`);
+    else if (!nc.status.providerID) problems.push(`NodeClaim ${nc.metadata.name} never launched`);
+  }
+  const attached = snap.nics.filter((n) => n.virtualMachineId).length;
+  if (attached !== snap.nics.length) problems.push(`${snap.nics.length - attached} NIC(s) without a VM`);
+  const used = snap.subnets.reduce((n, s) => n + s.used, 0);
+  if (used !== snap.nics.length) problems.push(`subnet addresses used ${used} != NICs ${snap.nics.length}`);
+  return problems;
+}
+
+function randomCrashes(random: SeededRandom, count: number, mainMs: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < count; i++) out.push([Math.floor(random.next() * mainMs), Math.floor(random.next() * 20)]);
+  return out.sort((a, b) => a[0] - b[0]);
+}
+
+export function percentiles(values: number[]): Percentiles {
+  if (values.length === 0) return { p50: 0, p99: 0, max: 0, count: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]!), count: values.length };
+}
+
+function seedCluster(cluster: FakeCluster, scenario: Scenario): void {
+  const now = new Date(SIM_EPOCH_MS).toISOString();
+  const meta = (name: string) => ({ name, uid: cluster.newUid(), labels: {}, annotations: {}, finalizers: [], creationTimestamp: now });
+  for (const c of scenario.nodeClasses) {
+    const nc: AzureFlexNodeClass = {
+      metadata: meta(c.name),
+      spec: {
+        subscriptionID: c.subscriptionID,
+        location: c.location,
+        resourceGroup: c.resourceGroup,
+        subnetID: subnetIdOf(c),
+        imageReference: c.image,
+        securityType: 'Standard',
+        osDiskSizeGB: 128,
+        sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAzflexSimulatedKeyOnly azflex@sim'],
+        allocateNodePublicIP: false,
+        maxPodsPerNode: 110,
+        tags: {},
+      },
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: now }] },
+    };
+    cluster.putNodeClass(nc);
+  }
+  for (const p of scenario.nodePools) {
+    const np: NodePool = {
+      metadata: meta(p.name),
+      spec: {
+        template: {
+          metadata: { labels: p.labels, annotations: {} },
+          spec: {
+            nodeClassRef: { group: NODECLASS_GROUP, kind: NODECLASS_KIND, name: p.nodeClass },
+            requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: p.instanceTypes }],
+            taints: p.taints,
+            startupTaints: [],
+            expireAfter: p.expireAfter,
+          },
+        },
+        disruption: { consolidationPolicy: p.consolidationPolicy, consolidateAfter: p.consolidateAfter, budgets: p.budgets },
+        limits: p.limits,
+        weight: p.weight,
+      },
+      status: { conditions: [] },
+    };
+    cluster.putNodePool(np);
+  }
+}

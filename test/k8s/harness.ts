@@ -1,0 +1,409 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as https from 'node:https';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { authFromKubeConfigYaml, tokenAuth, type KubeAuth } from '../../src/k8s/kubeconfig.js';
+
+const execFileP = promisify(execFile);
+
+/**
+ * A real control plane for tests: etcd + kube-apiserver (+ optionally kube-scheduler) on
+ * loopback, serving TLS with a throwaway CA, RBAC authorization, and ServiceAccount tokens
+ * issued by the TokenRequest API. Admin access is a client certificate in system:masters;
+ * RBAC tests mint a ServiceAccount token and talk as that SA.
+ *
+ * etcd listens on plain HTTP on 127.0.0.1 (as controller-runtime's envtest does): it is
+ * reachable only from this machine, and the tests use etcd's HTTP gateway to force a
+ * compaction (which is how a real 410 Gone is produced).
+ */
+
+export interface EnvtestBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeScheduler: string;
+  helm: string;
+  kubectl: string;
+}
+
+export interface ControlPlaneInfo {
+  /** https://127.0.0.1:port */
+  server: string;
+  /** PEM, base64 (kubeconfig certificate-authority-data). */
+  caData: string;
+  adminCertData: string;
+  adminKeyData: string;
+  kubeconfigPath: string;
+  etcdUrl: string;
+  dir: string;
+  binaries: EnvtestBinaries;
+}
+
+export interface ControlPlane extends ControlPlaneInfo {
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  binaries: EnvtestBinaries;
+  /** Also run kube-scheduler (for `azflex dev`-style runs). */
+  scheduler?: boolean;
+  /** Where logs and data live; a fresh temp dir when omitted. */
+  dir?: string;
+  startTimeoutMs?: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function openssl(args: string[], cwd: string): Promise<void> {
+  try {
+    await execFileP('openssl', args, { cwd });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException & { stderr?: string };
+    if (err.code === 'ENOENT') throw new Error('the openssl CLI is required to generate test certificates (apt-get install openssl)');
+    throw new Error(`openssl ${args.join(' ')} failed: ${err.stderr ?? err.message}`);
+  }
+}
+
+/** CA, serving cert (SANs for loopback and the in-cluster names), admin client cert, SA signing key. */
+async function generatePki(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true });
+  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=azflex-test-ca'], dir);
+  await fs.writeFile(
+    path.join(dir, 'serving.ext'),
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
+      '',
+    ].join('\n'),
+  );
+  await fs.writeFile(
+    path.join(dir, 'client.ext'),
+    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth', ''].join('\n'),
+  );
+  const signed = async (name: string, subj: string, ext: string): Promise<void> => {
+    await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
+    await openssl(
+      ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', ext],
+      dir,
+    );
+  };
+  await signed('serving', '/CN=kube-apiserver', 'serving.ext');
+  await signed('admin', '/O=system:masters/CN=azflex-test-admin', 'client.ext');
+  await openssl(['genrsa', '-out', 'sa.key', '2048'], dir);
+  await openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
+}
+
+function spawnLogged(bin: string, args: string[], logFile: string): ChildProcess {
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  return child;
+}
+
+async function tailOf(file: string): Promise<string> {
+  try {
+    const text = await fs.readFile(file, 'utf8');
+    return text.slice(-3000);
+  } catch {
+    return '(no log)';
+  }
+}
+
+function httpsGet(url: string, tls: https.RequestOptions): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ...tls, timeout: 5000 }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+async function waitFor(what: string, deadline: number, probe: () => Promise<boolean>, exited: () => string | undefined): Promise<void> {
+  for (;;) {
+    const dead = exited();
+    if (dead) throw new Error(`${what}: process exited (${dead})`);
+    try {
+      if (await probe()) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not ready in time`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function adminKubeConfigYaml(info: Pick<ControlPlaneInfo, 'server' | 'caData' | 'adminCertData' | 'adminKeyData'>): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: envtest',
+    '  cluster:',
+    `    server: ${info.server}`,
+    `    certificate-authority-data: ${info.caData}`,
+    'users:',
+    '- name: admin',
+    '  user:',
+    `    client-certificate-data: ${info.adminCertData}`,
+    `    client-key-data: ${info.adminKeyData}`,
+    'contexts:',
+    '- name: envtest',
+    '  context:',
+    '    cluster: envtest',
+    '    user: admin',
+    'current-context: envtest',
+    '',
+  ].join('\n');
+}
+
+export async function startControlPlane(o: StartOptions): Promise<ControlPlane> {
+  const dir = o.dir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'azflex-envtest-')));
+  const pki = path.join(dir, 'pki');
+  await generatePki(pki);
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const deadline = Date.now() + (o.startTimeoutMs ?? 90_000);
+  const procs: ChildProcess[] = [];
+  const exitOf = (p: ChildProcess) => (): string | undefined =>
+    p.exitCode !== null ? `exit ${p.exitCode}` : p.signalCode !== null ? `signal ${p.signalCode}` : undefined;
+
+  const stopAll = async (): Promise<void> => {
+    for (const p of [...procs].reverse()) await stopProcess(p);
+  };
+
+  try {
+    const etcd = spawnLogged(
+      o.binaries.etcd,
+      [
+        `--data-dir=${path.join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        // Test data is disposable; fsync dominates etcd latency on CI disks.
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      path.join(dir, 'etcd.log'),
+    );
+    procs.push(etcd);
+    await waitFor(
+      'etcd',
+      deadline,
+      async () => {
+        const res = await fetch(`${etcdUrl}/health`);
+        return res.ok;
+      },
+      exitOf(etcd),
+    );
+
+    const apiserver = spawnLogged(
+      o.binaries.kubeApiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${pki}`,
+        `--tls-cert-file=${path.join(pki, 'serving.crt')}`,
+        `--tls-private-key-file=${path.join(pki, 'serving.key')}`,
+        `--client-ca-file=${path.join(pki, 'ca.crt')}`,
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+        `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        // No controller-manager runs, so nothing would create the "default" SA that the
+        // ServiceAccount admission plugin insists on for every pod.
+        '--disable-admission-plugins=ServiceAccount',
+        // Watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
+        '--watch-cache=false',
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--allow-privileged=true',
+        '--v=1',
+      ],
+      path.join(dir, 'kube-apiserver.log'),
+    );
+    procs.push(apiserver);
+
+    const ca = await fs.readFile(path.join(pki, 'ca.crt'));
+    const cert = await fs.readFile(path.join(pki, 'admin.crt'));
+    const key = await fs.readFile(path.join(pki, 'admin.key'));
+    const server = `https://127.0.0.1:${apiPort}`;
+    await waitFor(
+      'kube-apiserver',
+      deadline,
+      async () => (await httpsGet(`${server}/readyz`, { ca, cert, key })).status === 200,
+      exitOf(apiserver),
+    ).catch(async (e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver.log ---\n${await tailOf(path.join(dir, 'kube-apiserver.log'))}`);
+    });
+
+    const info: ControlPlaneInfo = {
+      server,
+      caData: ca.toString('base64'),
+      adminCertData: cert.toString('base64'),
+      adminKeyData: key.toString('base64'),
+      kubeconfigPath: path.join(dir, 'admin.kubeconfig'),
+      etcdUrl,
+      dir,
+      binaries: o.binaries,
+    };
+    await fs.writeFile(info.kubeconfigPath, adminKubeConfigYaml(info), { mode: 0o600 });
+
+    if (o.scheduler) {
+      const scheduler = spawnLogged(
+        o.binaries.kubeScheduler,
+        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
+        path.join(dir, 'kube-scheduler.log'),
+      );
+      procs.push(scheduler);
+    }
+
+    return {
+      ...info,
+      stop: async () => {
+        await stopAll();
+        if (!o.dir && !process.env.AZFLEX_KEEP_ENVTEST) await fs.rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}
+
+// --- client helpers used by the tests ---------------------------------------------------
+
+export function adminAuth(info: ControlPlaneInfo): KubeAuth {
+  return authFromKubeConfigYaml(adminKubeConfigYaml(info), info.dir);
+}
+
+/** TokenRequest API: a short-lived token for namespace/serviceAccount (the SA must exist). */
+export async function mintServiceAccountToken(info: ControlPlaneInfo, namespace: string, serviceAccount: string, expirationSeconds = 3600): Promise<string> {
+  const res = await adminRequest(info, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds },
+  });
+  const token = (res as { status?: { token?: string } }).status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+  return token;
+}
+
+export function serviceAccountAuth(info: ControlPlaneInfo, token: string): KubeAuth {
+  return tokenAuth(info.server, info.caData, token);
+}
+
+/** Raw admin request (setup/cleanup in tests; the code under test uses src/k8s). */
+export async function adminRequest(info: ControlPlaneInfo, method: string, apiPath: string, body?: unknown): Promise<unknown> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const url = new URL(info.server + apiPath);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        method,
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        ca: Buffer.from(info.caData, 'base64'),
+        cert: Buffer.from(info.adminCertData, 'base64'),
+        key: Buffer.from(info.adminKeyData, 'base64'),
+        headers: payload
+          ? { 'Content-Type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'Content-Length': payload.length }
+          : {},
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => {
+          const parsed: unknown = text ? JSON.parse(text) : undefined;
+          if ((res.statusCode ?? 0) >= 300) reject(Object.assign(new Error(`${method} ${apiPath}: HTTP ${res.statusCode} ${text.slice(0, 500)}`), { code: res.statusCode }));
+          else resolve(parsed);
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl/helm; never throws on a non-zero exit (tests assert on the result). */
+export async function run(bin: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+export function kubectl(info: ControlPlaneInfo, args: string[], input?: string): Promise<CommandResult> {
+  return run(info.binaries.kubectl, args, { KUBECONFIG: info.kubeconfigPath }, input);
+}
+
+/** Forces an etcd compaction at the current revision: older watches then get 410 Gone. */
+export async function compactEtcd(info: ControlPlaneInfo): Promise<number> {
+  const range = await fetch(`${info.etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) });
+  const header = ((await range.json()) as { header?: { revision?: string } }).header;
+  const revision = Number(header?.revision ?? 0);
+  const res = await fetch(`${info.etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+  if (!res.ok) throw new Error(`etcd compaction failed: HTTP ${res.status} ${await res.text()}`);
+  return revision;
+}
+
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, stepMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}

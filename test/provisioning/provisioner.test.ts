@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
+import { ClusterError } from '../../src/ports/cluster.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { Provisioner, daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/provisioner.js';
+import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { FakeCluster, seqRandom, silentLog } from './fake-cluster.js';
+import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
+
+function setup() {
+  const cluster = new FakeCluster();
+  cluster.nodeClasses = [makeNodeClass()];
+  cluster.nodePools = [
+    makeNodePool('h200', {
+      labels: { gpu: 'h200' }, taints: [GPU_TAINT], startupTaints: [{ key: 'node.cilium.io/agent-not-ready', effect: 'NoExecute' }],
+      limits: { 'nvidia.com/gpu': '16' }, expireAfter: '720h',
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
+    }),
+    makeNodePool('cpu', { requirements: [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }] }),
+  ];
+  const provisioner = new Provisioner({
+    cluster, catalog: new StaticInstanceTypeCatalog(), clock: new VirtualClock(T0), random: seqRandom(7),
+    isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: (nc) => `hash-of-${nc.metadata.name}`,
+  });
+  return { cluster, provisioner };
+}
+
+const h200Pod = (name: string, gpus = '8') => makePod(name, { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': gpus }, nodeSelector: { gpu: 'h200' }, tolerations: [GPU_TOLERATION] });
+
+describe('Provisioner', () => {
+  it('creates a complete NodeClaim for pending pods', async () => {
+    const { cluster, provisioner } = setup();
+    cluster.pods = [h200Pod('train-0')];
+    await provisioner.reconcile();
+    const claims = [...cluster.nodeClaims.values()];
+    expect(claims).toHaveLength(1);
+    const claim = claims[0]!;
+    expect(claim.metadata.name).toMatch(/^h200-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(claim.metadata.labels).toMatchObject({ 'karpenter.sh/nodepool': 'h200', gpu: 'h200', 'topology.kubernetes.io/region': 'eastus2' });
+    expect(claim.metadata.annotations).toMatchObject({
+      'flex.aks.azure.com/nodeclass-hash': 'hash-of-eastus2',
+      'karpenter.sh/nodepool-hash': nodePoolTemplateHash(cluster.nodePools[0]!),
+    });
+    expect(claim.metadata.finalizers).toEqual(['karpenter.sh/termination']);
+    expect(claim.spec.requirements).toContainEqual({ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] });
+    expect(claim.spec.resources.requests).toMatchObject({ cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '8', pods: '1' });
+    expect(claim.spec.taints).toEqual([GPU_TAINT]);
+    expect(claim.spec.startupTaints).toHaveLength(1);
+    expect(claim.spec.expireAfter).toBe('720h');
+    expect(claim.status).toEqual({ conditions: [] });
+    expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(1);
+  });
+
+  it('is idempotent across reconciles: pending pods land on the in-flight claim', async () => {
+    const { cluster, provisioner } = setup();
+    cluster.pods = [h200Pod('a'), makePod('web', { requests: { cpu: '1', memory: '1Gi' } })];
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(2);
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(2);
+    expect(provisioner.lastSummary?.result.existingPlacements.flatMap((p) => p.podKeys).sort()).toEqual(['default/a', 'default/web']);
+  });
+
+  it('never exceeds the GPU limit and records a FailedScheduling event with the reason', async () => {
+    const { cluster, provisioner } = setup();
+    cluster.pods = [h200Pod('a'), h200Pod('b'), h200Pod('c')];
+    await provisioner.reconcile();
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(2);
+    const failed = cluster.events.filter((e) => e.reason === 'FailedScheduling');
+    // One event, not one per reconcile.
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.message).toContain('NodePool h200 limit nvidia.com/gpu=16 reached');
+    expect(failed[0]!.involvedObject).toMatchObject({ kind: 'Pod', name: 'c', namespace: 'default' });
+    const status = cluster.nodePools.find((p) => p.metadata.name === 'h200')!.status;
+    expect(status.resources?.['nvidia.com/gpu']).toBe('16');
+  });
+
+  it('explains pods no SKU can ever hold', async () => {
+    const { cluster, provisioner } = setup();
+    cluster.pods = [h200Pod('huge', '16')];
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(0);
+    expect(cluster.events[0]!.message).toBe('Failed to schedule pod, no SKU in catalog offers 16 nvidia.com/gpu');
+  });
+
+  it('retries the name on AlreadyExists and survives other create errors', async () => {
+    const { cluster, provisioner } = setup();
+    cluster.pods = [h200Pod('a')];
+    cluster.failCreate = new ClusterError('AlreadyExists', 'taken');
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(1);
+    const again = setup();
+    again.cluster.pods = [h200Pod('a')];
+    again.cluster.failCreate = new ClusterError('ServerError', 'boom');
+    await again.provisioner.reconcile();
+    expect(again.cluster.nodeClaims.size).toBe(0);
+    await again.provisioner.reconcile();
+    expect(again.cluster.nodeClaims.size).toBe(1);
+  });
+
+  it('only considers pods the kube-scheduler marked unschedulable', () => {
+    expect(isProvisionable(makePod('a'))).toBe(true);
+    expect(isProvisionable(makePod('b', { unschedulable: false }))).toBe(false);
+    expect(isProvisionable(makePod('c', { nodeName: 'n1' }))).toBe(false);
+    expect(isProvisionable(makePod('d', { deletionTimestamp: '2026-01-01T00:00:00Z' }))).toBe(false);
+    expect(isProvisionable(makePod('e', { ownerKind: 'DaemonSet' }))).toBe(false);
+  });
+
+  it('dedups DaemonSet pods to one per DaemonSet', () => {
+    const pods = [
+      makePod('cilium-abcde', { ownerKind: 'DaemonSet', nodeName: 'n1' }), makePod('cilium-fghjk', { ownerKind: 'DaemonSet', nodeName: 'n2' }),
+      makePod('dcgm-exporter-zzzzz', { ownerKind: 'DaemonSet', nodeName: 'n1' }), makePod('web', {}),
+    ];
+    expect(daemonSetRepresentatives(pods).map((p) => p.metadata.name)).toEqual(['cilium-abcde', 'dcgm-exporter-zzzzz']);
+  });
+});
