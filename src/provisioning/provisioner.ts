@@ -16,9 +16,12 @@ import { instanceTypeCapacity } from './overhead.js';
 import {
   isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingResult,
 } from './scheduler.js';
+import {
+  NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash as defaultNodeClassHash,
+} from '../controllers/nodeclass/hash.js';
 import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
 
-export const ANNOTATION_NODECLASS_HASH = 'flex.aks.azure.com/nodeclass-hash';
+export const ANNOTATION_NODECLASS_HASH = NODECLASS_HASH_ANNOTATION;
 export const FINALIZER_TERMINATION = 'karpenter.sh/termination';
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
@@ -41,10 +44,10 @@ export interface ProvisionerOptions {
   log: ProvisionerLog;
   /**
    * Hash of the NodeClass fields that drift a node (image, subnet, location, …), stamped on
-   * each NodeClaim as flex.aks.azure.com/nodeclass-hash. Pass the NodeClass controller's hash
-   * function (src/controllers/nodeclass/hash.ts) so drift detection compares like with like.
+   * each NodeClaim as flex.aks.azure.com/nodeclass-hash. Defaults to the NodeClass
+   * controller's (src/controllers/nodeclass/hash.ts), which drift detection compares against.
    */
-  nodeClassHash: (nodeClass: AzureFlexNodeClass) => string;
+  nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
   /** Optional override of the kube-reserved model (defaults to the AKS formula). */
   kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
 }
@@ -168,7 +171,8 @@ export class Provisioner {
         labels: { ...requirementLabels, ...template.metadata.labels, [LABEL_NODEPOOL]: nodePool.metadata.name },
         annotations: {
           ...template.metadata.annotations,
-          [ANNOTATION_NODECLASS_HASH]: this.options.nodeClassHash(nodeClass),
+          [ANNOTATION_NODECLASS_HASH]: (this.options.nodeClassHash ?? defaultNodeClassHash)(nodeClass),
+          [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
           [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
           [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
         },

@@ -45,9 +45,9 @@ export class Runtime {
       actors: {
         recordVmAttempt: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'recordVmAttempt', () => e.recordVmAttempt(input.name))),
         createVm: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'createVm', () => e.createVm(input.name))),
-        markLaunched: fromPromise(({ input }) => e.markLaunched(input.name)),
-        markRegistered: fromPromise(({ input }) => e.markRegistered(input.name)),
-        markInitialized: fromPromise(({ input }) => e.markInitialized(input.name)),
+        markLaunched: fromPromise(({ input }) => e.syncStatus(input.name, 'Launched')),
+        markRegistered: fromPromise(({ input }) => e.syncStatus(input.name, 'Registered')),
+        markInitialized: fromPromise(({ input }) => e.syncStatus(input.name, 'Initialized')),
         failLaunch: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'failLaunch', () => e.failLaunch(input.name, input.failure))),
         drain: fromPromise(({ input }) => e.drain(input.name)),
         deleteVm: fromPromise(async ({ input }) => {
@@ -72,7 +72,8 @@ export class Runtime {
 
   async start(): Promise<void> {
     this.log('controller', 'start', `strategy=${this.deps.config.strategy}`);
-    await this.resync();
+    // A failed first look (throttled, 5xx) is not fatal: the loop below looks again.
+    await this.resync().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
     this.every(this.deps.config.resyncMs, () => this.resync());
     for (const c of this.deps.controllers ?? []) {
       this.every(c.intervalMs, () => c.reconcile());
@@ -104,7 +105,7 @@ export class Runtime {
     this.resyncRequested = true;
     this.once(delayMs, () => {
       this.resyncRequested = false;
-      void this.resync();
+      this.resync().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
     });
   }
 

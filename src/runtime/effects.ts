@@ -121,44 +121,36 @@ export class Effects {
     return chosen;
   }
 
-  async markLaunched(name: string): Promise<void> {
+  /**
+   * Brings the NodeClaim's status up to `phase` from what ARM and the cluster show. One
+   * function for every phase, because a restarted controller may find a NodeClaim whose VM
+   * booted and whose node joined while nobody was writing its status.
+   */
+  async syncStatus(name: string, phase: 'Launched' | 'Registered' | 'Initialized'): Promise<void> {
     const nc = this.nodeClaim(name);
     const cls = this.nodeClassOf(nc);
-    const vm = this.world()?.vms.get(vmNameFor(name)) ?? (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))));
-    if (!vm) throw new AzureError('ResourceNotFound', 404, `VM for ${name} not found`);
-    const it = await this.deps.catalog.get(vm.vmSize);
-    const providerID = PROVIDER_ID_PREFIX + vm.id;
-    if (nc.status.providerID === providerID && hasCondition(nc, 'Launched')) return;
-    await this.deps.cluster.updateNodeClaimStatus(name, {
-      ...nc.status,
-      providerID,
-      imageID: cls.spec.imageID ?? imageUrn(cls),
-      capacity: it ? capacityOf(it) : nc.status.capacity,
-      allocatable: it ? capacityOf(it) : nc.status.allocatable,
-      conditions: setCondition(nc.status.conditions, 'Launched', 'True', 'Launched', '', this.deps.clock.now()),
-    });
-  }
-
-  async markRegistered(name: string): Promise<void> {
-    const nc = this.nodeClaim(name);
-    const node = this.nodeOf(nc);
-    if (!node || (hasCondition(nc, 'Registered') && nc.status.nodeName === node.metadata.name)) return;
-    await this.deps.cluster.updateNodeClaimStatus(name, {
-      ...nc.status,
-      nodeName: node.metadata.name,
-      conditions: setCondition(nc.status.conditions, 'Registered', 'True', 'Registered', '', this.deps.clock.now()),
-    });
-  }
-
-  async markInitialized(name: string): Promise<void> {
-    const nc = this.nodeClaim(name);
-    const node = this.nodeOf(nc);
-    if (hasCondition(nc, 'Initialized') && hasCondition(nc, 'Registered')) return;
     const now = this.deps.clock.now();
-    let conditions = setCondition(nc.status.conditions, 'Registered', 'True', 'Registered', '', now);
-    conditions = setCondition(conditions, 'Initialized', 'True', 'Initialized', '', now);
-    conditions = setCondition(conditions, 'Ready', 'True', 'Ready', '', now);
-    await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, nodeName: node?.metadata.name ?? nc.status.nodeName, conditions });
+    const status: NodeClaim['status'] = { ...nc.status };
+    if (!status.providerID) {
+      const vm = this.world()?.vms.get(vmNameFor(name)) ?? (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))));
+      if (!vm) throw new AzureError('ResourceNotFound', 404, `VM for ${name} not found`);
+      const it = await this.deps.catalog.get(vm.vmSize);
+      status.providerID = PROVIDER_ID_PREFIX + vm.id;
+      status.imageID = cls.spec.imageID ?? imageUrn(cls);
+      if (it) status.capacity = status.allocatable = capacityOf(it);
+    }
+    let conditions = setCondition(status.conditions, 'Launched', 'True', 'Launched', '', now);
+    if (phase !== 'Launched') {
+      const node = this.nodeOf({ ...nc, status });
+      if (node) status.nodeName = node.metadata.name;
+      conditions = setCondition(conditions, 'Registered', 'True', 'Registered', '', now);
+    }
+    if (phase === 'Initialized') {
+      conditions = setCondition(conditions, 'Initialized', 'True', 'Initialized', '', now);
+      conditions = setCondition(conditions, 'Ready', 'True', 'Ready', '', now);
+    }
+    if (conditions === nc.status.conditions && status.providerID === nc.status.providerID && status.nodeName === nc.status.nodeName) return;
+    await this.deps.cluster.updateNodeClaimStatus(name, { ...status, conditions });
   }
 
   /** Karpenter semantics for a failed launch: remember the bad offering, say why, delete the NodeClaim. */
@@ -252,9 +244,6 @@ function capacityOf(it: InstanceType): Record<string, string> {
   return c;
 }
 
-export function hasCondition(nc: NodeClaim, type: string): boolean {
-  return nc.status.conditions.some((c) => c.type === type && c.status === 'True');
-}
 
 export function setCondition(conditions: Condition[], type: string, status: Condition['status'], reason: string, message: string, now: number): Condition[] {
   const existing = conditions.find((c) => c.type === type);

@@ -294,3 +294,45 @@ describe('SdkAzure on the real SDK pipeline (canned ARM over httpClient)', () =>
     expect(await runOnClock(clock, azure.listVms({ subscriptionId: SUB, resourceGroup: RG }))).toEqual([]);
   });
 });
+
+describe('every taxonomy row through the real SDK (canned ARM), sync refusal and async LRO failure', () => {
+  const LOW = 'Operation could not be completed as it results in exceeding approved LowPriorityCores quota. Additional details - Deployment Model: Resource Manager, Location: eastus2, Current Limit: 3, Current Usage: 0, Additional Required: 96';
+  const REGIONAL = 'Operation could not be completed as it results in exceeding approved Total Regional Cores quota. Additional details - Location: eastus2, Current Limit: 100, Current Usage: 96, Additional Required: 96';
+  const FAMILY = 'Operation could not be completed as it results in exceeding approved standardNDSH200v5Family Cores quota. Additional details - Location: eastus2, Current Limit: 192, Current Usage: 192, Additional Required: 96';
+  const rows: Array<{ arm: string; status: number; message: string; code: string; kind: string; async: boolean }> = [
+    { arm: 'OperationNotAllowed', status: 409, message: FAMILY, code: 'OperationNotAllowed', kind: 'insufficientCapacity', async: true },
+    { arm: 'OperationNotAllowed', status: 409, message: REGIONAL, code: 'OperationNotAllowed', kind: 'insufficientCapacity', async: true },
+    { arm: 'OperationNotAllowed', status: 409, message: LOW, code: 'OperationNotAllowed', kind: 'insufficientCapacity', async: true },
+    { arm: 'QuotaExceeded', status: 409, message: 'Quota exceeded', code: 'QuotaExceeded', kind: 'insufficientCapacity', async: true },
+    { arm: 'SkuNotAvailable', status: 409, message: 'The requested VM size is not available', code: 'SkuNotAvailable', kind: 'insufficientCapacity', async: true },
+    { arm: 'AllocationFailed', status: 409, message: 'Allocation failed.', code: 'AllocationFailed', kind: 'insufficientCapacity', async: true },
+    { arm: 'ZonalAllocationFailed', status: 409, message: 'Allocation failed in zone.', code: 'ZonalAllocationFailed', kind: 'insufficientCapacity', async: true },
+    { arm: 'OverconstrainedAllocationRequest', status: 409, message: 'Overconstrained.', code: 'OverconstrainedAllocationRequest', kind: 'insufficientCapacity', async: true },
+    { arm: 'OverconstrainedZonalAllocationRequest', status: 409, message: 'Overconstrained zonal.', code: 'OverconstrainedZonalAllocationRequest', kind: 'insufficientCapacity', async: true },
+    { arm: 'NicReservedForAnotherVm', status: 400, message: 'Nic(s) in request is reserved for another Virtual Machine for 180 seconds.', code: 'NicReservedForAnotherVm', kind: 'reserved', async: false },
+    { arm: 'NicInUse', status: 400, message: 'Network Interface is used by existing VM.', code: 'NicInUse', kind: 'inUse', async: false },
+    { arm: 'SubnetIsFull', status: 400, message: 'Subnet is full.', code: 'SubnetIsFull', kind: 'subnetFull', async: false },
+    { arm: 'SubscriptionRequestsThrottled', status: 429, message: 'throttled', code: 'TooManyRequests', kind: 'throttled', async: false },
+    { arm: 'InternalServerError', status: 500, message: 'boom', code: 'InternalServerError', kind: 'transient', async: true },
+    { arm: 'RequestTimeout', status: 408, message: 'timed out', code: 'RequestTimeout', kind: 'transient', async: false },
+  ];
+  for (const row of rows) {
+    it(`${row.arm} ${row.status}${row.message === LOW ? ' (low priority)' : row.message === REGIONAL ? ' (regional)' : ''}`, async () => {
+      const { clock, arm, azure } = setup();
+      arm.on('GET', VM_PATH, armError(404, 'ResourceNotFound', 'gone')).on('PUT', VM_PATH, armError(row.status, row.arm, row.message, { 'retry-after': '9' }));
+      const sync = await runOnClock(clock, azure.createVm(vmSpec)).catch((e: unknown) => e);
+      expect(sync).toMatchObject({ name: 'AzureError', code: row.code, statusCode: row.status });
+      expect(classifyAzureError(sync).kind).toBe(row.kind);
+      if (row.kind === 'throttled') expect(classifyAzureError(sync)).toMatchObject({ retryAfterSeconds: 9 });
+      if (!row.async) return;
+      const { clock: c2, arm: a2, azure: z2 } = setup();
+      a2
+        .on('GET', VM_PATH, armError(404, 'ResourceNotFound', 'gone'))
+        .on('PUT', VM_PATH, { status: 201, headers: asyncOp('x', '1'), body: vmBody('Creating') })
+        .on('GET', OP_PATH, { status: 200, body: { status: 'Failed', error: { code: row.arm, message: row.message } } });
+      const failed = await runOnClock(c2, z2.createVm(vmSpec)).catch((e: unknown) => e);
+      expect(failed).toMatchObject({ name: 'AzureError', code: row.code });
+      expect(classifyAzureError(failed).kind).toBe(row.kind);
+    });
+  }
+});

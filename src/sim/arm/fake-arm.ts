@@ -538,6 +538,30 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  /**
+   * A finished operation for a write that completes synchronously in the fake (NIC PUT,
+   * NIC and disk DELETE), so the REST face can hand out an Azure-AsyncOperation URL the way
+   * Microsoft.Network does.
+   */
+  completedOperation(kind: 'create' | 'delete'): string {
+    const op = this.newOp(kind);
+    this.finishOp(op, { status: 'Succeeded' });
+    return op.id;
+  }
+
+  /** Uncounted location look-ups, used by the REST face to build operation URLs. */
+  nicLocation(ref: ResourceRef): string | undefined {
+    return this.nics.get(armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase())?.location;
+  }
+
+  vmLocation(ref: ResourceRef): string | undefined {
+    return this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase())?.location;
+  }
+
+  diskLocation(ref: ResourceRef): string | undefined {
+    return this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase())?.location;
+  }
+
   /** Resolves when the operation has finished (immediately if it has). */
   waitForOperation(id: string): Promise<OperationStatus> {
     const op = this.ops.get(id);

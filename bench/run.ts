@@ -1,0 +1,15 @@
+import { benchActorMemory } from './actors.js';
+import { benchScheduling } from './scheduling.js';
+import { benchSimulation } from './simulation.js';
+
+/**
+ * `npm run bench`: one JSON object on stdout. Figures, never assertions: the targets are in
+ * ../shared/TARGETS.md and the machine is noisy, so compare runs side by side.
+ */
+const results: Record<string, unknown> = {
+  node: process.version,
+  simulation: await benchSimulation(),
+  memory: benchActorMemory(),
+  scheduling: await benchScheduling(),
+};
+process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

@@ -1,0 +1,1 @@
+export declare function diffChartCrds(): Promise<string[]>;

@@ -1,0 +1,463 @@
+import { z } from 'zod';
+import { AzureError, type ImageReference } from '../../ports/azure.js';
+import type { VirtualClock } from '../virtual-clock.js';
+import type { FakeArm, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
+import { diskJson, errorJson, nicJson, operationJson, resourceSkuJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
+import type { ArmFault, BucketKind, DeleteOption } from './types.js';
+
+/**
+ * An ARM REST dialect over FakeArm, close enough to management.azure.com that the official
+ * @azure/arm-network 39 and @azure/arm-compute 25 clients (and their core-lro pollers) run
+ * against it unchanged, in-process through the SDK's `httpClient` or over HTTPS.
+ *
+ * What the SDKs rely on and this face reproduces:
+ * - PUT answers 201 (created) or 200 (existing) with the resource body; a VM PUT that
+ *   starts work carries `Azure-AsyncOperation` (+ `Retry-After`), which core-lro polls
+ *   until `status` is Succeeded/Failed, then GETs the PUT's URL for the final resource.
+ * - DELETE answers 202 with `Azure-AsyncOperation` and `Location`, or 204 when the
+ *   resource does not exist (ARM's "already gone" answer).
+ * - Errors are `{"error":{"code","message"}}` with ARM's statuses; 429 carries
+ *   `Retry-After` and `x-ms-ratelimit-remaining-subscription-{reads|writes|deletes}`.
+ * NIC and disk writes complete synchronously in the fake; they still return an
+ * Azure-AsyncOperation URL (already Succeeded) as Microsoft.Network does, so the SDK's
+ * polling path is the one production takes.
+ */
+export interface ArmHttpRequest {
+  method: string;
+  /** Path and query, e.g. /subscriptions/…?api-version=2024-07-01 */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface ArmHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface ArmRestOptions {
+  /** Scheme + host (+ port) that clients use; prefixes every URL the face hands out. */
+  baseUrl: string;
+  /** The clock behind `arm`, for POST /_sim/clock/advance (absent: that route answers 501). */
+  clock?: VirtualClock;
+  /**
+   * Retry-After (seconds) on accepted LROs and in-progress polls. ARM sends ~10; core-lro
+   * honours it over its own interval, so in-process tests on a manual clock may set 0,
+   * which omits the header.
+   */
+  lroRetryAfterSeconds?: number;
+  /** Answer 401 to ARM calls without `Authorization: Bearer …` (default true; any token is accepted). */
+  requireAuth?: boolean;
+}
+
+export type ArmRestHandler = (req: ArmHttpRequest) => Promise<ArmHttpResponse>;
+
+const NIC_TYPE = 'networkinterfaces';
+const VM_TYPE = 'virtualmachines';
+const DISK_TYPE = 'disks';
+
+/** Raised inside the handler for REST-level refusals that are not FakeArm answers. */
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRestHandler {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const retryAfter = opts.lroRetryAfterSeconds ?? 10;
+  const requireAuth = opts.requireAuth ?? true;
+  let requestSeq = 0;
+
+  const handle = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
+    const headers = lowerKeys(req.headers);
+    const requestId = stableGuid(`request-${++requestSeq}`);
+    const common: Record<string, string> = {
+      'x-ms-request-id': requestId,
+      'x-ms-correlation-request-id': headers['x-ms-correlation-request-id'] ?? requestId,
+    };
+    // Rate-limit headers only when this request reached a bucket (the fake keeps the last one).
+    const before = arm.lastRateLimit();
+    const limits = (): Record<string, string> => {
+      const last = arm.lastRateLimit();
+      return last === before ? {} : rateLimitHeaders(last);
+    };
+    try {
+      const url = new URL(req.url, 'https://fake-arm.invalid');
+      const method = req.method.toUpperCase();
+      const segs = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+      if (segs[0] === '_sim') return withHeaders(await simRoute(method, segs, url, req.body), common);
+      if (requireAuth && !/^Bearer\s+\S+/i.test(headers['authorization'] ?? '')) {
+        throw new HttpError(401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.");
+      }
+      const apiVersion = url.searchParams.get('api-version');
+      if (!apiVersion) {
+        throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
+      }
+      const res = armRoute(method, segs, url, apiVersion, req.body);
+      return withHeaders(res, { ...common, ...limits() });
+    } catch (err) {
+      return withHeaders(errorResponse(err), { ...common, ...limits() });
+    }
+  };
+
+  // ------------------------------------------------------------------ ARM routes
+
+  function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined): ArmHttpResponse {
+    if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notFoundRoute(url);
+    const sub = segs[1];
+    if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && lower(segs[4]) === 'providers') {
+      const rg = segs[3];
+      const ns = lower(segs[5]);
+      const type = lower(segs[6]);
+      const name = segs[7];
+      if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
+      if (segs.length !== 8 || name === undefined) throw notFoundRoute(url);
+      const ref = { subscriptionId: sub, resourceGroup: rg, name };
+      if (ns === 'microsoft.network' && type === NIC_TYPE) return nicRoute(method, ref, apiVersion, body, url);
+      if (ns === 'microsoft.compute' && type === VM_TYPE) return vmRoute(method, ref, apiVersion, body, url);
+      if (ns === 'microsoft.compute' && type === DISK_TYPE) return diskRoute(method, ref, apiVersion, url);
+      throw notFoundRoute(url);
+    }
+    if (lower(segs[2]) === 'providers') {
+      const ns = lower(segs[3]);
+      const type = lower(segs[4]);
+      if (segs.length === 5 && ns === 'microsoft.compute' && type === 'skus') {
+        requireMethod(method, 'GET');
+        return skuList(sub, url);
+      }
+      if (segs.length === 5) return listRoute(method, ns, type, { subscriptionId: sub }, url);
+      if (type === 'locations' && segs.length === 8 && segs[7] !== undefined) {
+        requireMethod(method, 'GET');
+        const kind = lower(segs[6]);
+        const monitor = kind === 'operationresults' || url.searchParams.get('monitor') === 'true';
+        if (kind !== 'operations' && kind !== 'operationresults') throw notFoundRoute(url);
+        return operationRoute(sub, segs[7], monitor, url);
+      }
+    }
+    throw notFoundRoute(url);
+  }
+
+  function listRoute(method: string, ns: string, type: string, scope: ListScope, url: URL): ArmHttpResponse {
+    requireMethod(method, 'GET');
+    let value: Json[];
+    if (ns === 'microsoft.network' && type === NIC_TYPE) value = arm.nicList(scope).map(nicJson);
+    else if (ns === 'microsoft.compute' && type === VM_TYPE) value = arm.vmList(scope).map(vmJson);
+    else if (ns === 'microsoft.compute' && type === DISK_TYPE) value = arm.diskList(scope).map(diskJson);
+    else throw notFoundRoute(url);
+    return json(200, { value });
+  }
+
+  function nicRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, apiVersion: string, body: string | undefined, url: URL): ArmHttpResponse {
+    switch (method) {
+      case 'GET': {
+        const nic = arm.nicGet(ref);
+        if (!nic) throw resourceNotFound('Microsoft.Network/networkInterfaces', ref);
+        return json(200, nicJson(nic));
+      }
+      case 'PUT': {
+        const doc = parseBody(body);
+        const location = str(doc, ['location'], 'location');
+        const subnetId = str(doc, ['properties', 'ipConfigurations', 0, 'properties', 'subnet', 'id'], 'properties.ipConfigurations[0].properties.subnet.id');
+        const { nic, created } = arm.nicPut({ ref, location, subnetId, tags: tagsOf(doc) });
+        const opId = arm.completedOperation('create');
+        return json(created ? 201 : 200, nicJson(nic), asyncHeaders('Microsoft.Network', ref.subscriptionId, location, opId, apiVersion, false));
+      }
+      case 'DELETE': {
+        const existing = arm.nicLocation(ref);
+        if (arm.nicDelete(ref) === 'notFound') return { status: 204, headers: {} };
+        const opId = arm.completedOperation('delete');
+        return { status: 202, headers: asyncHeaders('Microsoft.Network', ref.subscriptionId, existing ?? 'global', opId, apiVersion, true) };
+      }
+      default:
+        throw methodNotAllowed(method, url);
+    }
+  }
+
+  function vmRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, apiVersion: string, body: string | undefined, url: URL): ArmHttpResponse {
+    switch (method) {
+      case 'GET': {
+        const vm = arm.vmGet(ref);
+        if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
+        return json(200, vmJson(vm));
+      }
+      case 'PUT': {
+        const request = parseVmPut(ref, parseBody(body));
+        const begun = arm.beginCreateVm(request);
+        const headers = begun.operationId === undefined ? {} : asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
+        return json(begun.created ? 201 : 200, vmJson(begun.vm), headers);
+      }
+      case 'DELETE': {
+        const location = arm.vmLocation(ref);
+        const begun = arm.beginDeleteVm(ref);
+        if (!begun) return { status: 204, headers: {} };
+        return { status: 202, headers: asyncHeaders('Microsoft.Compute', ref.subscriptionId, location ?? 'global', begun.operationId, apiVersion, true) };
+      }
+      default:
+        throw methodNotAllowed(method, url);
+    }
+  }
+
+  function diskRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, apiVersion: string, url: URL): ArmHttpResponse {
+    switch (method) {
+      case 'GET': {
+        const disk = arm.diskGet(ref);
+        if (!disk) throw resourceNotFound('Microsoft.Compute/disks', ref);
+        return json(200, diskJson(disk));
+      }
+      case 'DELETE': {
+        const location = arm.diskLocation(ref);
+        if (arm.diskDelete(ref) === 'notFound') return { status: 204, headers: {} };
+        const opId = arm.completedOperation('delete');
+        return { status: 202, headers: asyncHeaders('Microsoft.Compute', ref.subscriptionId, location ?? 'global', opId, apiVersion, true) };
+      }
+      default:
+        throw methodNotAllowed(method, url);
+    }
+  }
+
+  function operationRoute(sub: string, id: string, monitor: boolean, url: URL): ArmHttpResponse {
+    const op = arm.pollOperation(sub, id);
+    if (!op) throw new HttpError(404, 'ResourceNotFound', `The operation '${id}' was not found.`);
+    const self = `${base}${url.pathname}${url.search}`;
+    const progress: Record<string, string> = retryAfter > 0 ? { 'retry-after': String(retryAfter) } : {};
+    if (!monitor) return json(200, operationJson(op.id, op.status, op.startedAt, op.endedAt), op.status.status === 'InProgress' ? progress : {});
+    // The Location ("monitor") flavour answers 202 while running and the outcome after.
+    if (op.status.status === 'InProgress') return { status: 202, headers: { location: self, ...progress } };
+    if (op.status.status === 'Failed') return json(failedStatus(op), errorJson(op.status.error.code, op.status.error.message));
+    return { status: 204, headers: {} };
+  }
+
+  function skuList(sub: string, url: URL): ArmHttpResponse {
+    arm.countSkuList(sub);
+    const filter = url.searchParams.get('$filter');
+    const only = filter ? /location\s+eq\s+'([^']+)'/i.exec(filter)?.[1]?.toLowerCase() : undefined;
+    const unavailable = new Map<string, Set<string>>();
+    for (const r of arm.regionsOf(sub)) unavailable.set(r.location.toLowerCase(), new Set(r.unavailableSkus));
+    const value: Json[] = [];
+    for (const type of arm.instanceTypes()) {
+      for (const loc of type.locations) {
+        if (only !== undefined && loc.toLowerCase() !== only) continue;
+        value.push(resourceSkuJson(type, loc, unavailable.get(loc.toLowerCase())?.has(type.name.toLowerCase()) ?? false));
+      }
+    }
+    return json(200, { value });
+  }
+
+  function asyncHeaders(provider: 'Microsoft.Network' | 'Microsoft.Compute', sub: string, location: string, opId: string, apiVersion: string, withLocation: boolean): Record<string, string> {
+    const loc = location.toLowerCase();
+    const api = encodeURIComponent(apiVersion);
+    const out: Record<string, string> = {
+      'azure-asyncoperation': `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operations/${opId}?api-version=${api}`,
+    };
+    if (provider === 'Microsoft.Compute') out['azure-asyncnotification'] = 'Enabled';
+    if (withLocation) {
+      out['location'] =
+        provider === 'Microsoft.Network'
+          ? `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operationResults/${opId}?api-version=${api}`
+          : `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operations/${opId}?monitor=true&api-version=${api}`;
+    }
+    if (retryAfter > 0) out['retry-after'] = String(retryAfter);
+    return out;
+  }
+
+  // ------------------------------------------------------------------ /_sim routes
+
+  async function simRoute(method: string, segs: string[], url: URL, body: string | undefined): Promise<ArmHttpResponse> {
+    const path = segs.join('/');
+    if (path === '_sim/clock/advance') {
+      requireMethod(method, 'POST');
+      if (!opts.clock) throw new HttpError(501, 'NotImplemented', 'This fake ARM has no manual clock to advance.');
+      const seconds = Number(url.searchParams.get('seconds'));
+      if (!Number.isFinite(seconds) || seconds < 0) throw new HttpError(400, 'InvalidParameter', "Query parameter 'seconds' must be a non-negative number.");
+      await opts.clock.runUntil(opts.clock.now() + seconds * 1000);
+      return json(200, { t: opts.clock.now(), now: new Date(opts.clock.now()).toISOString() });
+    }
+    if (path === '_sim/state') {
+      requireMethod(method, 'GET');
+      const snapshot = arm.snapshot() as unknown as { [key: string]: Json };
+      return json(200, {
+        ...snapshot,
+        armCalls: arm.armCalls(),
+        reapTimesSeconds: arm.reapTimesSeconds(),
+        peakSubnetIpsUsed: arm.peakSubnetIpsUsed(),
+      });
+    }
+    if (path === '_sim/faults') {
+      requireMethod(method, 'POST');
+      const parsed = FaultSchema.safeParse(parseBody(body));
+      if (!parsed.success) throw new HttpError(400, 'InvalidParameter', `Invalid fault: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      try {
+        arm.injectFault(parsed.data);
+      } catch (err) {
+        throw new HttpError(400, 'InvalidParameter', err instanceof Error ? err.message : String(err));
+      }
+      return json(200, { injected: parsed.data.kind });
+    }
+    throw new HttpError(404, 'NotFound', `No simulator route ${method} /${path}.`);
+  }
+
+  return handle;
+}
+
+// -------------------------------------------------------------------- parsing
+
+const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('quota'), location: z.string(), subscriptionId: z.string().optional(), family: z.string().optional(), cores: z.number().int().nonnegative() }),
+  z.object({ kind: z.literal('capacity'), location: z.string(), subscriptionId: z.string().optional(), allocationFailureRate: z.number().min(0).max(1).optional(), zonalAllocationFailureRate: z.number().min(0).max(1).optional() }),
+  z.object({ kind: z.literal('throttle'), subscriptionId: z.string().optional(), location: z.string().optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
+  z.object({ kind: z.literal('transient'), transientFaultRate: z.number().min(0).max(1).optional(), timeoutRate: z.number().min(0).max(1).optional() }),
+  z.object({ kind: z.literal('skuUnavailable'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string(), unavailable: z.boolean().optional() }),
+]);
+
+type Path = Array<string | number>;
+
+function parseBody(body: string | undefined): unknown {
+  if (body === undefined || body.trim() === '') throw new HttpError(400, 'InvalidRequestContent', 'The request content was invalid and could not be deserialized: the body is empty.');
+  try {
+    return JSON.parse(body) as unknown;
+  } catch (err) {
+    throw new HttpError(400, 'InvalidRequestContent', `The request content was invalid and could not be deserialized: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function at(doc: unknown, path: Path): unknown {
+  let cur: unknown = doc;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[key];
+  }
+  return cur;
+}
+
+function missing(name: string): HttpError {
+  return new HttpError(400, 'InvalidParameter', `Required parameter '${name}' is missing (null).`);
+}
+
+function str(doc: unknown, path: Path, name: string): string {
+  const v = at(doc, path);
+  if (typeof v !== 'string' || v === '') throw missing(name);
+  return v;
+}
+
+function optStr(doc: unknown, path: Path): string | undefined {
+  const v = at(doc, path);
+  return typeof v === 'string' ? v : undefined;
+}
+
+function tagsOf(doc: unknown): Record<string, string> {
+  const t = at(doc, ['tags']);
+  const out: Record<string, string> = {};
+  if (t && typeof t === 'object') for (const [k, v] of Object.entries(t)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+function deleteOption(v: unknown): DeleteOption | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'Delete' || v === 'Detach') return v;
+  throw new HttpError(400, 'InvalidParameter', `The value '${String(v)}' of parameter 'deleteOption' is not valid. Allowed values: Delete, Detach.`);
+}
+
+function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: string }, doc: unknown): VmCreateRequest {
+  const nicsRaw = at(doc, ['properties', 'networkProfile', 'networkInterfaces']);
+  if (!Array.isArray(nicsRaw) || nicsRaw.length === 0) throw missing('properties.networkProfile.networkInterfaces');
+  const nicIds = nicsRaw.map((_, i) => str(doc, ['properties', 'networkProfile', 'networkInterfaces', i, 'id'], `networkInterfaces[${i}].id`));
+  const nicDeleteOption = deleteOption(at(nicsRaw[0], ['properties', 'deleteOption']));
+  const imageId = optStr(doc, ['properties', 'storageProfile', 'imageReference', 'id']);
+  let image: { reference: ImageReference } | { id: string };
+  if (imageId !== undefined) image = { id: imageId };
+  else {
+    const ir = ['properties', 'storageProfile', 'imageReference'];
+    image = {
+      reference: {
+        publisher: str(doc, [...ir, 'publisher'], 'imageReference.publisher'),
+        offer: str(doc, [...ir, 'offer'], 'imageReference.offer'),
+        sku: str(doc, [...ir, 'sku'], 'imageReference.sku'),
+        version: optStr(doc, [...ir, 'version']) ?? 'latest',
+      },
+    };
+  }
+  const keys = at(doc, ['properties', 'osProfile', 'linuxConfiguration', 'ssh', 'publicKeys']);
+  const sshPublicKeys = Array.isArray(keys) ? keys.map((k) => at(k, ['keyData'])).filter((k): k is string => typeof k === 'string') : [];
+  const size = at(doc, ['properties', 'storageProfile', 'osDisk', 'diskSizeGB']);
+  const priority = optStr(doc, ['properties', 'priority']);
+  // osProfile.customData is read by nobody here: the fake must never keep or echo the secret.
+  return {
+    ref,
+    location: str(doc, ['location'], 'location'),
+    vmSize: str(doc, ['properties', 'hardwareProfile', 'vmSize'], 'properties.hardwareProfile.vmSize'),
+    nicIds,
+    nicDeleteOption,
+    // ARM names an unnamed OS disk after the VM.
+    osDiskName: optStr(doc, ['properties', 'storageProfile', 'osDisk', 'name']) ?? `${ref.name}_OsDisk_1`,
+    osDiskSizeGB: typeof size === 'number' ? size : 30,
+    osDiskDeleteOption: deleteOption(at(doc, ['properties', 'storageProfile', 'osDisk', 'deleteOption'])),
+    image,
+    adminUsername: optStr(doc, ['properties', 'osProfile', 'adminUsername']) ?? 'azureuser',
+    sshPublicKeys,
+    priority: priority === 'Spot' || priority === 'Low' ? 'Spot' : 'Regular',
+    tags: tagsOf(doc),
+  };
+}
+
+// ------------------------------------------------------------------ responses
+
+function json(status: number, body: Json, headers: Record<string, string> = {}): ArmHttpResponse {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(body) };
+}
+
+function withHeaders(res: ArmHttpResponse, extra: Record<string, string>): ArmHttpResponse {
+  return { ...res, headers: { ...extra, ...res.headers } };
+}
+
+function errorResponse(err: unknown): ArmHttpResponse {
+  if (err instanceof HttpError) return json(err.status, errorJson(err.code, err.message), err.headers);
+  if (err instanceof AzureError) {
+    const prefix = `${err.code}: `;
+    const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+    const headers: Record<string, string> = err.retryAfterSeconds !== undefined ? { 'retry-after': String(err.retryAfterSeconds) } : {};
+    return json(err.statusCode, errorJson(err.code, message), headers);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return json(500, errorJson('InternalServerError', `Fake ARM failure: ${message}`));
+}
+
+function rateLimitHeaders(last: { kind: BucketKind; remaining: number } | undefined): Record<string, string> {
+  if (!last) return {};
+  return { [`x-ms-ratelimit-remaining-subscription-${last.kind}`]: String(last.remaining) };
+}
+
+function failedStatus(op: OperationInfo): number {
+  return op.status.status === 'Failed' && op.status.error.code === 'InternalServerError' ? 500 : 409;
+}
+
+function resourceNotFound(type: string, ref: { resourceGroup: string; name: string }): HttpError {
+  return new HttpError(
+    404,
+    'ResourceNotFound',
+    `The Resource '${type}/${ref.name}' under resource group '${ref.resourceGroup}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+  );
+}
+
+function notFoundRoute(url: URL): HttpError {
+  return new HttpError(404, 'InvalidResourceType', `The fake ARM does not serve '${url.pathname}'.`);
+}
+
+function methodNotAllowed(method: string, url: URL): HttpError {
+  return new HttpError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}' (${url.pathname}).`);
+}
+
+function requireMethod(method: string, expected: string): void {
+  if (method !== expected) throw new HttpError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}'.`);
+}
+
+function lower(s: string | undefined): string {
+  return (s ?? '').toLowerCase();
+}
+
+function lowerKeys(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}

@@ -1,0 +1,39 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { kubectl } from './harness.js';
+
+const info = inject('k8s');
+const dir = path.resolve(import.meta.dirname, '../../examples');
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+
+describe('examples/', () => {
+  it('has the H200 (eastus2, eastus2euap), deployment and CPU examples', () => {
+    const kinds = files.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => `${(d.toJSON() as { kind: string }).kind}/${(d.toJSON() as { metadata: { name: string } }).metadata.name}`));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'AzureFlexNodeClass/h200-eastus2',
+        'AzureFlexNodeClass/h200-eastus2euap',
+        'NodePool/h200-eastus2',
+        'NodePool/h200-eastus2euap',
+        'Deployment/h200-trainer',
+        'AzureFlexNodeClass/cpu-eastus2',
+        'NodePool/cpu-d8s',
+      ]),
+    );
+    const deployment = parseAllDocuments(fs.readFileSync(path.join(dir, 'h200-deployment.yaml'), 'utf8'))[0]?.toJSON() as {
+      spec: { template: { spec: { nodeSelector: Record<string, string>; tolerations: unknown[]; containers: Array<{ resources: { limits: Record<string, unknown> } }> } } };
+    };
+    expect(deployment.spec.template.spec.nodeSelector).toEqual({ gpu: 'h200' });
+    expect(deployment.spec.template.spec.containers[0]?.resources.limits['nvidia.com/gpu']).toBe(8);
+    expect(deployment.spec.template.spec.tolerations).toHaveLength(1);
+  });
+
+  it.each(files)('%s passes kubectl apply --dry-run=server', async (file) => {
+    const r = await kubectl(info, ['apply', '--dry-run=server', '-f', path.join(dir, file)]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\(server dry run\)/);
+  });
+});

@@ -1,0 +1,81 @@
+import { createActor, fromPromise } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { createNicMachine, type NicObservation } from '../../src/machines/nic.js';
+import { AzureError } from '../../src/ports/azure.js';
+import { xstateClock } from '../../src/ports/clock.js';
+import { stateName } from '../../src/runtime/event-log.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+
+function setup(observed: NicObservation, deleteNic: () => Promise<void>) {
+  const clock = new VirtualClock(1_000_000);
+  const deletes: number[] = [];
+  const machine = createNicMachine({ clock, random: new SeededRandom(1) }).provide({
+    actors: {
+      putNic: fromPromise(async () => undefined),
+      deleteNic: fromPromise(async () => {
+        deletes.push(clock.now());
+        await deleteNic();
+      }),
+    },
+  });
+  const actor = createActor(machine, { input: { name: 'azflex-pool-abcde-nic', observed }, clock: xstateClock(clock) }).start();
+  const state = () => stateName(actor.getSnapshot().value);
+  return { clock, actor, deletes, state };
+}
+
+describe('NIC machine', () => {
+  it('waits out the 180 s reservation from the VM attempt before deleting, then is reaped', async () => {
+    const { clock, actor, deletes, state } = setup({ exists: true, attached: false, owner: 'wants' }, async () => undefined);
+    expect(state()).toBe('nic-created');
+    actor.send({ type: 'VM_FAILED', reservedUntil: clock.now() + 180_000 });
+    expect(state()).toBe('reserved-180s');
+    await clock.runUntil(clock.now() + 180_000);
+    expect(deletes).toHaveLength(0);
+    await clock.runUntil(clock.now() + 1_000);
+    expect(deletes).toHaveLength(1);
+    expect(state()).toBe('reaped');
+  });
+
+  it('rebuilt after a restart from the observed deadline, it deletes at that deadline, not 180 s later', async () => {
+    const start = 1_000_000;
+    const { clock, deletes, state } = setup({ exists: true, attached: false, owner: 'releasing', reservedUntil: start + 30_000 }, async () => undefined);
+    expect(state()).toBe('reserved-180s');
+    await clock.runUntil(start + 31_000);
+    expect(deletes).toEqual([start + 31_000]);
+    expect(state()).toBe('reaped');
+  });
+
+  it('when ARM still says reserved, it waits a little and tries again', async () => {
+    let refusals = 1;
+    const { clock, deletes, state } = setup({ exists: true, attached: false, owner: 'releasing', reservedUntil: 1_000_000 }, async () => {
+      if (refusals-- > 0) throw new AzureError('NicReservedForAnotherVm', 400, 'reserved');
+    });
+    await clock.runUntil(clock.now() + 10_000);
+    expect(deletes.length).toBe(2);
+    expect(deletes[1]! - deletes[0]!).toBeGreaterThanOrEqual(5_000);
+    expect(state()).toBe('reaped');
+  });
+
+  it('honours Retry-After on a throttled delete', async () => {
+    let throttled = true;
+    const { clock, deletes, state } = setup({ exists: true, attached: false, owner: 'gone' }, async () => {
+      if (throttled) {
+        throttled = false;
+        throw new AzureError('TooManyRequests', 429, 'throttled', 17);
+      }
+    });
+    await clock.runUntil(clock.now() + 60_000);
+    expect(deletes[1]! - deletes[0]!).toBe(17_000);
+    expect(state()).toBe('reaped');
+  });
+
+  it('an attached NIC is never deleted; when the VM delete cascades it, the NIC is reaped', async () => {
+    const { actor, deletes, state } = setup({ exists: true, attached: true, owner: 'wants' }, async () => undefined);
+    expect(state()).toBe('attached');
+    actor.send({ type: 'OBSERVED', observed: { exists: true, attached: true, owner: 'releasing' } });
+    expect(state()).toBe('attached');
+    actor.send({ type: 'OBSERVED', observed: { exists: false, attached: false, owner: 'releasing' } });
+    expect(state()).toBe('reaped');
+    expect(deletes).toHaveLength(0);
+  });
+});
