@@ -93,7 +93,16 @@ export class UnavailableOfferings {
    */
   recordFailure(err: unknown, attempt: OfferingAttempt): FailureAction {
     const action = classifyAzureError(err, { capacityType: attempt.capacityType });
-    if (action.kind !== 'insufficientCapacity') return action;
+    this.apply(action, attempt);
+    return action;
+  }
+
+  /**
+   * Marks what an already-classified failure implies (for callers that classified it
+   * themselves, e.g. inside a state machine, and kept the FailureAction).
+   */
+  apply(action: FailureAction, attempt: OfferingAttempt): void {
+    if (action.kind !== 'insufficientCapacity') return;
     const { sku, region, capacityType } = attempt;
     const reason = action.code;
     if (action.reason === 'quota') {
@@ -115,16 +124,15 @@ export class UnavailableOfferings {
         default:
           this.markUnavailable(sku, region, capacityType, reason, action.ttlSeconds);
       }
-      return action;
+      return;
     }
     if (action.code === 'AllocationFailed') {
       // "No capacity for this size in the region": spot draws on the same hardware.
       this.markUnavailable(sku, region, 'on-demand', reason, action.ttlSeconds);
       this.markUnavailable(sku, region, 'spot', reason, action.ttlSeconds);
-      return action;
+      return;
     }
     this.markUnavailable(sku, region, capacityType, reason, action.ttlSeconds);
-    return action;
   }
 
   /**
@@ -196,7 +204,7 @@ function familyKey(family: string, region: string, capacityType: CapacityType): 
 }
 
 function isQuotaReason(reason: string): boolean {
-  return reason === 'OperationNotAllowed' || reason === 'QuotaExceeded';
+  return reason === 'OperationNotAllowed' || reason === 'QuotaExceeded' || reason === 'quota';
 }
 
 function compareKeys(a: UnavailableEntry, b: UnavailableEntry): number {

@@ -16,6 +16,7 @@ import {
   type VmSpec,
 } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
+import type { ArmRequestMetrics } from '../metrics/arm.js';
 import { createArmClients, type ArmClients } from './clients.js';
 import { DEFAULT_LRO_TIMING, DEFAULT_READ_RETRY, driveLro, type LroPoller, type LroTiming, type ReadRetryOptions } from './lro.js';
 import { toAzureError } from './sdk-errors.js';
@@ -54,6 +55,8 @@ export interface SdkAzureOptions {
   osDiskStorageType?: OsDiskStorageType;
   enableAcceleratedNetworking?: boolean;
   userAgentPrefix?: string;
+  /** HTTP-level counters (src/metrics/arm.ts createArmRequestMetrics); port-level ones come from instrumentAzure. */
+  requestMetrics?: ArmRequestMetrics;
 }
 
 export class SdkAzure implements AzurePort {
@@ -257,6 +260,7 @@ export class SdkAzure implements AzurePort {
         ...(this.options.httpClient !== undefined ? { httpClient: this.options.httpClient } : {}),
         ...(this.options.tlsCa !== undefined ? { tlsCa: this.options.tlsCa } : {}),
         ...(this.options.userAgentPrefix !== undefined ? { userAgentPrefix: this.options.userAgentPrefix } : {}),
+        ...(this.options.requestMetrics !== undefined ? { requestMetrics: this.options.requestMetrics } : {}),
       });
       this.clients.set(subscriptionId, clients);
     }

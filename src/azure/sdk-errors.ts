@@ -1,4 +1,5 @@
 import { AzureError, isAzureError, type AzureErrorCode } from '../ports/azure.js';
+import { redactString } from '../log/redact.js';
 
 /**
  * SDK failures → AzureError. The TypeSpec-generated SDKs fail in two shapes:
@@ -166,6 +167,14 @@ function innerCodes(details: unknown): string[] {
  */
 export function toAzureError(err: unknown, nowMs?: number): AzureError {
   if (isAzureError(err)) return err;
+  const mapped = mapError(err, nowMs);
+  // Defence in depth: an ARM message that echoes request content must not carry a secret onward.
+  const message = mapped.message.slice(mapped.code.length + 2);
+  const clean = redactString(message);
+  return clean === message ? mapped : new AzureError(mapped.code, mapped.statusCode, clean, mapped.retryAfterSeconds);
+}
+
+function mapError(err: unknown, nowMs: number | undefined): AzureError {
 
   if (isRestErrorLike(err)) {
     const status = typeof err.statusCode === 'number' && err.statusCode > 0 ? err.statusCode : undefined;

@@ -234,7 +234,9 @@ export class KubeCluster implements ClusterPort {
     const body = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { generateName: `${io.name}.`, namespace },
+      // client-go names events "<object>.<hex time>"; generateName only accepts a trailing
+      // "-" (the server appends a random suffix), which also avoids name collisions.
+      metadata: { generateName: `${io.name.slice(0, 200)}-`, namespace },
       eventTime: microTime(this.o.clock.now()),
       reportingController: this.o.reportingController ?? 'flex.aks.azure.com/azflex',
       reportingInstance: this.o.reportingInstance,

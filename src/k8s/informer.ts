@@ -83,7 +83,10 @@ export class Informer<T> {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    // One controller per run, created before anything awaits, so a stop() that lands while
+    // the initial list is in flight still prevents the watch that would follow it.
+    this.abort = new AbortController();
+    this.loop = this.run(this.abort.signal);
   }
 
   async stop(): Promise<void> {
@@ -202,15 +205,15 @@ export class Informer<T> {
     if (rv) this.resourceVersion = rv;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
       try {
         if (this.needList) {
           const relist = this.stats.lists > 0;
           await this.listAll();
           if (relist) this.stats.relists++;
         }
-        this.abort = new AbortController();
+        if (signal.aborted) break;
         this.stats.watches++;
         await this.o.rest.watch(
           this.o.path,
@@ -220,11 +223,11 @@ export class Informer<T> {
             timeoutSeconds: this.o.watchTimeoutSeconds ?? 300,
           },
           (ev) => this.onWatchEvent(ev),
-          this.abort.signal,
+          signal,
         );
         this.backoffMs = 0;
       } catch (e) {
-        if (!this.running) break;
+        if (signal.aborted) break;
         if (e instanceof Gone || (e instanceof KubeApiError && e.code === 410)) {
           this.needList = true;
           continue;

@@ -26,6 +26,7 @@ export class Runtime {
   private readonly claims = new Map<string, NodeClaimActor>();
   private readonly nics = new Map<string, NicActor>();
   private readonly timers = new Set<TimerId>();
+  private readonly lastObserved = new WeakMap<object, string>();
   private readonly effects: Effects;
   private readonly nodeClaimMachine: NodeClaimMachine;
   private readonly nicMachine: NicMachine;
@@ -130,11 +131,11 @@ export class Runtime {
     for (const [name, nc] of world.nodeClaims) {
       const observed = this.observeNodeClaim(world, nc);
       const actor = this.claims.get(name);
-      if (actor) actor.send({ type: 'OBSERVED', observed });
+      if (actor) this.observe(actor, observed);
       else this.spawnNodeClaim(name, observed);
     }
     const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
-    for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) actor.send({ type: 'OBSERVED', observed: gone });
+    for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) this.observe(actor, gone);
   }
 
   private observeNodeClaim(world: WorldView, nc: NodeClaim): NodeClaimObservation {
@@ -165,7 +166,7 @@ export class Runtime {
       const observed = this.observeNic(world, name, owner);
       const actor = this.nics.get(name);
       if (actor) {
-        actor.send({ type: 'OBSERVED', observed });
+        this.observe(actor, observed);
         continue;
       }
       // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
@@ -174,8 +175,19 @@ export class Runtime {
       this.spawnNic(name, observed);
     }
     for (const [name, actor] of this.nics) {
-      if (!world.nics.has(name)) actor.send({ type: 'OBSERVED', observed: this.observeNic(world, name, owners.get(name)) });
+      if (!world.nics.has(name)) this.observe(actor, this.observeNic(world, name, owners.get(name)));
     }
+  }
+
+  /**
+   * Delivers an observation unless the actor has already seen exactly this one in its
+   * current state: nothing new to react to, and most of a resync's cost is in transitions.
+   */
+  private observe(actor: NodeClaimActor | NicActor, observed: NodeClaimObservation | NicObservation): void {
+    const key = `${stateName(actor.getSnapshot().value)}|${JSON.stringify(observed)}`;
+    if (this.lastObserved.get(actor) === key) return;
+    this.lastObserved.set(actor, key);
+    (actor as { send(e: { type: 'OBSERVED'; observed: typeof observed }): void }).send({ type: 'OBSERVED', observed });
   }
 
   private observeNic(world: WorldView, name: string, owner: NodeClaim | undefined): NicObservation {

@@ -38,6 +38,10 @@ export class ControllerSession {
     };
   }
 
+  get crashArmed(): boolean {
+    return this.crashAtCall !== undefined;
+  }
+
   /** Crash right after the port call that is `skip` calls from now has been sent. */
   crashAfter(skip: number): void {
     this.crashAtCall = this.calls + 1 + skip;

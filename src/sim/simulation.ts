@@ -165,6 +165,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   let incarnation = 0;
   let restarts = 0;
   let session: ControllerSession | undefined;
+  const pendingCrashes: number[] = [];
   let runtime: Runtime | undefined;
   const restartDelayMs = scenario.faults.restartDelaySeconds * 1000;
 
@@ -176,6 +177,8 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       clock.setTimer(restartDelayMs, startController);
     });
     session = s;
+    const pending = pendingCrashes.shift();
+    if (pending !== undefined && provisioning) s.crashAfter(pending);
     const offerings = useCache ? new UnavailableOfferings(s.clock) : undefined;
     const controllerRandom = random.fork(`controller-${s.incarnation}`);
     const simCluster = s.wrap(cluster);
@@ -209,7 +212,13 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   startController();
 
   const crashes = opts.crashes ?? randomCrashes(random.fork('crashes'), opts.restarts ?? scenario.faults.restarts, mainMs);
-  for (const [at, skip] of crashes) clock.setTimer(at, () => session?.alive && session.crashAfter(skip));
+  for (const [at, skip] of crashes) {
+    clock.setTimer(at, () => {
+      // A crash that falls while the controller is down (or already doomed) hits the next incarnation.
+      if (session?.alive && !session.crashArmed) session.crashAfter(skip);
+      else pendingCrashes.push(skip);
+    });
+  }
 
   const end = SIM_EPOCH_MS + mainMs;
   const step = Math.max(60_000, Math.floor(mainMs / 100));

@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { AzureError, type AzurePort, type ResourceRef } from '../../src/ports/azure.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { instrumentAzure } from '../../src/azure/instrumented.js';
-import { createArmMetrics } from '../../src/metrics/arm.js';
+import { createArmMetrics, createArmRequestMetrics } from '../../src/metrics/arm.js';
+import { resourceTypeOf } from '../../src/azure/clients.js';
 import { SdkAzure } from '../../src/azure/sdk-adapter.js';
 import { CannedArm, armError, fakeCredential, runOnClock } from './helpers/canned-arm.js';
 
@@ -71,5 +72,33 @@ describe('instrumentAzure', () => {
     );
     await expect(runOnClock(clock, port.getVm(ref))).rejects.toMatchObject({ code: 'TooManyRequests' });
     expect(await counts(registry)).toEqual({ 'getVm/TooManyRequests': 1 });
+  });
+
+  it('counts every HTTP request of the SDK adapter (LRO polls included) and ARM\'s rate-limit headroom', async () => {
+    const clock = new VirtualClock(0);
+    const base = 'https://arm.test';
+    const nic = { id: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/networkInterfaces/n', name: 'n', location: 'eastus2', properties: { provisioningState: 'Succeeded', ipConfigurations: [] } };
+    const arm = new CannedArm(clock)
+      .on('GET', /networkInterfaces\/n$/, armError(404, 'NotFound', 'x'), { status: 200, body: nic })
+      .on('PUT', /networkInterfaces\/n$/, {
+        status: 201,
+        headers: { 'azure-asyncoperation': `${base}/subscriptions/s/providers/Microsoft.Network/locations/eastus2/operations/op1`, 'retry-after': '1', 'x-ms-ratelimit-remaining-subscription-writes': '1199' },
+        body: nic,
+      })
+      .on('GET', /operations\/op1$/, { status: 200, body: { status: 'Succeeded' }, headers: { 'x-ms-ratelimit-remaining-subscription-reads': '11999' } });
+    const registry = new Registry();
+    const azure = new SdkAzure({ clock, credential: fakeCredential, endpoint: base, httpClient: arm, requestMetrics: createArmRequestMetrics(registry) });
+    await runOnClock(clock, azure.createNic({ ref, location: 'eastus2', subnetId: '/subnets/x', tags: {} }));
+    const metrics = await registry.getMetricsAsJSON();
+    const requests = metrics.find((m) => m.name === 'azflex_arm_http_requests_total')!.values as Array<{ labels: Record<string, string>; value: number }>;
+    expect(Object.fromEntries(requests.map((v) => [`${v.labels.method} ${v.labels.resource} ${v.labels.status}`, v.value]))).toEqual({
+      'GET Microsoft.Network/networkInterfaces 404': 1,
+      'PUT Microsoft.Network/networkInterfaces 201': 1,
+      'GET Microsoft.Network/operations 200': 1,
+      'GET Microsoft.Network/networkInterfaces 200': 1,
+    });
+    const gauge = metrics.find((m) => m.name === 'azflex_arm_ratelimit_remaining')!.values as Array<{ labels: Record<string, string>; value: number }>;
+    expect(Object.fromEntries(gauge.map((v) => [v.labels.kind, v.value]))).toEqual({ writes: 1199, reads: 11999 });
+    expect(resourceTypeOf('https://x/subscriptions/s/providers/Microsoft.Compute/skus?api-version=1')).toBe('Microsoft.Compute/skus');
   });
 });

@@ -1,9 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AzureError, type NicSpec, type ResourceRef, type VmSpec } from '../../src/ports/azure.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
-import { FakeArm, type FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
+import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
 import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import { SdkAzure } from '../../src/azure/sdk-adapter.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { ResourceSkuCatalog } from '../../src/azure/resource-skus.js';
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../../src/azure/naming.js';
@@ -62,9 +60,7 @@ afterAll(async () => {
 });
 
 async function sim(route: SimRoute, cfg: FakeArmConfig = config(), readRetries = 3): Promise<Sim> {
-  const clock = new VirtualClock(Date.UTC(2026, 0, 1));
-  const arm = new FakeArm({ clock, random: new SeededRandom(42), config: cfg, instanceTypes: STATIC_INSTANCE_TYPES });
-  const s = await route.open({ clock, arm, credential: fakeCredential, readRetry: { maxRetries: readRetries } });
+  const s = await route.open({ config: cfg, seed: 42, credential: fakeCredential, readRetry: { maxRetries: readRetries } });
   opened.push(s);
   return s;
 }
@@ -216,3 +212,19 @@ for (const route of ROUTES) {
     });
   });
 }
+
+describe('HTTPS face: trust', () => {
+  it('without the simulator CA the TLS handshake is refused (the HTTPS route really verifies)', async () => {
+    const { serveArm } = await import('../../src/sim/arm/https-face.js');
+    const { SdkAzure } = await import('../../src/azure/sdk-adapter.js');
+    const served = await serveArm({ host: '127.0.0.1', scenarioConfig: config(), seed: 1, clockMode: 'manual' });
+    try {
+      const azure = new SdkAzure({ clock: served.clock, credential: fakeCredential, endpoint: served.endpoint, readRetry: { maxRetries: 0 } });
+      const err = await azure.getVm(ref('x')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AzureError);
+      expect((err as Error).message).toMatch(/certificate|self[- ]signed/i);
+    } finally {
+      await served.close();
+    }
+  });
+});

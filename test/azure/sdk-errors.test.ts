@@ -84,6 +84,15 @@ describe('toAzureError + classifyAzureError: every row of the taxonomy', () => {
     expect(toAzureError(lroFailure('AllocationFailed', 'No capacity.')).message).toBe('AllocationFailed: No capacity.');
   });
 
+  it('scrubs secrets an ARM message might echo (bootstrap token, customData)', () => {
+    const err = restError(400, 'InvalidParameter', 'customData H4sIAAAAAAAAA2NgGAWjYBSMglEwCkbBUAEAAP is invalid near abcdef.0123456789abcdef');
+    const mapped = toAzureError(err);
+    expect(mapped.code).toBe('InvalidParameter');
+    expect(mapped.message).not.toContain('abcdef.0123456789abcdef');
+    expect(mapped.message).not.toContain('H4sIAAAAAAAAA2NgGAWjYBSMglEwCkbBUAEAAP');
+    expect(mapped.message).toContain('is invalid');
+  });
+
   it('SkuNotAvailable is shorter for spot (the Karpenter provider: 1 h spot, 23 h on-demand)', () => {
     const err = new AzureError('SkuNotAvailable', 409, 'not available');
     expect(classifyAzureError(err, { capacityType: 'spot' })).toMatchObject({ ttlSeconds: 3600 });

@@ -197,7 +197,8 @@ describe('FakeArm VM lifecycle', () => {
     expect(provisioned!.t - start).toBeGreaterThanOrEqual(60_000);
     expect(provisioned!.t - start).toBeLessThanOrEqual(120_000);
     const disks = await h.run(arm.listDisks({ subscriptionId: SUB, resourceGroup: 'rg-gpu' }));
-    expect(disks).toEqual([{ id: armId(ref(osDiskNameFor('a')), 'Microsoft.Compute/disks'), name: osDiskNameFor('a'), managedBy: vm.id, tags: {} }]);
+    // the OS disk starts with the VM's tags, as ARM does
+    expect(disks).toEqual([{ id: armId(ref(osDiskNameFor('a')), 'Microsoft.Compute/disks'), name: osDiskNameFor('a'), managedBy: vm.id, tags: vm.tags }]);
     // customData is a secret: never kept
     expect(JSON.stringify(arm.snapshot())).not.toContain('secret-bootstrap-token');
     expect(JSON.stringify(arm.vmGet(ref(vmNameFor('a'))))).not.toContain('secret-bootstrap-token');
@@ -352,12 +353,12 @@ describe('FakeArm VM lifecycle', () => {
     expect(arm.leaks(new Set(['a']))).toEqual({ nics: [], vms: [], disks: [] });
     const del = arm.beginDeleteVm(ref(vmNameFor('a')))!;
     await h.run(arm.waitForOperation(del.operationId));
-    const leaks = arm.leaks(new Set(['a']));
-    expect(leaks.vms).toEqual([]);
-    expect(leaks.nics).toEqual([]); // its own tag still names a live claim
-    expect(leaks.disks.map((d) => d.name)).toEqual([osDiskNameFor('a')]); // untagged orphan
+    // detached, but their own tags still name a live claim
+    expect(arm.leaks(new Set(['a']))).toEqual({ nics: [], vms: [], disks: [] });
     const all = arm.leaks(new Set());
     expect(all.nics.map((n) => n.name)).toEqual([nicNameFor('a')]);
+    expect(all.disks.map((d) => d.name)).toEqual([osDiskNameFor('a')]);
+    expect(all.disks[0]?.managedBy).toBeUndefined();
     await flush();
   });
 });

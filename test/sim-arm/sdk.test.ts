@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NetworkManagementClient } from '@azure/arm-network';
-import { ComputeManagementClient } from '@azure/arm-compute';
+import { ComputeManagementClient, type VirtualMachine } from '@azure/arm-compute';
 import type { AccessToken, TokenCredential } from '@azure/core-auth';
 import { createArmRestHandler } from '../../src/sim/arm/rest.js';
 import { createArmHttpClient } from '../../src/sim/arm/sdk-http-client.js';
@@ -40,7 +40,7 @@ function setup(config: FakeArmConfig = baseConfig()): { h: Harness; network: Net
 
 const poll = { updateIntervalInMs: 1 };
 
-function vmParams(nicId: string) {
+function vmParams(nicId: string): VirtualMachine {
   return {
     location: 'eastus2',
     tags: { 'karpenter.sh_nodeclaim': 'a' },
@@ -61,7 +61,7 @@ describe('official Azure SDKs against the REST face', () => {
     const nic = await network.networkInterfaces.createOrUpdate(RG, 'nic-a', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }, poll);
     expect(nic.ipConfigurations?.[0]?.privateIPAddress).toBe('10.1.0.4');
     expect(nic.ipConfigurations?.[0]?.subnet?.id).toBe(SUBNET);
-    const vm = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!) as never, poll);
+    const vm = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!), poll);
     expect(vm.provisioningState).toBe('Succeeded');
     expect(vm.hardwareProfile?.vmSize).toBe(H200);
     expect(vm.osProfile?.customData).toBeUndefined();
@@ -79,7 +79,7 @@ describe('official Azure SDKs against the REST face', () => {
   it('sync refusals surface as RestError with Azure code and status; async failures reject the poller', async () => {
     const { h, network, compute } = setup(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     const nic = await network.networkInterfaces.createOrUpdate(RG, 'nic-a', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }, poll);
-    const quota = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!) as never, poll).then(
+    const quota = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!), poll).then(
       () => undefined,
       (e: unknown) => e as { code?: string; statusCode?: number; message: string },
     );
@@ -94,7 +94,7 @@ describe('official Azure SDKs against the REST face', () => {
 
     h.arm.injectFault({ kind: 'quota', location: 'eastus2', family: 'standardNDSH200v5Family', cores: 96 });
     h.arm.injectFault({ kind: 'capacity', location: 'eastus2', allocationFailureRate: 1 });
-    const alloc = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!) as never, poll).then(
+    const alloc = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!), poll).then(
       () => undefined,
       (e: unknown) => e as { code?: string; message: string },
     );

@@ -2,3 +2,4 @@
 export * from './bootstrap.js';
 export * from './cloud-init.js';
 export * from './containerd.js';
+export * from './from-nodeclaim.js';

@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
 import { loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
+import { sdkArmAdapter } from '../../sim/sdk-route.js';
 import { runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
 import { formatComparison } from './simulate-format.js';
@@ -16,6 +17,7 @@ interface SimulateFlags {
   json?: boolean;
   assertNoLeaks?: boolean;
   offeringsCache: boolean;
+  arm: 'direct' | 'sdk';
 }
 
 export function integer(name: string, min: number) {
@@ -58,6 +60,7 @@ export function register(program: Command): void {
     .option('--json', 'print exactly one JSON object instead of the report')
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
+    .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags) => {
       const scenario = resolveScenario(flags.scenario);
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
@@ -72,6 +75,7 @@ export function register(program: Command): void {
           restarts: flags.restarts,
           offeringsCache: flags.offeringsCache === false ? false : undefined,
           keepEventLog: false,
+          armAdapter: flags.arm === 'sdk' ? sdkArmAdapter : undefined,
           onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
         });
         results.push(run.result);

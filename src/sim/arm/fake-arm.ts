@@ -1,19 +1,16 @@
 import {
   AzureError,
   type AzurePort,
-  type AzureErrorCode,
   type Disk,
-  type ImageReference,
   type Nic,
   type NicSpec,
   type ResourceGroupScope,
   type ResourceRef,
   type Tags,
   type Vm,
-  type VmProvisioningState,
   type VmSpec,
 } from '../../ports/azure.js';
-import type { Clock, Random, TimerId } from '../../ports/clock.js';
+import type { Clock, Random } from '../../ports/clock.js';
 import type { InstanceType } from '../../catalog/skus.js';
 import { armId, TAG } from '../../azure/naming.js';
 import { DEFAULT_LATENCY_MS, DEFAULT_RESERVATION_SECONDS, DEFAULT_TIMEOUT_AFTER_EFFECT_RATE } from './defaults.js';
@@ -34,7 +31,42 @@ import type {
   OperationStatus,
 } from './types.js';
 
+import {
+  regionKey,
+  sameId,
+  scopePrefix,
+  toAzureError,
+  toDisk,
+  toDiskDetails,
+  toVm,
+  toVmDetails,
+  type BeginResult,
+  type DiskDetails,
+  type DiskRecord,
+  type Leaks,
+  type ListScope,
+  type NicRecord,
+  type OpRecord,
+  type OperationInfo,
+  type RegionState,
+  type SnapshotJson,
+  type VmCreateRequest,
+  type VmDetails,
+  type VmRecord,
+} from './model.js';
+
 export type * from './types.js';
+export type { BeginResult, DiskDetails, Leaks, ListScope, OperationInfo, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
+
+export interface FakeArmOptions {
+  clock: Clock;
+  random: Random;
+  config: FakeArmConfig;
+  instanceTypes: readonly InstanceType[];
+  onEvent?: (e: ArmEvent) => void;
+}
+
+type Outcome<T> = { status: number; value: T };
 
 /**
  * A deterministic in-memory ARM for the three resource types azflex touches. Every
@@ -55,179 +87,6 @@ export type * from './types.js';
  * function of its seed. Random draws are made only when a feature is switched on, so
  * enabling, say, throttling does not shift the draws of an unrelated run.
  */
-export interface FakeArmOptions {
-  clock: Clock;
-  random: Random;
-  config: FakeArmConfig;
-  instanceTypes: readonly InstanceType[];
-  onEvent?: (e: ArmEvent) => void;
-}
-
-/** What a VM PUT carries, in the form both faces can produce (customData is never stored). */
-export interface VmCreateRequest {
-  ref: ResourceRef;
-  location: string;
-  vmSize: string;
-  nicIds: string[];
-  /** Azure's default for a NIC referenced by a VM is Detach; the AzurePort asks for Delete. */
-  nicDeleteOption?: DeleteOption;
-  osDiskName: string;
-  osDiskSizeGB: number;
-  osDiskDeleteOption?: DeleteOption;
-  image: { reference: ImageReference } | { id: string };
-  adminUsername: string;
-  sshPublicKeys: string[];
-  priority: 'Regular' | 'Spot';
-  tags: Tags;
-}
-
-/** A VM with everything the REST face renders (still without customData). */
-export interface VmDetails extends Vm {
-  subscriptionId: string;
-  resourceGroup: string;
-  nicDeleteOption: DeleteOption;
-  osDiskSizeGB: number;
-  osDiskDeleteOption: DeleteOption;
-  image: { reference: ImageReference } | { id: string };
-  adminUsername: string;
-  sshPublicKeys: string[];
-  priority: 'Regular' | 'Spot';
-  /** Virtual ms. */
-  timeCreated: number;
-}
-
-export interface DiskDetails extends Disk {
-  location: string;
-  diskSizeGB: number;
-  timeCreated: number;
-}
-
-export interface BeginResult {
-  vm: VmDetails;
-  /** Set while a create is in flight; undefined when the VM already existed and is settled. */
-  operationId?: string;
-  /** True when this PUT created the VM (201), false when it returned an existing one (200). */
-  created: boolean;
-}
-
-export interface OperationInfo {
-  id: string;
-  kind: 'create' | 'delete';
-  status: OperationStatus;
-  /** Virtual ms. */
-  startedAt: number;
-  endedAt?: number;
-}
-
-export interface SnapshotJson {
-  t: number;
-  nics: Array<Nic & { reservedUntil?: number; reservedFor?: string }>;
-  vms: Vm[];
-  disks: Disk[];
-  reservations: Array<{ nicId: string; vmId: string; until: number }>;
-  quota: Array<{ subscriptionId: string; location: string; family: string; usedCores: number; limitCores: number | null }>;
-  regionalCores: Array<{ subscriptionId: string; location: string; usedCores: number; limitCores: number | null }>;
-  subnets: Array<{ id: string; addressPrefix: string; used: number; peak: number; capacity: number }>;
-  operations: { inProgress: number; total: number };
-}
-
-export interface Leaks {
-  nics: Nic[];
-  vms: Vm[];
-  disks: Disk[];
-}
-
-interface RegionState {
-  subscriptionId: string;
-  location: string;
-  familyQuota: Map<string, number>;
-  familyUsed: Map<string, number>;
-  regionalQuota: number | undefined;
-  totalUsed: number;
-  unavailable: Set<string>;
-  allocationFailureRate: number;
-  zonalAllocationFailureRate: number;
-}
-
-interface NicRecord {
-  key: string;
-  id: string;
-  name: string;
-  location: string;
-  subnetId: string;
-  subnet: SubnetPool;
-  ipOffset: number;
-  ip: string;
-  tags: Tags;
-  attachedVmKey?: string;
-  reservedUntil: number;
-  reservedFor?: string;
-  /** First VM-create failure since the NIC was last attached successfully (for reapTimesSeconds). */
-  failedAt?: number;
-}
-
-interface VmRecord {
-  key: string;
-  id: string;
-  name: string;
-  subscriptionId: string;
-  resourceGroup: string;
-  location: string;
-  vmSize: string;
-  family: string;
-  cores: number;
-  region: RegionState;
-  nicKeys: string[];
-  nicIds: string[];
-  nicDeleteOption: DeleteOption;
-  osDiskName: string;
-  osDiskSizeGB: number;
-  osDiskDeleteOption: DeleteOption;
-  image: { reference: ImageReference } | { id: string };
-  adminUsername: string;
-  sshPublicKeys: string[];
-  priority: 'Regular' | 'Spot';
-  tags: Tags;
-  provisioningState: VmProvisioningState;
-  createOp?: OpRecord;
-  deleteOp?: OpRecord;
-  timer?: TimerId;
-  timeCreated: number;
-}
-
-interface DiskRecord {
-  key: string;
-  id: string;
-  name: string;
-  location: string;
-  managedByKey?: string;
-  managedBy?: string;
-  diskSizeGB: number;
-  tags: Tags;
-  timeCreated: number;
-}
-
-interface OpRecord {
-  id: string;
-  kind: 'create' | 'delete';
-  startedAt: number;
-  endedAt?: number;
-  status: OperationStatus;
-  result?: Vm;
-  waiters: Array<() => void>;
-}
-
-type Outcome<T> = { status: number; value: T };
-
-/** A resource group, or a whole subscription when resourceGroup is absent. */
-export type ListScope = ResourceGroupScope | { subscriptionId: string; resourceGroup?: undefined };
-
-const KNOWN_CODES: ReadonlySet<string> = new Set<AzureErrorCode>([
-  'OperationNotAllowed', 'QuotaExceeded', 'SkuNotAvailable', 'AllocationFailed', 'ZonalAllocationFailed',
-  'OverconstrainedAllocationRequest', 'OverconstrainedZonalAllocationRequest', 'NicReservedForAnotherVm', 'NicInUse',
-  'SubnetIsFull', 'TooManyRequests', 'ResourceNotFound', 'InternalServerError', 'RequestTimeout', 'InvalidParameter', 'Unknown',
-]);
-
 export class FakeArm implements AzurePort {
   private readonly clock: Clock;
   private readonly random: Random;
@@ -671,8 +530,7 @@ export class FakeArm implements AzurePort {
 
   /**
    * Resources whose NodeClaim tag is not a live NodeClaim. A NIC attached to an existing VM
-   * and a disk managed by one are judged by that VM's tag (ARM does not copy VM tags to the
-   * implicitly created OS disk, so an orphaned disk without a tag always counts).
+   * and a disk managed by one are judged by that VM's tag; a resource without the tag counts.
    */
   leaks(liveNodeClaimNames: ReadonlySet<string>): Leaks {
     const live = (tags: Tags): boolean => {
@@ -833,7 +691,8 @@ export class FakeArm implements AzurePort {
     } else {
       this.disks.set(diskKey, {
         key: diskKey, id: diskId, name: vm.osDiskName, location: vm.location, managedByKey: vm.key, managedBy: vm.id,
-        diskSizeGB: vm.osDiskSizeGB, tags: {}, timeCreated: this.clock.now(),
+        // ARM copies the VM's tags onto the OS disk it creates (once: later VM tag changes do not follow).
+        diskSizeGB: vm.osDiskSizeGB, tags: { ...vm.tags }, timeCreated: this.clock.now(),
       });
       this.emit('disk.created', vm.osDiskName, 'Succeeded');
     }
@@ -1001,54 +860,4 @@ export class FakeArm implements AzurePort {
     if (code !== undefined) e.code = code;
     this.onEvent(e);
   }
-}
-
-function regionKey(subscriptionId: string, location: string): string {
-  return `${subscriptionId.toLowerCase()}|${location.toLowerCase()}`;
-}
-
-function sameId(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
-}
-
-/** Lower-cased id prefix of a resource group (or, without one, a subscription). */
-function scopePrefix(scope: { subscriptionId: string; resourceGroup?: string | undefined }): string {
-  const sub = `/subscriptions/${scope.subscriptionId}/`;
-  return (scope.resourceGroup === undefined ? sub : `${sub}resourcegroups/${scope.resourceGroup}/`).toLowerCase();
-}
-
-function toVm(rec: VmRecord | VmDetails): Vm {
-  const nicIds = 'nicKeys' in rec ? rec.nicIds : rec.nicIds;
-  const state = 'state' in rec ? rec.provisioningState : rec.provisioningState;
-  return {
-    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: [...nicIds], osDiskName: rec.osDiskName,
-    provisioningState: state, tags: { ...rec.tags },
-  };
-}
-
-function toVmDetails(rec: VmRecord): VmDetails {
-  return {
-    ...toVm(rec),
-    subscriptionId: rec.subscriptionId, resourceGroup: rec.resourceGroup, nicDeleteOption: rec.nicDeleteOption,
-    osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: rec.image,
-    adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
-  };
-}
-
-function toDisk(rec: DiskRecord): Disk {
-  const d: Disk = { id: rec.id, name: rec.name, tags: { ...rec.tags } };
-  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
-  return d;
-}
-
-function toDiskDetails(rec: DiskRecord): DiskDetails {
-  const d: DiskDetails = { id: rec.id, name: rec.name, tags: { ...rec.tags }, location: rec.location, diskSizeGB: rec.diskSizeGB, timeCreated: rec.timeCreated };
-  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
-  return d;
-}
-
-/** An LRO failure as the port reports it; codes outside the AzureErrorCode union become Unknown. */
-function toAzureError(error: { code: string; message: string }, status: number): AzureError {
-  const code = KNOWN_CODES.has(error.code) ? (error.code as AzureErrorCode) : 'Unknown';
-  return msg.armError(code, status, code === 'Unknown' ? `${error.code}: ${error.message}` : error.message);
 }

@@ -1,0 +1,57 @@
+/**
+ * Underutilisation (consolidationPolicy WhenEmptyOrUnderutilized): a node can go when every
+ * pod on it would fit on the other NodeClaims, with no new capacity. The check is the
+ * provisioning scheduler run on "these pods are pending, those NodeClaims remain", so
+ * consolidation and provisioning can never disagree about what fits where.
+ *
+ * Replacement consolidation (swap a node for a cheaper one) is deliberately not done here:
+ * deleting lets the provisioner create the right-sized node, and that costs a disruption
+ * the budget already accounts for; pre-launching replacements is left for later.
+ */
+import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+import { schedule } from '../provisioning/scheduler.js';
+import { isReschedulable } from './emptiness.js';
+
+export interface ConsolidationState {
+  nodePools: readonly NodePool[];
+  nodeClasses: readonly AzureFlexNodeClass[];
+  instanceTypes: readonly InstanceType[];
+  nodeClaims: readonly NodeClaim[];
+  /** Pods bound to each NodeClaim's node, by NodeClaim name. */
+  podsByNodeClaim: ReadonlyMap<string, readonly Pod[]>;
+  daemonSetPods: readonly Pod[];
+  isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+}
+
+/** Whether the reschedulable pods of `removed` all fit on the remaining NodeClaims. */
+export function canRemoveWithoutReplacement(state: ConsolidationState, removed: ReadonlySet<string>): boolean {
+  const moving: Pod[] = [];
+  for (const name of removed) for (const pod of state.podsByNodeClaim.get(name) ?? []) if (isReschedulable(pod)) moving.push(pod);
+  if (moving.length === 0) return true;
+  const remaining = state.nodeClaims.filter((c) => !removed.has(c.metadata.name));
+  const boundPods: Pod[] = [];
+  for (const claim of remaining) for (const pod of state.podsByNodeClaim.get(claim.metadata.name) ?? []) boundPods.push(pod);
+  const result = schedule({
+    pendingPods: moving,
+    nodePools: state.nodePools,
+    nodeClasses: state.nodeClasses,
+    instanceTypes: state.instanceTypes,
+    existingNodeClaims: remaining,
+    boundPods,
+    daemonSetPods: state.daemonSetPods,
+    isOfferingUnavailable: state.isOfferingUnavailable,
+  });
+  return result.nodeClaims.length === 0 && result.unschedulable.length === 0;
+}
+
+/**
+ * Order in which to try candidates: fewest pods to move first (cheapest to disrupt), then
+ * the most expensive node first (largest saving), then name for determinism.
+ */
+export function consolidationOrder(
+  candidates: readonly NodeClaim[], podsByNodeClaim: ReadonlyMap<string, readonly Pod[]>, pricePerHour: (claim: NodeClaim) => number,
+): NodeClaim[] {
+  const podCount = (c: NodeClaim): number => (podsByNodeClaim.get(c.metadata.name) ?? []).filter(isReschedulable).length;
+  return [...candidates].sort((a, b) => podCount(a) - podCount(b) || pricePerHour(b) - pricePerHour(a) || a.metadata.name.localeCompare(b.metadata.name));
+}

@@ -1,0 +1,216 @@
+/**
+ * The disruption controller: each reconcile decides which NodeClaims to delete, in
+ * Karpenter's order, and deletes them (setting deletionTimestamp; the NodeClaim machine
+ * drains the node and tears the VM down leak-free).
+ *
+ *   1. Expired (expireAfter): forceful, not limited by budgets or do-not-disrupt.
+ *   2. Drifted (NodeClass hash, NodePool template hash, requirements).
+ *   3. Empty: no reschedulable pods for consolidateAfter (both consolidation policies).
+ *   4. Underutilized (WhenEmptyOrUnderutilized only): pods unchanged for consolidateAfter
+ *      and all of them fit on the other NodeClaims.
+ *
+ * Steps 2–4 only touch initialized NodeClaims without karpenter.sh/do-not-disrupt, and each
+ * respects the NodePool's budget for its reason; every deletion (of any reason, including
+ * NodeClaims already terminating) counts against all of the pool's budgets.
+ */
+import type { AzureFlexNodeClass, ClusterPort, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { Clock } from '../ports/clock.js';
+import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
+import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../provisioning/requirements.js';
+import { isFlexNodePool } from '../provisioning/scheduler.js';
+import { daemonSetRepresentatives, isProvisionable, type ProvisionerLog } from '../provisioning/provisioner.js';
+import { allowedDisruptions, type DisruptionReason } from './budgets.js';
+import { canRemoveWithoutReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
+import { doNotDisruptReason } from './do-not-disrupt.js';
+import { driftReason, type DriftOptions } from './drift.js';
+import { durationOrNever } from './duration.js';
+import { PodChurnTracker, isEmptyNode } from './emptiness.js';
+import { isExpired } from './expiration.js';
+
+export type DisruptionKind = 'Expired' | DisruptionReason;
+
+export interface DisruptionDecision {
+  nodeClaim: string;
+  nodePool: string;
+  kind: DisruptionKind;
+  detail: string;
+}
+
+export interface DisruptionControllerOptions {
+  cluster: ClusterPort;
+  catalog: InstanceTypeCatalog;
+  clock: Clock;
+  log: ProvisionerLog;
+  isOfferingUnavailable?: (sku: string, region: string, capacityType: string) => boolean;
+  isNodeClassDrifted?: DriftOptions['isNodeClassDrifted'];
+  /** Upper bound on consolidation simulations per reconcile (each is one scheduler run). */
+  maxConsolidationSimulations?: number;
+}
+
+const DEFAULT_MAX_SIMULATIONS = 20;
+
+interface PoolView {
+  pool: NodePool;
+  nodeClass: AzureFlexNodeClass | undefined;
+  claims: NodeClaim[];
+  /** NodeClaims of the pool being deleted, including those this reconcile deletes. */
+  disrupting: number;
+}
+
+function isInitialized(claim: NodeClaim): boolean {
+  return claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True');
+}
+
+export class DisruptionController {
+  private readonly churn = new PodChurnTracker();
+
+  constructor(private readonly options: DisruptionControllerOptions) {}
+
+  async reconcile(): Promise<DisruptionDecision[]> {
+    const { cluster, clock } = this.options;
+    const now = clock.now();
+    const [nodeClaims, nodes, pods, nodePools, nodeClasses, instanceTypes] = await Promise.all([
+      cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), cluster.listNodePools(), cluster.listNodeClasses(), this.options.catalog.list(),
+    ]);
+    const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
+    const podsByNode = new Map<string, Pod[]>();
+    for (const pod of pods) {
+      if (!pod.spec.nodeName) continue;
+      let list = podsByNode.get(pod.spec.nodeName);
+      if (!list) podsByNode.set(pod.spec.nodeName, (list = []));
+      list.push(pod);
+    }
+    const podsByClaim = new Map<string, Pod[]>();
+    for (const claim of nodeClaims) podsByClaim.set(claim.metadata.name, claim.status.nodeName ? podsByNode.get(claim.status.nodeName) ?? [] : []);
+    this.churn.retain(new Set(nodeClaims.map((c) => c.metadata.name)));
+
+    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+    const views = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
+      const claims = nodeClaims.filter((c) => c.metadata.labels[LABEL_NODEPOOL] === pool.metadata.name);
+      return {
+        pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims,
+        disrupting: claims.filter((c) => c.metadata.deletionTimestamp !== undefined).length,
+      };
+    });
+
+    const decisions: DisruptionDecision[] = [];
+    const deleted = new Set<string>();
+    const decide = (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string): void => {
+      decisions.push({ nodeClaim: claim.metadata.name, nodePool: view.pool.metadata.name, kind, detail });
+      deleted.add(claim.metadata.name);
+      view.disrupting++;
+    };
+
+    // Track pod churn for every live claim every reconcile, so consolidateAfter measures
+    // continuous stability rather than time since some earlier look.
+    const stableSince = new Map<string, number>();
+    for (const claim of nodeClaims) {
+      if (claim.metadata.deletionTimestamp) continue;
+      stableSince.set(claim.metadata.name, this.churn.observe(claim.metadata.name, podsByClaim.get(claim.metadata.name) ?? [], now));
+    }
+
+    for (const view of views) {
+      for (const claim of view.claims) {
+        if (!claim.metadata.deletionTimestamp && isExpired(claim, now)) decide(view, claim, 'Expired', `older than expireAfter ${claim.spec.expireAfter}`);
+      }
+    }
+
+    const gracefulCandidates = (view: PoolView): NodeClaim[] =>
+      view.claims.filter((claim) => {
+        if (claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name) || !isInitialized(claim)) return false;
+        const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+        return doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? []) === undefined;
+      });
+    const allowance = (view: PoolView, reason: DisruptionReason): number =>
+      allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.claims.length, view.disrupting, now);
+
+    for (const view of views) {
+      const drifted = gracefulCandidates(view)
+        .map((claim) => ({ claim, reason: driftReason(claim, view.pool, view.nodeClass, { isNodeClassDrifted: this.options.isNodeClassDrifted }) }))
+        .filter((d) => d.reason !== undefined)
+        .sort((a, b) => a.claim.metadata.creationTimestamp.localeCompare(b.claim.metadata.creationTimestamp) || a.claim.metadata.name.localeCompare(b.claim.metadata.name));
+      for (const { claim, reason } of drifted) {
+        if (allowance(view, 'Drifted') <= 0) break;
+        decide(view, claim, 'Drifted', reason!);
+      }
+    }
+
+    for (const view of views) {
+      const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
+      if (consolidateAfter === undefined) continue;
+      const empty = gracefulCandidates(view).filter((claim) =>
+        isEmptyNode(podsByClaim.get(claim.metadata.name) ?? []) && now - (stableSince.get(claim.metadata.name) ?? now) >= consolidateAfter);
+      for (const claim of empty) {
+        if (allowance(view, 'Empty') <= 0) break;
+        decide(view, claim, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
+      }
+    }
+
+    // Underutilisation only when nothing is pending: pending pods are about to claim the
+    // spare capacity the simulation would otherwise count on.
+    if (!pods.some(isProvisionable)) {
+      this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance });
+    }
+
+    for (const decision of decisions) await this.delete(decision, nodeClaims);
+    return decisions;
+  }
+
+  private consolidateUnderutilized(
+    views: PoolView[],
+    ctx: {
+      nodeClaims: NodeClaim[]; nodePools: NodePool[]; nodeClasses: AzureFlexNodeClass[]; instanceTypes: InstanceType[]; pods: Pod[];
+      podsByClaim: Map<string, Pod[]>; stableSince: Map<string, number>; now: number; deleted: Set<string>;
+      decide: (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string) => void;
+      gracefulCandidates: (view: PoolView) => NodeClaim[];
+      allowance: (view: PoolView, reason: DisruptionReason) => number;
+    },
+  ): void {
+    const typesByName = new Map(ctx.instanceTypes.map((t) => [t.name, t]));
+    const price = (claim: NodeClaim): number => typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '')?.pricePerHour ?? 0;
+    const state: ConsolidationState = {
+      nodePools: ctx.nodePools,
+      nodeClasses: ctx.nodeClasses,
+      instanceTypes: ctx.instanceTypes,
+      nodeClaims: ctx.nodeClaims.filter((c) => !c.metadata.deletionTimestamp),
+      podsByNodeClaim: ctx.podsByClaim,
+      daemonSetPods: daemonSetRepresentatives(ctx.pods),
+      isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
+    };
+    let simulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;
+    // Claims removed so far (any reason): their pods must fit elsewhere too.
+    const removed = new Set(ctx.deleted);
+    for (const view of views) {
+      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+      const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
+      if (consolidateAfter === undefined) continue;
+      const candidates = ctx.gracefulCandidates(view).filter((c) => ctx.now - (ctx.stableSince.get(c.metadata.name) ?? ctx.now) >= consolidateAfter);
+      for (const claim of consolidationOrder(candidates, ctx.podsByClaim, price)) {
+        if (simulations <= 0 || ctx.allowance(view, 'Underutilized') <= 0) break;
+        simulations--;
+        const attempt = new Set(removed).add(claim.metadata.name);
+        if (!canRemoveWithoutReplacement(state, attempt)) continue;
+        removed.add(claim.metadata.name);
+        ctx.decide(view, claim, 'Underutilized', 'its pods fit on other nodes');
+      }
+    }
+  }
+
+  private async delete(decision: DisruptionDecision, nodeClaims: readonly NodeClaim[]): Promise<void> {
+    const { cluster, log } = this.options;
+    const claim = nodeClaims.find((c) => c.metadata.name === decision.nodeClaim);
+    try {
+      await cluster.deleteNodeClaim(decision.nodeClaim);
+    } catch (error) {
+      log.warn({ nodeClaim: decision.nodeClaim, err: error instanceof Error ? error.message : String(error) }, 'disruption delete failed');
+      return;
+    }
+    log.info({ nodeClaim: decision.nodeClaim, nodePool: decision.nodePool, reason: decision.kind, detail: decision.detail }, 'disrupting NodeClaim');
+    await cluster.recordEvent({
+      involvedObject: { kind: 'NodeClaim', name: decision.nodeClaim, ...(claim ? { uid: claim.metadata.uid } : {}) },
+      type: 'Normal',
+      reason: 'DisruptionTerminating',
+      message: `Disrupting NodeClaim: ${decision.kind} (${decision.detail})`,
+    }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Liveness: a NodeClaim that does not launch within 5 minutes, or whose node does not
+ * register within 15 minutes of launch, is deleted (Karpenter's timeouts) — through the
+ * normal deletion path, so the NodeClaim machine tears the VM and NIC down leak-free — and
+ * its NodePool is marked NodeRegistrationHealthy=False so operators see a pool that cannot
+ * produce working nodes (bad image, broken bootstrap, unreachable API server).
+ * A later successful registration in the pool flips the condition back to True.
+ */
+import type { ClusterPort, Condition, NodeClaim, NodePool } from '../ports/cluster.js';
+import type { Clock } from '../ports/clock.js';
+import { LABEL_NODEPOOL } from '../provisioning/requirements.js';
+import { isFlexNodePool } from '../provisioning/scheduler.js';
+import type { ProvisionerLog } from '../provisioning/provisioner.js';
+
+export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
+export const REGISTRATION_TIMEOUT_MS = 15 * 60_000;
+export const CONDITION_NODE_REGISTRATION_HEALTHY = 'NodeRegistrationHealthy';
+
+export type LivenessFailure = 'LaunchTimeout' | 'RegistrationTimeout';
+
+function condition(claim: NodeClaim, type: string): Condition | undefined {
+  return claim.status.conditions.find((c) => c.type === type);
+}
+
+function isTrue(claim: NodeClaim, type: string): boolean {
+  return condition(claim, type)?.status === 'True';
+}
+
+/** Why the NodeClaim has outlived its launch or registration deadline, or undefined. */
+export function livenessFailure(claim: NodeClaim, now: number): LivenessFailure | undefined {
+  if (claim.metadata.deletionTimestamp) return undefined;
+  if (isTrue(claim, 'Registered')) return undefined;
+  const created = Date.parse(claim.metadata.creationTimestamp);
+  const launched = condition(claim, 'Launched');
+  if (launched?.status !== 'True') return now - created >= LAUNCH_TIMEOUT_MS ? 'LaunchTimeout' : undefined;
+  const launchedAt = Date.parse(launched.lastTransitionTime);
+  const since = Number.isNaN(launchedAt) ? created : launchedAt;
+  return now - since >= REGISTRATION_TIMEOUT_MS ? 'RegistrationTimeout' : undefined;
+}
+
+export function withCondition(conditions: readonly Condition[], next: Omit<Condition, 'lastTransitionTime'>, nowIso: string): Condition[] {
+  const existing = conditions.find((c) => c.type === next.type);
+  if (existing && existing.status === next.status && existing.reason === next.reason && existing.message === next.message) return [...conditions];
+  const lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : nowIso;
+  return [...conditions.filter((c) => c.type !== next.type), { ...next, lastTransitionTime }];
+}
+
+export interface LivenessOptions {
+  cluster: ClusterPort;
+  clock: Clock;
+  log: ProvisionerLog;
+}
+
+export interface LivenessAction {
+  nodeClaim: string;
+  nodePool: string | undefined;
+  failure: LivenessFailure;
+}
+
+export class LivenessController {
+  constructor(private readonly options: LivenessOptions) {}
+
+  async reconcile(): Promise<LivenessAction[]> {
+    const { cluster, clock, log } = this.options;
+    const now = clock.now();
+    const nowIso = new Date(now).toISOString();
+    const [nodeClaims, nodePools] = await Promise.all([cluster.listNodeClaims(), cluster.listNodePools()]);
+    const flexPools = new Map(nodePools.filter(isFlexNodePool).map((p) => [p.metadata.name, p]));
+    const actions: LivenessAction[] = [];
+    const failedPools = new Map<string, LivenessAction>();
+    for (const claim of nodeClaims) {
+      const poolName = claim.metadata.labels[LABEL_NODEPOOL];
+      if (poolName === undefined || !flexPools.has(poolName)) continue;
+      const failure = livenessFailure(claim, now);
+      if (!failure) continue;
+      const action: LivenessAction = { nodeClaim: claim.metadata.name, nodePool: poolName, failure };
+      try {
+        await cluster.deleteNodeClaim(claim.metadata.name);
+      } catch (error) {
+        log.warn({ nodeClaim: claim.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'deleting timed-out NodeClaim failed');
+        continue;
+      }
+      actions.push(action);
+      failedPools.set(poolName, action);
+      log.warn({ nodeClaim: claim.metadata.name, nodePool: poolName, failure }, 'NodeClaim timed out; deleting');
+      await cluster.recordEvent({
+        involvedObject: { kind: 'NodeClaim', name: claim.metadata.name, uid: claim.metadata.uid },
+        type: 'Warning',
+        reason: failure,
+        message: failure === 'LaunchTimeout'
+          ? `NodeClaim not launched within ${LAUNCH_TIMEOUT_MS / 60_000}m; deleting`
+          : `Node not registered within ${REGISTRATION_TIMEOUT_MS / 60_000}m of launch; deleting`,
+      }).catch(() => undefined);
+    }
+    for (const pool of flexPools.values()) {
+      const failed = failedPools.get(pool.metadata.name);
+      const next = failed
+        ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'False' as const, reason: failed.failure, message: `NodeClaim ${failed.nodeClaim} timed out (${failed.failure})` }
+        : this.recovered(pool, nodeClaims);
+      if (!next) continue;
+      const conditions = withCondition(pool.status.conditions, next, nowIso);
+      if (sameConditions(conditions, pool.status.conditions)) continue;
+      try {
+        await cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, conditions });
+      } catch (error) {
+        log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool condition failed');
+      }
+    }
+    return actions;
+  }
+
+  /** True again once some NodeClaim of the pool registered after the failure was recorded. */
+  private recovered(pool: NodePool, nodeClaims: readonly NodeClaim[]): Omit<Condition, 'lastTransitionTime'> | undefined {
+    const current = pool.status.conditions.find((c) => c.type === CONDITION_NODE_REGISTRATION_HEALTHY);
+    if (current?.status !== 'False') return undefined;
+    const failedAt = Date.parse(current.lastTransitionTime);
+    const registeredSince = nodeClaims.some((c) => {
+      if (c.metadata.labels[LABEL_NODEPOOL] !== pool.metadata.name) return false;
+      const registered = condition(c, 'Registered');
+      return registered?.status === 'True' && Date.parse(registered.lastTransitionTime) > failedAt;
+    });
+    return registeredSince ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'True', reason: 'NodeRegistered', message: '' } : undefined;
+  }
+}
+
+function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {
+  return a.length === b.length && a.every((c, i) => {
+    const d = b[i]!;
+    return c.type === d.type && c.status === d.status && c.reason === d.reason && c.message === d.message && c.lastTransitionTime === d.lastTransitionTime;
+  });
+}

@@ -1,0 +1,235 @@
+import {
+  AzureError,
+  type AzureErrorCode,
+  type Disk,
+  type ImageReference,
+  type Nic,
+  type ResourceGroupScope,
+  type ResourceRef,
+  type Tags,
+  type Vm,
+  type VmProvisioningState,
+} from '../../ports/azure.js';
+import type { TimerId } from '../../ports/clock.js';
+import * as msg from './messages.js';
+import type { SubnetPool } from './subnet-pool.js';
+import type { DeleteOption, OperationStatus } from './types.js';
+
+/**
+ * The fake ARM's data model: the request and view types its faces exchange, the internal
+ * records behind them, and the record-to-view copies (the only copying on the hot path:
+ * enough that callers cannot mutate the fake's state).
+ */
+
+/** What a VM PUT carries, in the form both faces can produce (customData is never stored). */
+export interface VmCreateRequest {
+  ref: ResourceRef;
+  location: string;
+  vmSize: string;
+  nicIds: string[];
+  /** Azure's default for a NIC referenced by a VM is Detach; the AzurePort asks for Delete. */
+  nicDeleteOption?: DeleteOption;
+  osDiskName: string;
+  osDiskSizeGB: number;
+  osDiskDeleteOption?: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  tags: Tags;
+}
+
+/** A VM with everything the REST face renders (still without customData). */
+export interface VmDetails extends Vm {
+  subscriptionId: string;
+  resourceGroup: string;
+  nicDeleteOption: DeleteOption;
+  osDiskSizeGB: number;
+  osDiskDeleteOption: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  /** Virtual ms. */
+  timeCreated: number;
+}
+
+export interface DiskDetails extends Disk {
+  location: string;
+  diskSizeGB: number;
+  timeCreated: number;
+}
+
+export interface BeginResult {
+  vm: VmDetails;
+  /** Set while a create is in flight; undefined when the VM already existed and is settled. */
+  operationId?: string;
+  /** True when this PUT created the VM (201), false when it returned an existing one (200). */
+  created: boolean;
+}
+
+export interface OperationInfo {
+  id: string;
+  kind: 'create' | 'delete';
+  status: OperationStatus;
+  /** Virtual ms. */
+  startedAt: number;
+  endedAt?: number;
+}
+
+export interface SnapshotJson {
+  t: number;
+  nics: Array<Nic & { reservedUntil?: number; reservedFor?: string }>;
+  vms: Vm[];
+  disks: Disk[];
+  reservations: Array<{ nicId: string; vmId: string; until: number }>;
+  quota: Array<{ subscriptionId: string; location: string; family: string; usedCores: number; limitCores: number | null }>;
+  regionalCores: Array<{ subscriptionId: string; location: string; usedCores: number; limitCores: number | null }>;
+  subnets: Array<{ id: string; addressPrefix: string; used: number; peak: number; capacity: number }>;
+  operations: { inProgress: number; total: number };
+}
+
+export interface Leaks {
+  nics: Nic[];
+  vms: Vm[];
+  disks: Disk[];
+}
+
+export interface RegionState {
+  subscriptionId: string;
+  location: string;
+  familyQuota: Map<string, number>;
+  familyUsed: Map<string, number>;
+  regionalQuota: number | undefined;
+  totalUsed: number;
+  unavailable: Set<string>;
+  allocationFailureRate: number;
+  zonalAllocationFailureRate: number;
+}
+
+export interface NicRecord {
+  key: string;
+  id: string;
+  name: string;
+  location: string;
+  subnetId: string;
+  subnet: SubnetPool;
+  ipOffset: number;
+  ip: string;
+  tags: Tags;
+  attachedVmKey?: string;
+  reservedUntil: number;
+  reservedFor?: string;
+  /** First VM-create failure since the NIC was last attached successfully (for reapTimesSeconds). */
+  failedAt?: number;
+}
+
+export interface VmRecord {
+  key: string;
+  id: string;
+  name: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  location: string;
+  vmSize: string;
+  family: string;
+  cores: number;
+  region: RegionState;
+  nicKeys: string[];
+  nicIds: string[];
+  nicDeleteOption: DeleteOption;
+  osDiskName: string;
+  osDiskSizeGB: number;
+  osDiskDeleteOption: DeleteOption;
+  image: { reference: ImageReference } | { id: string };
+  adminUsername: string;
+  sshPublicKeys: string[];
+  priority: 'Regular' | 'Spot';
+  tags: Tags;
+  provisioningState: VmProvisioningState;
+  createOp?: OpRecord;
+  deleteOp?: OpRecord;
+  timer?: TimerId;
+  timeCreated: number;
+}
+
+export interface DiskRecord {
+  key: string;
+  id: string;
+  name: string;
+  location: string;
+  managedByKey?: string;
+  managedBy?: string;
+  diskSizeGB: number;
+  tags: Tags;
+  timeCreated: number;
+}
+
+export interface OpRecord {
+  id: string;
+  kind: 'create' | 'delete';
+  startedAt: number;
+  endedAt?: number;
+  status: OperationStatus;
+  result?: Vm;
+  waiters: Array<() => void>;
+}
+
+/** A resource group, or a whole subscription when resourceGroup is absent. */
+export type ListScope = ResourceGroupScope | { subscriptionId: string; resourceGroup?: undefined };
+
+const KNOWN_CODES: ReadonlySet<string> = new Set<AzureErrorCode>([
+  'OperationNotAllowed', 'QuotaExceeded', 'SkuNotAvailable', 'AllocationFailed', 'ZonalAllocationFailed',
+  'OverconstrainedAllocationRequest', 'OverconstrainedZonalAllocationRequest', 'NicReservedForAnotherVm', 'NicInUse',
+  'SubnetIsFull', 'TooManyRequests', 'ResourceNotFound', 'InternalServerError', 'RequestTimeout', 'InvalidParameter', 'Unknown',
+]);
+
+export function regionKey(subscriptionId: string, location: string): string {
+  return `${subscriptionId.toLowerCase()}|${location.toLowerCase()}`;
+}
+
+export function sameId(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** Lower-cased id prefix of a resource group (or, without one, a subscription). */
+export function scopePrefix(scope: { subscriptionId: string; resourceGroup?: string | undefined }): string {
+  const sub = `/subscriptions/${scope.subscriptionId}/`;
+  return (scope.resourceGroup === undefined ? sub : `${sub}resourcegroups/${scope.resourceGroup}/`).toLowerCase();
+}
+
+export function toVm(rec: VmRecord | VmDetails): Vm {
+  const nicIds = 'nicKeys' in rec ? rec.nicIds : rec.nicIds;
+  const state = 'state' in rec ? rec.provisioningState : rec.provisioningState;
+  return {
+    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: [...nicIds], osDiskName: rec.osDiskName,
+    provisioningState: state, tags: { ...rec.tags },
+  };
+}
+
+export function toVmDetails(rec: VmRecord): VmDetails {
+  return {
+    ...toVm(rec),
+    subscriptionId: rec.subscriptionId, resourceGroup: rec.resourceGroup, nicDeleteOption: rec.nicDeleteOption,
+    osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: rec.image,
+    adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
+  };
+}
+
+export function toDisk(rec: DiskRecord): Disk {
+  const d: Disk = { id: rec.id, name: rec.name, tags: { ...rec.tags } };
+  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  return d;
+}
+
+export function toDiskDetails(rec: DiskRecord): DiskDetails {
+  const d: DiskDetails = { id: rec.id, name: rec.name, tags: { ...rec.tags }, location: rec.location, diskSizeGB: rec.diskSizeGB, timeCreated: rec.timeCreated };
+  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  return d;
+}
+
+/** An LRO failure as the port reports it; codes outside the AzureErrorCode union become Unknown. */
+export function toAzureError(error: { code: string; message: string }, status: number): AzureError {
+  const code = KNOWN_CODES.has(error.code) ? (error.code as AzureErrorCode) : 'Unknown';
+  return msg.armError(code, status, code === 'Unknown' ? `${error.code}: ${error.message}` : error.message);
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { allowedDisruptions, budgetAllowance, cronMatches, isBudgetActive, parseCron } from '../../src/disruption/budgets.js';
+import { parseDuration } from '../../src/disruption/duration.js';
+
+const at = (s: string): number => Date.parse(s);
+
+describe('durations', () => {
+  it('parses Go durations and Never', () => {
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('720h')).toBe(720 * 3_600_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('Never')).toBeUndefined();
+    expect(() => parseDuration('5 minutes')).toThrow();
+  });
+});
+
+describe('budget allowance', () => {
+  it('rounds percentages up and reads absolute counts', () => {
+    expect(budgetAllowance({ nodes: '10%' }, 25)).toBe(3);
+    expect(budgetAllowance({ nodes: '10%' }, 1)).toBe(1);
+    expect(budgetAllowance({ nodes: '0%' }, 100)).toBe(0);
+    expect(budgetAllowance({ nodes: '5' }, 100)).toBe(5);
+    expect(budgetAllowance({ nodes: 'lots' }, 100)).toBe(0);
+  });
+
+  it('takes the minimum over budgets that apply to the reason, minus nodes already disrupting', () => {
+    const budgets = [{ nodes: '50%' }, { nodes: '1', reasons: ['Drifted' as const] }];
+    expect(allowedDisruptions(budgets, 'Drifted', 10, 0, 0)).toBe(1);
+    expect(allowedDisruptions(budgets, 'Empty', 10, 0, 0)).toBe(5);
+    expect(allowedDisruptions(budgets, 'Empty', 10, 4, 0)).toBe(1);
+    expect(allowedDisruptions(budgets, 'Empty', 10, 7, 0)).toBe(0);
+    expect(allowedDisruptions([{ nodes: '1', reasons: ['Drifted'] }], 'Empty', 10, 0, 0)).toBe(Number.POSITIVE_INFINITY);
+    expect(allowedDisruptions([], 'Empty', 30, 0, 0)).toBe(3);
+  });
+});
+
+describe('scheduled budgets', () => {
+  it('parses cron fields, names, ranges, steps and macros', () => {
+    const weekdays = parseCron('0 9 * * mon-fri');
+    expect(cronMatches(weekdays, at('2026-01-05T09:00:00Z'))).toBe(true); // Monday
+    expect(cronMatches(weekdays, at('2026-01-04T09:00:00Z'))).toBe(false); // Sunday
+    expect(cronMatches(parseCron('*/15 * * * *'), at('2026-01-05T10:45:00Z'))).toBe(true);
+    expect(cronMatches(parseCron('@daily'), at('2026-01-05T00:00:00Z'))).toBe(true);
+    expect(() => parseCron('0 25 * * *')).toThrow();
+  });
+
+  it('is active only within duration after a firing', () => {
+    const businessHours = { nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' };
+    expect(isBudgetActive(businessHours, at('2026-01-05T12:00:00Z'))).toBe(true);
+    expect(isBudgetActive(businessHours, at('2026-01-05T17:00:00Z'))).toBe(false);
+    expect(isBudgetActive(businessHours, at('2026-01-05T08:59:00Z'))).toBe(false);
+    expect(isBudgetActive(businessHours, at('2026-01-03T12:00:00Z'))).toBe(false); // Saturday
+    expect(allowedDisruptions([businessHours, { nodes: '10%' }], 'Drifted', 10, 0, at('2026-01-05T12:00:00Z'))).toBe(0);
+    expect(allowedDisruptions([businessHours, { nodes: '10%' }], 'Drifted', 10, 0, at('2026-01-05T20:00:00Z'))).toBe(1);
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
+import { DisruptionController } from '../../src/disruption/controller.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import type { FakeCluster } from '../provisioning/fake-cluster.js';
+import { silentLog } from '../provisioning/fake-cluster.js';
+import { T0, makePod } from '../provisioning/fixtures.js';
+import { addClaim, clusterWithNodes } from './helpers.js';
+
+const MINUTE = 60_000;
+
+function controllerFor(cluster: FakeCluster, clock: VirtualClock): DisruptionController {
+  return new DisruptionController({ cluster, catalog: new StaticInstanceTypeCatalog(), clock, log: silentLog });
+}
+
+const deleting = (cluster: FakeCluster): string[] =>
+  [...cluster.nodeClaims.values()].filter((c) => c.metadata.deletionTimestamp).map((c) => c.metadata.name).sort();
+
+const podOn = (name: string, claim: string, extra: Parameters<typeof makePod>[1] = {}) =>
+  makePod(name, { nodeName: `node-${claim}`, requests: { cpu: '2', memory: '4Gi' }, ...extra });
+
+describe('DisruptionController', () => {
+  it('removes empty nodes only after consolidateAfter, within the budget', async () => {
+    const cluster = clusterWithNodes(3, { consolidateAfter: '5m', budgets: [{ nodes: '1' }] });
+    const clock = new VirtualClock(T0 + 10 * MINUTE);
+    const controller = controllerFor(cluster, clock);
+    expect(await controller.reconcile()).toEqual([]);
+    await clock.runUntil(T0 + 14 * MINUTE);
+    expect(await controller.reconcile()).toEqual([]);
+    await clock.runUntil(T0 + 15 * MINUTE);
+    const decisions = await controller.reconcile();
+    expect(decisions.map((d) => [d.nodeClaim, d.kind])).toEqual([['default-n0', 'Empty']]);
+    expect(deleting(cluster)).toEqual(['default-n0']);
+    // The deleting claim still uses the budget of 1.
+    expect(await controller.reconcile()).toEqual([]);
+    cluster.nodeClaims.delete('default-n0');
+    expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n1']);
+    expect(cluster.events.some((e) => e.reason === 'DisruptionTerminating' && e.involvedObject.name === 'default-n0')).toBe(true);
+  });
+
+  it('restarts the consolidateAfter clock when pods come and go', async () => {
+    const cluster = clusterWithNodes(1, { consolidateAfter: '5m' });
+    const clock = new VirtualClock(T0);
+    const controller = controllerFor(cluster, clock);
+    cluster.pods = [podOn('web', 'default-n0')];
+    await controller.reconcile();
+    await clock.runUntil(T0 + 4 * MINUTE);
+    cluster.pods = [];
+    await controller.reconcile();
+    await clock.runUntil(T0 + 8 * MINUTE);
+    expect(await controller.reconcile()).toEqual([]);
+    await clock.runUntil(T0 + 9 * MINUTE);
+    expect((await controller.reconcile()).map((d) => d.kind)).toEqual(['Empty']);
+  });
+
+  it('replaces drifted nodes oldest first, one budget slot at a time', async () => {
+    const cluster = clusterWithNodes(4, { budgets: [{ nodes: '25%' }], consolidateAfter: 'Never' });
+    const clock = new VirtualClock(T0);
+    const controller = controllerFor(cluster, clock);
+    for (const claim of cluster.nodeClaims.values()) cluster.pods.push(podOn(`w-${claim.metadata.name}`, claim.metadata.name));
+    expect(await controller.reconcile()).toEqual([]);
+    cluster.nodeClasses[0]!.spec.imageReference = { publisher: 'p', offer: 'o', sku: 's', version: '2' };
+    const first = await controller.reconcile();
+    expect(first.map((d) => [d.nodeClaim, d.kind, d.detail])).toEqual([['default-n0', 'Drifted', 'NodeClassDrifted']]);
+    expect(await controller.reconcile()).toEqual([]);
+    cluster.nodeClaims.delete('default-n0');
+    expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n1']);
+  });
+
+  it('leaves do-not-disrupt nodes alone, except when they expire', async () => {
+    const cluster = clusterWithNodes(0, { consolidateAfter: '0s', budgets: [{ nodes: '100%' }] });
+    addClaim(cluster, 'guarded', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    addClaim(cluster, 'job-node');
+    addClaim(cluster, 'old', { expireAfter: '1h', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    cluster.pods = [podOn('training', 'job-node', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })];
+    const clock = new VirtualClock(T0 + 2 * 3_600_000);
+    const decisions = await controllerFor(cluster, clock).reconcile();
+    expect(decisions.map((d) => [d.nodeClaim, d.kind])).toEqual([['old', 'Expired']]);
+  });
+
+  it('expires nodes regardless of budgets', async () => {
+    const cluster = clusterWithNodes(0, { budgets: [{ nodes: '0' }], consolidateAfter: 'Never' });
+    addClaim(cluster, 'a', { expireAfter: '720h' });
+    addClaim(cluster, 'b', { expireAfter: '720h' });
+    const clock = new VirtualClock(T0 + 721 * 3_600_000);
+    expect((await controllerFor(cluster, clock).reconcile()).map((d) => d.kind)).toEqual(['Expired', 'Expired']);
+  });
+
+  it('consolidates an underutilized node whose pods fit elsewhere, only under WhenEmptyOrUnderutilized', async () => {
+    for (const policy of ['WhenEmpty', 'WhenEmptyOrUnderutilized'] as const) {
+      const cluster = clusterWithNodes(2, { consolidationPolicy: policy, consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+      cluster.pods = [podOn('a', 'default-n0'), podOn('b', 'default-n1')];
+      const clock = new VirtualClock(T0);
+      const controller = controllerFor(cluster, clock);
+      await controller.reconcile();
+      await clock.runUntil(T0 + 2 * MINUTE);
+      const decisions = await controller.reconcile();
+      if (policy === 'WhenEmpty') expect(decisions).toEqual([]);
+      else expect(decisions.map((d) => d.kind)).toEqual(['Underutilized']);
+    }
+  });
+
+  it('does not consolidate when the pods would not fit elsewhere, or while pods are pending', async () => {
+    const cluster = clusterWithNodes(2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    cluster.pods = [podOn('a', 'default-n0', { requests: { cpu: '5' } }), podOn('b', 'default-n1', { requests: { cpu: '5' } })];
+    const clock = new VirtualClock(T0);
+    const controller = controllerFor(cluster, clock);
+    await controller.reconcile();
+    await clock.runUntil(T0 + 2 * MINUTE);
+    expect(await controller.reconcile()).toEqual([]);
+    const small = clusterWithNodes(2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    small.pods = [podOn('a', 'default-n0'), podOn('b', 'default-n1'), makePod('pending')];
+    const smallController = controllerFor(small, clock);
+    await smallController.reconcile();
+    await clock.runUntil(T0 + 4 * MINUTE);
+    expect(await smallController.reconcile()).toEqual([]);
+  });
+});

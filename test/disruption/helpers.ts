@@ -1,0 +1,51 @@
+/** Shared setup for disruption tests: a FakeCluster with one pool of initialized D8s nodes. */
+import type { Condition, Node, NodeClaim } from '../../src/ports/cluster.js';
+import { nodeClassHash, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION } from '../../src/controllers/nodeclass/hash.js';
+import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { FakeCluster } from '../provisioning/fake-cluster.js';
+import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, type NodePoolOptions } from '../provisioning/fixtures.js';
+
+export function readyConditions(at: number): Condition[] {
+  return ['Launched', 'Registered', 'Initialized', 'Ready'].map((type) => ({ type, status: 'True' as const, reason: type, message: '', lastTransitionTime: iso(at) }));
+}
+
+export function makeNode(name: string, annotations: Record<string, string> = {}): Node {
+  return {
+    metadata: { name, uid: `node-${name}`, labels: {}, annotations, finalizers: [], creationTimestamp: iso(T0) },
+    spec: { taints: [] },
+    status: { capacity: {}, allocatable: {}, conditions: [] },
+  };
+}
+
+/** A cluster with `count` initialized, correctly stamped D8s NodeClaims (and Nodes) in pool "default". */
+export function clusterWithNodes(count: number, pool: NodePoolOptions = {}): FakeCluster {
+  const cluster = new FakeCluster();
+  cluster.nodeClasses = [makeNodeClass()];
+  cluster.nodePools = [makeNodePool('default', pool)];
+  for (let i = 0; i < count; i++) addClaim(cluster, `default-n${i}`, { createdAt: T0 + i * 1000 });
+  return cluster;
+}
+
+export function addClaim(cluster: FakeCluster, name: string, options: { createdAt?: number; expireAfter?: string; annotations?: Record<string, string> } = {}): NodeClaim {
+  const pool = cluster.nodePools[0]!;
+  const claim = makeNodeClaim(name, {
+    nodePool: pool.metadata.name,
+    launchedAs: 'Standard_D8s_v5',
+    nodeName: `node-${name}`,
+    capacity: { cpu: '8', memory: '32Gi', pods: '110' },
+    allocatable: { cpu: '7900m', memory: '30Gi', pods: '110' },
+    conditions: readyConditions(options.createdAt ?? T0),
+    creationTimestamp: iso(options.createdAt ?? T0),
+    ...(options.expireAfter ? { expireAfter: options.expireAfter } : {}),
+    annotations: {
+      [NODECLASS_HASH_ANNOTATION]: nodeClassHash(cluster.nodeClasses[0]!),
+      [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+      [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(pool),
+      [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
+      ...(options.annotations ?? {}),
+    },
+  });
+  cluster.nodeClaims.set(name, claim);
+  cluster.nodes.set(`node-${name}`, makeNode(`node-${name}`));
+  return claim;
+}

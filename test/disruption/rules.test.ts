@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { doNotDisruptReason } from '../../src/disruption/do-not-disrupt.js';
+import { driftReason } from '../../src/disruption/drift.js';
+import { PodChurnTracker, isEmptyNode } from '../../src/disruption/emptiness.js';
+import { expiresAt, isExpired } from '../../src/disruption/expiration.js';
+import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { T0, makeNodeClaim, makeNodePool, makePod } from '../provisioning/fixtures.js';
+import { addClaim, clusterWithNodes, makeNode } from './helpers.js';
+
+describe('expiration', () => {
+  it('expires expireAfter after creation, never with Never', () => {
+    const claim = makeNodeClaim('a', { nodePool: 'p', expireAfter: '1h' });
+    expect(expiresAt(claim)).toBe(T0 + 3_600_000);
+    expect(isExpired(claim, T0 + 3_599_999)).toBe(false);
+    expect(isExpired(claim, T0 + 3_600_000)).toBe(true);
+    expect(isExpired(makeNodeClaim('b', { nodePool: 'p', expireAfter: 'Never' }), T0 + 1e12)).toBe(false);
+  });
+});
+
+describe('drift', () => {
+  it('detects NodeClass changes through the stamped hash', () => {
+    const cluster = clusterWithNodes(1);
+    const claim = cluster.nodeClaims.get('default-n0')!;
+    const pool = cluster.nodePools[0]!;
+    const nodeClass = cluster.nodeClasses[0]!;
+    expect(driftReason(claim, pool, nodeClass)).toBeUndefined();
+    const newImage = { ...nodeClass, spec: { ...nodeClass.spec, imageReference: { publisher: 'p', offer: 'o', sku: 's', version: '2' } } };
+    expect(driftReason(claim, pool, newImage)).toBe('NodeClassDrifted');
+  });
+
+  it('detects NodePool template changes but not expireAfter changes', () => {
+    const cluster = clusterWithNodes(1);
+    const claim = cluster.nodeClaims.get('default-n0')!;
+    const pool = cluster.nodePools[0]!;
+    const relabelled = makeNodePool('default', { labels: { team: 'ml' } });
+    expect(driftReason(claim, relabelled, cluster.nodeClasses[0])).toBe('NodePoolDrifted');
+    const longerExpiry = makeNodePool('default', { expireAfter: '24h' });
+    expect(driftReason(claim, longerExpiry, cluster.nodeClasses[0])).toBeUndefined();
+    expect(driftReason(claim, pool, cluster.nodeClasses[0])).toBeUndefined();
+  });
+
+  it('does not call claims stamped with another hash version drifted', () => {
+    const cluster = clusterWithNodes(0);
+    const claim = addClaim(cluster, 'old', { annotations: { 'karpenter.sh/nodepool-hash': 'x', 'karpenter.sh/nodepool-hash-version': 'v0' } });
+    expect(driftReason(claim, cluster.nodePools[0]!, cluster.nodeClasses[0])).toBeUndefined();
+  });
+
+  it('detects requirements the claim no longer satisfies', () => {
+    const cluster = clusterWithNodes(1);
+    const claim = cluster.nodeClaims.get('default-n0')!;
+    const gpuOnly = makeNodePool('default', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }] });
+    // Requirements are not part of the template hash, so only the requirements check fires.
+    expect(nodePoolTemplateHash(gpuOnly)).toBe(claim.metadata.annotations['karpenter.sh/nodepool-hash']);
+    expect(driftReason(claim, gpuOnly, cluster.nodeClasses[0])).toBe('RequirementsDrifted');
+  });
+});
+
+describe('do-not-disrupt', () => {
+  it('is honoured on the NodeClaim, the Node and running pods', () => {
+    const claim = makeNodeClaim('a', { nodePool: 'p' });
+    const guard = { 'karpenter.sh/do-not-disrupt': 'true' };
+    expect(doNotDisruptReason(claim, undefined, [])).toBeUndefined();
+    expect(doNotDisruptReason(makeNodeClaim('b', { nodePool: 'p', annotations: guard }), undefined, [])).toMatch(/NodeClaim b/);
+    expect(doNotDisruptReason(claim, makeNode('n', guard), [])).toMatch(/Node n/);
+    expect(doNotDisruptReason(claim, undefined, [makePod('job', { nodeName: 'n', annotations: guard })])).toMatch(/pod default\/job/);
+    expect(doNotDisruptReason(claim, undefined, [makePod('done', { nodeName: 'n', annotations: guard, phase: 'Succeeded' })])).toBeUndefined();
+  });
+});
+
+describe('emptiness', () => {
+  it('ignores DaemonSet, terminal and terminating pods', () => {
+    expect(isEmptyNode([makePod('ds', { nodeName: 'n', ownerKind: 'DaemonSet' }), makePod('done', { nodeName: 'n', phase: 'Succeeded' })])).toBe(true);
+    expect(isEmptyNode([makePod('leaving', { nodeName: 'n', deletionTimestamp: '2026-01-01T00:00:00Z' })])).toBe(true);
+    expect(isEmptyNode([makePod('web', { nodeName: 'n' })])).toBe(false);
+  });
+
+  it('tracks when the pod set last changed', () => {
+    const tracker = new PodChurnTracker();
+    const web = makePod('web', { nodeName: 'n' });
+    expect(tracker.observe('a', [web], 100)).toBe(100);
+    expect(tracker.observe('a', [web], 200)).toBe(100);
+    expect(tracker.observe('a', [], 300)).toBe(300);
+    tracker.retain(new Set());
+    expect(tracker.observe('a', [], 400)).toBe(400);
+  });
+});
+

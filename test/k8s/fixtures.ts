@@ -1,0 +1,113 @@
+import type { ControlPlaneInfo } from './harness.js';
+import { adminRequest } from './harness.js';
+import { KubeCluster } from '../../src/k8s/cluster.js';
+import type { KubeAuth } from '../../src/k8s/kubeconfig.js';
+import { KubeRest, type RequestRecord } from '../../src/k8s/rest.js';
+import type { NodeClaim } from '../../src/ports/cluster.js';
+import { RealClock } from '../../src/runtime/real-clock.js';
+
+export const SUB = '0b3b0b3b-1111-2222-3333-444455556666';
+
+export interface Adapter {
+  cluster: KubeCluster;
+  rest: KubeRest;
+  records: RequestRecord[];
+  errors: unknown[];
+}
+
+/** A KubeCluster whose every request is recorded (for RBAC audits and "served from cache" checks). */
+export function makeAdapter(auth: KubeAuth, instance = 'test'): Adapter {
+  const records: RequestRecord[] = [];
+  const errors: unknown[] = [];
+  const rest = new KubeRest(auth, { onRequest: (r) => records.push(r) });
+  const cluster = new KubeCluster({
+    rest,
+    clock: new RealClock(),
+    reportingInstance: instance,
+    watchTimeoutSeconds: 60,
+    onError: (e) => errors.push(e),
+  });
+  return { cluster, rest, records, errors };
+}
+
+export function nodeClaimObject(name: string, nodeClassName: string, extra: Partial<NodeClaim['metadata']> = {}): NodeClaim {
+  return {
+    metadata: { name, uid: '', labels: { 'karpenter.sh/nodepool': 'np' }, annotations: {}, finalizers: [], creationTimestamp: '', ...extra },
+    spec: {
+      nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: nodeClassName },
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }],
+      resources: { requests: { cpu: '1' } },
+      taints: [],
+      startupTaints: [],
+    },
+    status: { conditions: [] },
+  };
+}
+
+export function nodeClassBody(name: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'flex.aks.azure.com/v1alpha1',
+    kind: 'AzureFlexNodeClass',
+    metadata: { name },
+    spec: {
+      subscriptionID: SUB,
+      location: 'eastus2',
+      resourceGroup: 'rg-flex',
+      subnetID: `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`,
+      imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
+      ...spec,
+    },
+  };
+}
+
+export async function ensureNamespace(info: ControlPlaneInfo, name: string, labels: Record<string, string> = {}): Promise<void> {
+  try {
+    await adminRequest(info, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+  } catch (e) {
+    if ((e as { code?: number }).code !== 409) throw e;
+  }
+}
+
+/** Removes every finalizer and deletes; for cleanup between tests. */
+export async function forceDelete(info: ControlPlaneInfo, path: string): Promise<void> {
+  try {
+    await adminRequest(info, 'PATCH', path, { metadata: { finalizers: null } });
+  } catch {
+    /* already gone */
+  }
+  try {
+    await adminRequest(info, 'DELETE', path);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** A manually driven Clock (for "every 10 minutes" without waiting 10 minutes). */
+export class ManualClock {
+  private t: number;
+  private seq = 0;
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.t = start;
+  }
+  now(): number {
+    return this.t;
+  }
+  setTimer(delayMs: number, fn: () => void): number {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.t + delayMs, fn });
+    return id;
+  }
+  clearTimer(id: number): void {
+    this.timers.delete(id);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+    for (const [id, timer] of [...this.timers]) {
+      if (timer.at <= this.t) {
+        this.timers.delete(id);
+        timer.fn();
+      }
+    }
+  }
+}

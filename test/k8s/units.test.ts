@@ -1,0 +1,339 @@
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { ArmIdError, parseArmResourceId, parseImageId, parseSubnetId } from '../../src/controllers/nodeclass/arm-id.js';
+import { driftHash, isNodeClaimDrifted, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { isNodeClassUsable } from '../../src/controllers/nodeclass/status.js';
+import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
+import { delta, microTime } from '../../src/k8s/cluster.js';
+import { authFromKubeConfigYaml, inClusterAuth } from '../../src/k8s/kubeconfig.js';
+import { allows, REQUIRED_CLUSTER_RULES, requestAttributes } from '../../src/k8s/rbac.js';
+import { toNodeClaim, toNodeClass, toPod } from '../../src/k8s/resources.js';
+import { installGracefulShutdown, type SignalSource } from '../../src/k8s/shutdown.js';
+import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
+import { startMetricsServer } from '../../src/metrics/server.js';
+import type { AzureFlexNodeClass, AzureFlexNodeClassSpec } from '../../src/ports/cluster.js';
+import { CryptoRandom, RealClock } from '../../src/runtime/real-clock.js';
+import { ManualClock, nodeClaimObject, SUB } from './fixtures.js';
+
+const subnet = `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
+
+function spec(over: Partial<AzureFlexNodeClassSpec> = {}): AzureFlexNodeClassSpec {
+  return {
+    subscriptionID: SUB,
+    location: 'eastus2',
+    resourceGroup: 'rg-flex',
+    subnetID: subnet,
+    imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
+    securityType: 'Standard',
+    osDiskSizeGB: 128,
+    sshPublicKeys: [],
+    allocateNodePublicIP: false,
+    maxPodsPerNode: 110,
+    tags: {},
+    ...over,
+  };
+}
+
+function nodeClass(s: AzureFlexNodeClassSpec, meta: Partial<AzureFlexNodeClass['metadata']> = {}): AzureFlexNodeClass {
+  return { metadata: { name: 'c', uid: 'u', labels: {}, annotations: {}, finalizers: [], creationTimestamp: '', ...meta }, spec: s, status: { conditions: [] } };
+}
+
+describe('ARM ID parsing', () => {
+  it('parses a subnet ID into its parts, case-insensitively', () => {
+    const id = parseSubnetId(subnet.replace('resourceGroups', 'resourcegroups').replace('Microsoft.Network', 'microsoft.network'));
+    expect(id).toMatchObject({ subscriptionId: SUB, resourceGroup: 'rg-net', provider: 'microsoft.network', name: 'nodes' });
+    expect(id.segments).toEqual([{ type: 'virtualNetworks', name: 'vnet' }, { type: 'subnets', name: 'nodes' }]);
+  });
+
+  it.each([
+    ['nodes', /must start with "\/"/],
+    ['/subscriptions/not-a-guid/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s', /not a GUID/],
+    [`/subscriptions/${SUB}/providers/Microsoft.Network/virtualNetworks/v/subnets/s`, /resourceGroups/],
+    [`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v`, /not a Microsoft.Network\/virtualNetworks\/subnets/],
+    [`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets`, /type\/name pairs/],
+    [`/subscriptions/${SUB}/resourceGroups/rg//providers/Microsoft.Network/virtualNetworks/v/subnets/s`, /empty path segment/],
+  ])('rejects subnet %s', (id, msg) => {
+    expect(() => parseSubnetId(id)).toThrow(ArmIdError);
+    expect(() => parseSubnetId(id)).toThrow(msg);
+  });
+
+  it('classifies image IDs', () => {
+    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x`).kind).toBe('managedImage');
+    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/galleries/g/images/x`).kind).toBe('galleryImage');
+    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/galleries/g/images/x/versions/1.2.3`).kind).toBe('galleryImageVersion');
+    expect(parseImageId('/CommunityGalleries/nv/Images/h200/Versions/latest').kind).toBe('communityGalleryImage');
+    expect(() => parseImageId(subnet)).toThrow(/not a managed image/);
+    expect(parseArmResourceId(subnet).resourceType).toBe('Microsoft.Network/virtualNetworks/subnets');
+  });
+});
+
+describe('NodeClass validation', () => {
+  it('accepts a complete spec', () => {
+    expect(validateNodeClassSpec(spec())).toEqual({ ok: true, reason: 'ValidationSucceeded', message: 'NodeClass spec is valid' });
+  });
+
+  it.each<[string, Partial<AzureFlexNodeClassSpec>, string]>([
+    ['prefix-only subnet (the upstream bug)', { subnetID: '/subscriptions/garbage' }, 'InvalidSubnetID'],
+    ['subnet in another subscription', { subnetID: subnet.replace(SUB, '99999999-1111-2222-3333-444455556666') }, 'SubnetSubscriptionMismatch'],
+    ['both images', { imageID: `/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x` }, 'InvalidImage'],
+    ['no image', { imageReference: undefined }, 'InvalidImage'],
+    ['bad imageID', { imageReference: undefined, imageID: '/subscriptions/x' }, 'InvalidImageID'],
+    ['public IP requested (silently ignored upstream)', { allocateNodePublicIP: true }, 'UnsupportedPublicIP'],
+    ['bad ssh key', { sshPublicKeys: ['nope'] }, 'InvalidSSHPublicKey'],
+    ['bad tag key', { tags: { 'a/b': 'x' } }, 'InvalidTags'],
+    ['tiny disk', { osDiskSizeGB: 10 }, 'InvalidOSDiskSize'],
+    ['missing subscription', { subscriptionID: '' }, 'MissingSubscriptionID'],
+    ['bad location', { location: 'East US 2' }, 'InvalidLocation'],
+  ])('rejects %s', (_what, over, reason) => {
+    const r = validateNodeClassSpec(spec(over));
+    expect(r.ok).toBe(false);
+    expect(r.reason).toBe(reason);
+    expect(isNodeClassUsable(nodeClass(spec(over)))).toBe(false);
+  });
+
+  it('never lets a deleting class be used', () => {
+    expect(isNodeClassUsable(nodeClass(spec()))).toBe(true);
+    expect(isNodeClassUsable(nodeClass(spec(), { deletionTimestamp: '2026-01-01T00:00:00Z' }))).toBe(false);
+  });
+});
+
+describe('drift hash', () => {
+  it('is a stable SHA-256 hex, independent of tag and ssh key order', () => {
+    const a = driftHash(spec({ tags: { a: '1', b: '2' }, sshPublicKeys: ['ssh-ed25519 AAA x', 'ssh-rsa BBB y'] }));
+    const b = driftHash(spec({ tags: { b: '2', a: '1' }, sshPublicKeys: ['ssh-rsa BBB y', 'ssh-ed25519 AAA x'] }));
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(a).toBe(b);
+  });
+
+  it('ignores ARM-name case but changes with every field that shapes the VM', () => {
+    const base = driftHash(spec());
+    expect(driftHash(spec({ resourceGroup: 'RG-FLEX', subnetID: subnet.toUpperCase() }))).toBe(base);
+    const variants: Array<Partial<AzureFlexNodeClassSpec>> = [
+      { location: 'westus3' },
+      { subnetID: subnet.replace('nodes', 'other') },
+      { imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: '1.0.0' } },
+      { imageReference: undefined, imageID: `/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x` },
+      { subscriptionID: '99999999-1111-2222-3333-444455556666' },
+      { resourceGroup: 'other' },
+      { securityType: 'TrustedLaunch' },
+      { osDiskSizeGB: 256 },
+      { maxPodsPerNode: 50 },
+      { tags: { a: '1' } },
+      { sshPublicKeys: ['ssh-ed25519 AAA x'] },
+    ];
+    const hashes = variants.map((v) => driftHash(spec(v)));
+    expect(new Set([base, ...hashes]).size).toBe(variants.length + 1);
+  });
+
+  it('marks a NodeClaim drifted only when its stamped hash differs (and is of our version)', () => {
+    const nc = nodeClass(spec());
+    const claim = nodeClaimObject('x', 'c');
+    expect(isNodeClaimDrifted(claim, nc)).toBe(false);
+    claim.metadata.annotations[NODECLASS_HASH_ANNOTATION] = nodeClassHash(nc);
+    expect(isNodeClaimDrifted(claim, nc)).toBe(false);
+    expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(true);
+    claim.metadata.annotations[NODECLASS_HASH_VERSION_ANNOTATION] = 'v0';
+    expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(false);
+  });
+});
+
+describe('adapter helpers', () => {
+  it('replays a list delta onto a newer list', () => {
+    const d = delta(['a', 'b'], ['b', 'c'], (x) => x);
+    expect(d.applyTo(['a', 'b', 'z'])).toEqual(['b', 'z', 'c']);
+    expect(d.applyTo(['c'])).toEqual(['c']);
+  });
+
+  it('formats MicroTime', () => {
+    expect(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 678))).toBe('2026-01-02T03:04:05.678000Z');
+  });
+
+  it('maps raw objects with the defaults the port promises', () => {
+    const nc = toNodeClaim({ metadata: { name: 'n' }, spec: {} });
+    expect(nc.metadata).toMatchObject({ labels: {}, annotations: {}, finalizers: [] });
+    expect(nc.spec).toMatchObject({ requirements: [], taints: [], startupTaints: [], resources: { requests: {} } });
+    const cls = toNodeClass({ metadata: { name: 'c' }, spec: { subscriptionID: SUB } });
+    expect(cls.spec).toMatchObject({ securityType: 'Standard', osDiskSizeGB: 128, maxPodsPerNode: 110, allocateNodePublicIP: false, sshPublicKeys: [], tags: {} });
+    const pod = toPod({
+      metadata: { name: 'p', namespace: 'ns', ownerReferences: [{ kind: 'DaemonSet', controller: true }] },
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], nodeName: 'n1' },
+      status: { phase: 'Running' },
+    });
+    expect(pod).toMatchObject({ ownerKind: 'DaemonSet', spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+  });
+
+  it('derives RBAC request attributes like the API server', () => {
+    const a = requestAttributes({ method: 'POST', path: '/api/v1/namespaces/ns/pods/p/eviction', watch: false });
+    expect(a).toEqual({ apiGroup: '', resource: 'pods/eviction', namespace: 'ns', name: 'p', verb: 'create' });
+    expect(requestAttributes({ method: 'GET', path: '/apis/karpenter.sh/v1/nodeclaims', watch: true }).verb).toBe('watch');
+    expect(requestAttributes({ method: 'PATCH', path: '/apis/karpenter.sh/v1/nodeclaims/x/status', watch: false })).toMatchObject({ resource: 'nodeclaims/status', verb: 'patch' });
+    expect(allows(REQUIRED_CLUSTER_RULES, requestAttributes({ method: 'DELETE', path: '/apis/flex.aks.azure.com/v1alpha1/azureflexnodeclasses/x', watch: false }))).toBe(false);
+  });
+});
+
+describe('kubeconfig loading', () => {
+  it('reads certificate data, token files and picks the current context', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'kc-'));
+    await fs.writeFile(path.join(dir, 'token'), 'file-token\n');
+    const yaml = [
+      'apiVersion: v1',
+      'clusters:',
+      '- name: a',
+      '  cluster: { server: "https://10.0.0.1:6443", certificate-authority-data: "' + Buffer.from('CA').toString('base64') + '" }',
+      'users:',
+      '- name: u',
+      '  user: { tokenFile: token }',
+      '- name: v',
+      '  user: { token: inline }',
+      'contexts:',
+      '- name: one',
+      '  context: { cluster: a, user: u }',
+      '- name: two',
+      '  context: { cluster: a, user: v }',
+      'current-context: one',
+    ].join('\n');
+    const one = authFromKubeConfigYaml(yaml, dir);
+    expect(one.server).toBe('https://10.0.0.1:6443');
+    expect(await one.headers()).toEqual({ Authorization: 'Bearer file-token' });
+    expect(await authFromKubeConfigYaml(yaml, dir, 'two').headers()).toEqual({ Authorization: 'Bearer inline' });
+    expect(() => authFromKubeConfigYaml(yaml, dir, 'three')).toThrow(/no context "three"/);
+  });
+
+  it('uses the in-cluster ServiceAccount and re-reads its rotated token', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-'));
+    await fs.writeFile(path.join(dir, 'token'), 't1');
+    await fs.writeFile(path.join(dir, 'ca.crt'), 'not a real CA but never parsed until a request');
+    const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+    process.env.KUBERNETES_SERVICE_HOST = '10.0.0.1';
+    process.env.KUBERNETES_SERVICE_PORT = '443';
+    try {
+      const auth = inClusterAuth(dir);
+      expect(auth.server).toBe('https://10.0.0.1:443');
+      expect(await auth.headers()).toEqual({ Authorization: 'Bearer t1' });
+      await fs.writeFile(path.join(dir, 'token'), 't2');
+      expect(await auth.headers()).toEqual({ Authorization: 'Bearer t2' });
+    } finally {
+      if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
+      else process.env.KUBERNETES_SERVICE_HOST = saved.host;
+      if (saved.port === undefined) delete process.env.KUBERNETES_SERVICE_PORT;
+      else process.env.KUBERNETES_SERVICE_PORT = saved.port;
+    }
+  });
+});
+
+describe('metrics and health server', () => {
+  it('serves Karpenter-named metrics from its own registry, /healthz and /readyz', async () => {
+    const registry = new Registry();
+    const k = createKarpenterMetrics(registry);
+    const ours = createAzflexMetrics(registry);
+    k.nodeClaimsCreated.inc({ reason: 'provisioning', nodepool: 'h200', capacity_type: 'on-demand' });
+    k.cloudProviderErrors.inc({ controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'QuotaExceeded' });
+    ours.nicsLeaked.set(0);
+    let ready = false;
+    const server = await startMetricsServer({
+      registry,
+      port: 0,
+      host: '127.0.0.1',
+      healthChecks: [{ name: 'ping', check: () => true }],
+      readyChecks: [{ name: 'informers-synced', check: () => ready }],
+    });
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toContain('karpenter_nodeclaims_created_total{reason="provisioning",nodepool="h200",capacity_type="on-demand"} 1');
+      expect(metrics).toContain('karpenter_cloudprovider_errors_total{controller="nodeclaim.lifecycle",method="Create",provider="azure-flex",error="QuotaExceeded"} 1');
+      expect(metrics).toContain('# TYPE karpenter_nodeclaims_terminated_total counter');
+      expect(metrics).toContain('azflex_nics_leaked 0');
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      const notReady = await fetch(`${base}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(await notReady.text()).toContain('[-]informers-synced failed');
+      ready = true;
+      expect((await fetch(`${base}/readyz?verbose`)).status).toBe(200);
+      expect((await fetch(`${base}/nope`)).status).toBe(404);
+      // prom-client's global registry stays untouched.
+      const { register } = await import('prom-client');
+      expect(register.getSingleMetric('karpenter_nodeclaims_created_total')).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  class FakeSignals implements SignalSource {
+    readonly handlers = new Map<string, Array<() => void>>();
+    on(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
+      this.handlers.set(sig, [...(this.handlers.get(sig) ?? []), fn]);
+    }
+    off(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
+      this.handlers.set(sig, (this.handlers.get(sig) ?? []).filter((f) => f !== fn));
+    }
+    emit(sig: 'SIGTERM' | 'SIGINT'): void {
+      for (const f of this.handlers.get(sig) ?? []) f();
+    }
+  }
+
+  it('runs the steps in order on SIGTERM, then exits 0 and uninstalls', async () => {
+    const signals = new FakeSignals();
+    const order: string[] = [];
+    const exits: number[] = [];
+    const sd = installGracefulShutdown({
+      clock: new ManualClock(),
+      signals,
+      exit: (c) => exits.push(c),
+      steps: [
+        { name: 'fence', run: () => void order.push('fence') },
+        { name: 'controllers', run: async () => void order.push('controllers') },
+        { name: 'release-lease', run: async () => void order.push('release-lease') },
+      ],
+    });
+    signals.emit('SIGTERM');
+    expect(await sd.done).toBe(0);
+    expect(order).toEqual(['fence', 'controllers', 'release-lease']);
+    expect(exits).toEqual([0]);
+    expect(signals.handlers.get('SIGTERM')).toEqual([]);
+  });
+
+  it('stops at the deadline with exit 1, and a second signal exits at once', async () => {
+    const signals = new FakeSignals();
+    const clock = new ManualClock();
+    const exits: number[] = [];
+    const sd = installGracefulShutdown({
+      clock,
+      signals,
+      deadlineMs: 1000,
+      exit: (c) => exits.push(c),
+      steps: [{ name: 'hangs', run: () => new Promise<void>(() => undefined) }],
+    });
+    signals.emit('SIGTERM');
+    signals.emit('SIGINT');
+    expect(exits).toEqual([1]);
+    clock.advance(1000);
+    expect(await sd.done).toBe(1);
+  });
+});
+
+describe('real clock and randomness', () => {
+  it('fires and cancels timers, and draws uniform values in [0, 1)', async () => {
+    const clock = new RealClock();
+    const fired: number[] = [];
+    clock.setTimer(5, () => fired.push(1));
+    const cancelled = clock.setTimer(5, () => fired.push(2));
+    clock.clearTimer(cancelled);
+    expect(clock.pendingTimers()).toBe(1);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fired).toEqual([1]);
+    expect(clock.pendingTimers()).toBe(0);
+    expect(Math.abs(clock.now() - Date.now())).toBeLessThan(50);
+    const rnd = new CryptoRandom();
+    const xs = Array.from({ length: 2000 }, () => rnd.next());
+    expect(xs.every((x) => x >= 0 && x < 1)).toBe(true);
+    const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
+    expect(mean).toBeGreaterThan(0.45);
+    expect(mean).toBeLessThan(0.55);
+  });
+});
