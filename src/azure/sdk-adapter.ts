@@ -63,10 +63,10 @@ export class SdkAzure implements AzurePort {
   private readonly clients = new Map<string, ArmClients>();
   private readonly lroTiming: LroTiming;
   private readonly readRetry: ReadRetryOptions;
-  private credential: TokenCredential | undefined;
+  private credential: Promise<TokenCredential> | undefined;
 
   constructor(private readonly options: SdkAzureOptions) {
-    this.credential = options.credential;
+    this.credential = options.credential ? Promise.resolve(options.credential) : undefined;
     this.lroTiming = { ...DEFAULT_LRO_TIMING, ...options.lroTiming };
     this.readRetry = { ...DEFAULT_READ_RETRY, ...options.readRetry };
   }
@@ -250,11 +250,12 @@ export class SdkAzure implements AzurePort {
   }
 
   private async clientsFor(subscriptionId: string): Promise<ArmClients> {
+    const credential = await this.resolveCredential();
     let clients = this.clients.get(subscriptionId);
     if (!clients) {
       clients = createArmClients(subscriptionId, {
         clock: this.options.clock,
-        credential: await this.resolveCredential(),
+        credential,
         readRetry: this.readRetry,
         ...(this.options.endpoint !== undefined ? { endpoint: this.options.endpoint } : {}),
         ...(this.options.httpClient !== undefined ? { httpClient: this.options.httpClient } : {}),
@@ -268,11 +269,9 @@ export class SdkAzure implements AzurePort {
   }
 
   /** Real-credential boundary: DefaultAzureCredential is loaded only when none is injected. */
-  private async resolveCredential(): Promise<TokenCredential> {
-    if (!this.credential) {
-      const { DefaultAzureCredential } = await import('@azure/identity');
-      this.credential = new DefaultAzureCredential();
-    }
+  private resolveCredential(): Promise<TokenCredential> {
+    // One credential per process even when the first calls race (it caches tokens).
+    this.credential ??= import('@azure/identity').then(({ DefaultAzureCredential }) => new DefaultAzureCredential());
     return this.credential;
   }
 }

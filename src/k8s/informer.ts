@@ -16,6 +16,7 @@ export interface RawMeta {
   name?: string;
   namespace?: string;
   resourceVersion?: string;
+  [k: string]: unknown;
 }
 
 export interface RawObject {

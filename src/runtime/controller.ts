@@ -10,6 +10,7 @@ import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
 import { stateName } from './event-log.js';
 import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
+import { gateArm } from './arm-gate.js';
 
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
@@ -37,10 +38,13 @@ export class Runtime {
   private resyncCount = 0;
   private stopped = false;
 
-  constructor(private readonly deps: RuntimeDeps) {
+  private readonly deps: RuntimeDeps;
+
+  constructor(deps: RuntimeDeps) {
+    this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock) };
     const env = { clock: deps.clock, random: deps.random };
-    this.effects = new Effects(deps, () => this.world);
-    this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(deps, this.effects);
+    this.effects = new Effects(this.deps, () => this.world);
+    this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.effects);
     const e = this.effects;
     this.nodeClaimMachine = createNodeClaimMachine(env).provide({
       actors: {

@@ -204,3 +204,46 @@ describe('bootstrap source', () => {
     expect(renderCloudInit({ ...h200, bootstrap: config })).toContain(TOKEN);
   });
 });
+
+describe('userdata from Karpenter objects', () => {
+  it('maps NodeClaim + NodeClass + instance type, reading the bootstrap config once per process', async () => {
+    const { createUserDataRenderer, userDataInputFor } = await import('../../src/azure/userdata/index.js');
+    const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
+    const meta = (name: string, labels: Record<string, string> = {}) => ({
+      name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z',
+    });
+    const nodeClaim = {
+      metadata: meta('h200-x7k2p', { 'karpenter.sh/nodepool': 'h200', gpu: 'h200', 'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5' }),
+      spec: {
+        nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'h200-eastus2' },
+        requirements: [],
+        resources: { requests: {} },
+        taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' as const }],
+        startupTaints: [{ key: 'example.com/warming', value: 'true', effect: 'NoSchedule' as const }],
+      },
+      status: { conditions: [] },
+    };
+    const nodeClass = {
+      metadata: meta('h200-eastus2'),
+      spec: {
+        subscriptionID: 'sub', location: 'eastus2', resourceGroup: 'rg', subnetID: '/subnets/x', securityType: 'Standard' as const,
+        osDiskSizeGB: 256, sshPublicKeys: [], allocateNodePublicIP: false, maxPodsPerNode: 64, tags: {},
+      },
+      status: { conditions: [] },
+    };
+    const instanceType = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_ND96isr_H200_v5')!;
+    const input = userDataInputFor({ nodeClaim, nodeClass, instanceType }, bootstrap);
+    expect(input).toMatchObject({ region: 'eastus2', nodePool: 'h200', nodeClass: 'h200-eastus2', maxPods: 64, nvidiaRuntime: true, instanceType: 'Standard_ND96isr_H200_v5' });
+    let reads = 0;
+    const source = new CachedBootstrapSource({ get: async () => (reads++, bootstrap) }, new SecretRegistry());
+    const render = createUserDataRenderer(source);
+    const [a, b] = await Promise.all([render({ nodeClaim, nodeClass, instanceType }), render({ nodeClaim, nodeClass, instanceType })]);
+    expect(a).toBe(b);
+    expect(reads).toBe(1);
+    const text = decodeCustomData(a);
+    expect(text).toContain('"example.com/warming=true:NoSchedule"');
+    expect(text).toContain('--max-pods=64');
+    const noPool = { ...nodeClaim, metadata: meta('orphan') };
+    expect(() => userDataInputFor({ nodeClaim: noPool, nodeClass, instanceType }, bootstrap)).toThrow(UserDataError);
+  });
+});

@@ -23,7 +23,6 @@ import type {
   ArmOperation,
   ArmStateChange,
   BucketKind,
-  DeleteOption,
   FakeArmConfig,
   FakeArmLatency,
   FakeArmRegionConfig,

@@ -1,0 +1,89 @@
+import { createActor, fromPromise } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { createNodeClaimMachine, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
+import { AzureError } from '../../src/ports/azure.js';
+import { xstateClock } from '../../src/ports/clock.js';
+import { stateName } from '../../src/runtime/event-log.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+
+/** Lets invoked promises (the effects) resolve. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+const base: NodeClaimObservation = { exists: true, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
+
+function start(observed: NodeClaimObservation, createVm: () => Promise<'Succeeded' | 'Creating'> = async () => 'Succeeded') {
+  const clock = new VirtualClock(5_000_000);
+  const failures: LaunchFailure[] = [];
+  const emitted: string[] = [];
+  const machine = createNodeClaimMachine({ clock, random: new SeededRandom(1) }).provide({
+    actors: {
+      recordVmAttempt: fromPromise(async () => clock.now()),
+      createVm: fromPromise(createVm),
+      markLaunched: fromPromise(async () => undefined),
+      markRegistered: fromPromise(async () => undefined),
+      markInitialized: fromPromise(async () => undefined),
+      failLaunch: fromPromise(async ({ input }) => {
+        failures.push(input.failure);
+      }),
+      drain: fromPromise(async () => true),
+      deleteVm: fromPromise(async () => undefined),
+      finalize: fromPromise(async () => undefined),
+    },
+  });
+  const actor = createActor(machine, { input: { name: 'h200-abcde', nicName: 'azflex-h200-abcde-nic', observed }, clock: xstateClock(clock) });
+  for (const type of ['nic.requested', 'vm.launched', 'vm.failed', 'launch.failed'] as const) actor.on(type, (e) => emitted.push(e.type));
+  actor.start();
+  return { clock, actor, failures, emitted, state: () => stateName(actor.getSnapshot().value) };
+}
+
+describe('NodeClaim machine, rebuilt from observed state', () => {
+  it.each([
+    [{ ...base, deleting: true }, 'terminating.draining'],
+    [{ ...base, vm: 'Creating' as const, nicExists: true, vmAttemptAt: 1 }, 'launching.awaiting-vm'],
+    [{ ...base, vm: 'Succeeded' as const, nicExists: true }, 'launched'],
+    [{ ...base, vm: 'Succeeded' as const, nicExists: true, node: { name: 'n', ready: false } }, 'registered'],
+    [{ ...base, vm: 'Succeeded' as const, nicExists: true, node: { name: 'n', ready: true } }, 'initialized'],
+    [{ ...base, nicExists: true }, 'launching.recording-attempt'],
+    [base, 'launching.creating-nic'],
+  ])('%j resumes in %s', (observed, expected) => {
+    expect(start(observed).state()).toBe(expected);
+  });
+
+  it('a VM attempt recorded before a crash, with no VM in ARM, is treated as a failed launch that reserved the NIC', async () => {
+    const { state, failures, emitted, clock } = start({ ...base, nicExists: true, vmAttemptAt: 4_990_000 });
+    await settle();
+    expect(failures[0]).toMatchObject({ code: 'VmAttemptLost', nicReserved: true });
+    expect(emitted).toContain('vm.failed');
+    expect(state()).toBe('terminating.awaiting-nic-release');
+  });
+
+  it('a quota refusal deletes the NodeClaim, marks the offering, and waits for the NIC before removing the finalizer', async () => {
+    const { actor, state, failures, clock } = start({ ...base, nicExists: true }, async () => {
+      throw new AzureError('OperationNotAllowed', 409, 'quota');
+    });
+    await settle();
+    expect(failures[0]).toMatchObject({ code: 'OperationNotAllowed', action: 'insufficientCapacity', unavailable: { reason: 'quota', ttlSeconds: 3600 } });
+    expect(state()).toBe('terminating.awaiting-nic-release');
+    // A stale observation that still shows the NIC keeps it waiting...
+    actor.send({ type: 'OBSERVED', observed: { ...base, deleting: true, nicExists: true } });
+    expect(state()).toBe('terminating.awaiting-nic-release');
+    // ...until the NIC machine reports the NIC reaped.
+    actor.send({ type: 'NIC_REAPED' });
+    await settle();
+    expect(state()).toBe('deleted');
+  });
+
+  it('a throttled VM create is retried after Retry-After without giving up the NodeClaim', async () => {
+    let calls = 0;
+    const { state, clock } = start({ ...base, nicExists: true }, async () => {
+      calls++;
+      if (calls === 1) throw new AzureError('TooManyRequests', 429, 'throttled', 30);
+      return 'Succeeded';
+    });
+    await settle();
+    expect(state()).toBe('launching.backoff');
+    await clock.runUntil(clock.now() + 30_000);
+    expect(calls).toBe(2);
+    expect(state()).toBe('launched');
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
+import { AzureError } from '../../src/ports/azure.js';
+import { gateArm } from '../../src/runtime/arm-gate.js';
+import { FakeArm } from '../../src/sim/arm/fake-arm.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+
+const SUB = '00000000-0000-0000-0000-000000000001';
+const scope = { subscriptionId: SUB, resourceGroup: 'rg' };
+
+describe('ARM gate', () => {
+  it('after a 429, no call reaches ARM for that subscription until Retry-After has passed', async () => {
+    const clock = new VirtualClock(0);
+    const arm = new FakeArm({
+      clock,
+      random: new SeededRandom(1),
+      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], throttling: true, latencyMs: { read: { min: 0, max: 0 } } },
+      instanceTypes: STATIC_INSTANCE_TYPES,
+    });
+    arm.injectFault({ kind: 'throttle', bucket: 'reads', drain: true });
+    const gated = gateArm(arm, clock);
+    const first = gated.listNics(scope);
+    await clock.runUntil(0);
+    const err = await first.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AzureError);
+    const retryAfter = (err as AzureError).retryAfterSeconds!;
+    expect(retryAfter).toBeGreaterThan(0);
+    const callsAfter429 = JSON.stringify(arm.armCalls());
+    const local = await gated.listVms(scope).catch((e: unknown) => e);
+    expect((local as AzureError).code).toBe('TooManyRequests');
+    expect(JSON.stringify(arm.armCalls())).toBe(callsAfter429);
+    await clock.runUntil(retryAfter * 1000);
+    const later = gated.listVms(scope);
+    await clock.runUntil(retryAfter * 1000 + 1);
+    await expect(later).resolves.toEqual([]);
+  });
+});
