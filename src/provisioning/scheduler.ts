@@ -17,7 +17,7 @@ import type {
 } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import {
-  RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, addInto, copiesThatFit, fitsWithin, formatQuantity, maxInto,
+  addInto, copiesThatFit, fitsWithin, formatQuantity, maxInto,
   podRequests, resourcesFromList, resourcesToList, subtractResources, type Resources,
 } from './resources.js';
 import {

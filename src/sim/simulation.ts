@@ -41,6 +41,27 @@ export interface SimulationOptions {
   hours?: number;
   keepEventLog?: boolean;
   onProgress?: (fraction: number) => void;
+  /**
+   * Paces the run (the live view's pause/step/speed): awaited before every step of virtual
+   * time; the step is `stepMs` long. Without it the run goes as fast as it can.
+   */
+  pace?: SimulationPace;
+  /** Called with each controller incarnation's runtime and the world, for live views. */
+  onWorld?: (world: SimulationWorld) => void;
+}
+
+export interface SimulationPace {
+  stepMs: number;
+  beforeStep(simulatedMs: number): Promise<void>;
+}
+
+export interface SimulationWorld {
+  clock: VirtualClock;
+  arm: FakeArm;
+  cluster: FakeCluster;
+  eventLog: MemoryEventLog;
+  runtime: Runtime;
+  incarnation: number;
 }
 
 export interface Percentiles {
@@ -207,6 +228,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       controllers,
       config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: scenario.clusterName, strategy, resyncMs: scenario.controller.resyncSeconds * 1000 },
     });
+    opts.onWorld?.({ clock, arm, cluster, eventLog, runtime, incarnation: s.incarnation });
     void runtime.start();
   };
   startController();
@@ -221,8 +243,9 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   }
 
   const end = SIM_EPOCH_MS + mainMs;
-  const step = Math.max(60_000, Math.floor(mainMs / 100));
+  const step = opts.pace?.stepMs ?? Math.max(60_000, Math.floor(mainMs / 100));
   for (let t = SIM_EPOCH_MS; t < end; t += step) {
+    await opts.pace?.beforeStep(t - SIM_EPOCH_MS);
     await clock.runUntil(Math.min(end, t + step));
     opts.onProgress?.((Math.min(end, t + step) - SIM_EPOCH_MS) / mainMs);
   }

@@ -185,7 +185,8 @@ export class FakeArm implements AzurePort {
     const op = this.ops.get(begun.operationId)!;
     await this.waitOp(op);
     if (op.status.status === 'Failed') throw toAzureError(op.status.error, 409);
-    return op.result ?? toVm(begun.vm);
+    // A copy per caller: two callers may be waiting on the same in-flight create.
+    return toVm(op.result ?? begun.vm);
   }
 
   async deleteVm(ref: ResourceRef): Promise<void> {

@@ -198,7 +198,8 @@ export function scopePrefix(scope: { subscriptionId: string; resourceGroup?: str
   return (scope.resourceGroup === undefined ? sub : `${sub}resourcegroups/${scope.resourceGroup}/`).toLowerCase();
 }
 
-export function toVm(rec: VmRecord | VmDetails): Vm {
+/** Works on records, details and views alike: every one of them carries the Vm fields. */
+export function toVm(rec: Vm): Vm {
   const nicIds = 'nicKeys' in rec ? rec.nicIds : rec.nicIds;
   const state = 'state' in rec ? rec.provisioningState : rec.provisioningState;
   return {
