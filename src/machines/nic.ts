@@ -170,6 +170,14 @@ export function createNicMachine(env: MachineEnv) {
       },
       'create-backoff': {
         after: { untilRetry: 'creating' },
+        on: {
+          OBSERVED: [
+            { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
+            // The NodeClaim went away while we were backing off: nothing to create any more.
+            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            { actions: 'storeObservation' },
+          ],
+        },
       },
       // ARM refused the NIC (e.g. subnet full): nothing was created, but look once more
       // in case a timed-out PUT did land.

@@ -28,6 +28,8 @@ export class Runtime {
   private readonly nics = new Map<string, NicActor>();
   private readonly timers = new Set<TimerId>();
   private readonly lastObserved = new WeakMap<object, string>();
+  /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
+  private readonly nicOwners = new Map<string, string>();
   private readonly effects: Effects;
   private readonly nodeClaimMachine: NodeClaimMachine;
   private readonly nicMachine: NicMachine;
@@ -94,6 +96,7 @@ export class Runtime {
     for (const a of this.nics.values()) a.stop();
     this.claims.clear();
     this.nics.clear();
+    this.nicOwners.clear();
     this.legacy?.stop();
   }
 
@@ -231,6 +234,7 @@ export class Runtime {
       clock: xstateClock(this.deps.clock),
     });
     this.claims.set(name, actor);
+    this.nicOwners.set(nicNameFor(name), name);
     this.trace(`nodeclaim/${name}`, actor);
     actor.on('nic.requested', (e) => this.onNicRequested(e.nodeClaim, e.nic));
     actor.on('vm.launched', (e) => this.nics.get(e.nic)?.send({ type: 'VM_ATTACHED' }));
@@ -240,7 +244,9 @@ export class Runtime {
     });
     actor.subscribe({
       complete: () => {
-        if (this.claims.get(name) === actor) this.claims.delete(name);
+        if (this.claims.get(name) !== actor) return;
+        this.claims.delete(name);
+        this.nicOwners.delete(nicNameFor(name));
       },
       error: (err) => this.log(`nodeclaim/${name}`, 'actor-error', String(err)),
     });
@@ -279,13 +285,14 @@ export class Runtime {
   }
 
   private ownerOfNic(nic: string): string {
-    for (const name of this.claims.keys()) if (nicNameFor(name) === nic) return name;
-    throw new Error(`no NodeClaim owns NIC ${nic}`);
+    const owner = this.nicOwners.get(nic);
+    if (owner === undefined) throw new Error(`no NodeClaim owns NIC ${nic}`);
+    return owner;
   }
 
   private nodeClaimOfNic(nic: string): NodeClaimActor | undefined {
-    for (const [name, actor] of this.claims) if (nicNameFor(name) === nic) return actor;
-    return undefined;
+    const owner = this.nicOwners.get(nic);
+    return owner === undefined ? undefined : this.claims.get(owner);
   }
 
   private trace(actorName: string, actor: { subscribe(fn: (snap: { value: unknown }) => void): unknown }): void {

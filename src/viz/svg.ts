@@ -21,5 +21,14 @@ export async function renderSvg(dot: string): Promise<string> {
   // Graphviz warnings (e.g. a bad ltail) would silently degrade the picture; fail loudly instead.
   const warnings = result.errors.filter((e) => e.level === 'warning');
   if (warnings.length > 0) throw new Error(`Graphviz warnings: ${warnings.map((w) => w.message.trim()).join('; ')}`);
-  return result.output;
+  return readableHyphens(result.output);
+}
+
+/**
+ * Graphviz writes every `-` as `&#45;`, so `grep reserved-180s nic.svg` would find nothing.
+ * A plain hyphen is valid anywhere in XML except inside comments (where `--` is forbidden),
+ * so comments are left as Graphviz wrote them.
+ */
+function readableHyphens(svg: string): string {
+  return svg.replace(/(<!--[\s\S]*?-->)|&#45;/g, (_match, comment: string | undefined) => comment ?? '-');
 }

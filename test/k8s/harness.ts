@@ -284,7 +284,7 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
     if (o.scheduler) {
       const scheduler = spawnLogged(
         o.binaries.kubeScheduler,
-        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
+        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
         path.join(dir, 'kube-scheduler.log'),
       );
       procs.push(scheduler);

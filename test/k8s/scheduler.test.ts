@@ -31,6 +31,9 @@ describe('harness with kube-scheduler', () => {
         conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }],
       },
     });
+    // The TaintNodesByCondition admission plugin taints every new Node not-ready; the node
+    // lifecycle controller (not run here) would lift it once Ready. Do its job.
+    await adminRequest(cp, 'PATCH', '/api/v1/nodes/h200-node', { spec: { taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }] } });
     await adminRequest(cp, 'POST', '/api/v1/namespaces/default/pods', {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -46,7 +49,10 @@ describe('harness with kube-scheduler', () => {
       async () => ((await adminRequest(cp, 'GET', '/api/v1/namespaces/default/pods/trainer')) as { spec: { nodeName?: string } }).spec.nodeName,
       30_000,
       200,
-    );
+    ).catch(async (e: unknown) => {
+      const pod = await adminRequest(cp, 'GET', '/api/v1/namespaces/default/pods/trainer');
+      throw new Error(`${String(e)}\n${JSON.stringify((pod as { status: unknown }).status)}`);
+    });
     expect(nodeName).toBe('h200-node');
   });
 });

@@ -58,7 +58,10 @@ describe('renderers', () => {
     const svg = await renderMachine('nic', 'svg');
     expect(svg.startsWith('<?xml')).toBe(true);
     const texts = svgTexts(svg);
-    for (const state of ['pending', 'nic-created', 'vm-failed', 'reserved-180s', 'reaped']) expect(texts).toContain(state);
+    for (const state of ['pending', 'nic-created', 'vm-failed', 'reserved-180s', 'reaped']) {
+      expect(texts).toContain(state);
+      expect(svg).toContain(`>${state}</text>`); // literally, so grep finds it too
+    }
     const edge = svgEdges(svg).find((e) => e.title === 'nic.reserved-180s->nic.deleting');
     expect(edge?.texts.join(' ')).toContain('180 s');
   });

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { MACHINE_NAMES, type MachineName } from '../../viz/machines.js';
+import { MACHINE_NAMES, machineGraph, type MachineName } from '../../viz/machines.js';
 import { diagramFileName, renderMachine, VIZ_FORMATS, type VizFormat } from '../../viz/render.js';
 import { UsageError } from '../errors.js';
 
-interface VizFlags {
+export interface VizFlags {
   machine: MachineName | 'all';
   format: VizFormat;
   out?: string;
@@ -41,8 +41,7 @@ export async function runViz(flags: VizFlags): Promise<void> {
   switch (flags.format) {
     case 'json': {
       // One JSON document holding every machine, so the output still parses.
-      const graphs: Record<string, unknown> = {};
-      for (const name of machines) graphs[name] = JSON.parse(await renderMachine(name, 'json')) as unknown;
+      const graphs = Object.fromEntries(machines.map((name) => [name, machineGraph(name)]));
       process.stdout.write(`${JSON.stringify(graphs, null, 2)}\n`);
       return;
     }

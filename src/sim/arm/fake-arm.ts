@@ -31,6 +31,7 @@ import type {
 } from './types.js';
 
 import {
+  copyImage,
   regionKey,
   sameId,
   scopePrefix,
@@ -308,7 +309,7 @@ export class FakeArm implements AzurePort {
         location: req.location, vmSize: type.name, family: type.family, cores: type.vcpu, region,
         nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
         osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
-        image: req.image, adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
+        image: copyImage(req.image), adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
         tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now,
       };
       this.vms.set(key, vm);

@@ -212,7 +212,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
   return {
     ...toVm(rec),
     subscriptionId: rec.subscriptionId, resourceGroup: rec.resourceGroup, nicDeleteOption: rec.nicDeleteOption,
-    osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: rec.image,
+    osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: copyImage(rec.image),
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
   };
 }
@@ -233,4 +233,8 @@ export function toDiskDetails(rec: DiskRecord): DiskDetails {
 export function toAzureError(error: { code: string; message: string }, status: number): AzureError {
   const code = KNOWN_CODES.has(error.code) ? (error.code as AzureErrorCode) : 'Unknown';
   return msg.armError(code, status, code === 'Unknown' ? `${error.code}: ${error.message}` : error.message);
+}
+
+export function copyImage(image: { reference: ImageReference } | { id: string }): { reference: ImageReference } | { id: string } {
+  return 'id' in image ? { id: image.id } : { reference: { ...image.reference } };
 }
