@@ -4,7 +4,8 @@ export declare const ENVTEST_VERSION: string;
 export declare function cacheRoot(): string;
 export interface EnvtestPaths {
   assetsDir: string;
-  source: 'KUBEBUILDER_ASSETS' | 'PATH' | 'cache' | 'built';
+  /** Where the control plane came from, e.g. "cache" or "KUBEBUILDER_ASSETS+cache". */
+  source: string;
   etcd: string;
   kubeApiserver: string;
   kubeScheduler: string;

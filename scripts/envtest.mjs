@@ -343,55 +343,61 @@ async function ensureTools(toolsDir) {
 // --- entry point -------------------------------------------------------------------------
 
 /**
- * Ensures all binaries exist and returns their absolute paths.
+ * Ensures all binaries exist and returns their absolute paths. Each control-plane binary is
+ * resolved on its own (KUBEBUILDER_ASSETS, then PATH, then the cache), because
+ * controller-runtime's envtest assets ship etcd and kube-apiserver but no kube-scheduler;
+ * only what is still missing is built.
  * @returns {Promise<{assetsDir: string, source: string, etcd: string, kubeApiserver: string, kubeScheduler: string, helm: string, kubectl: string}>}
  */
 export async function ensureEnvtest() {
   const versionDir = path.join(cacheRoot(), ENVTEST_VERSION);
-  let cp;
-  let source;
-  if (process.env.KUBEBUILDER_ASSETS) {
-    cp = await findAllIn(process.env.KUBEBUILDER_ASSETS, CONTROL_PLANE);
-    if (!cp)
-      throw new Error(
-        `KUBEBUILDER_ASSETS=${process.env.KUBEBUILDER_ASSETS} lacks one of ${CONTROL_PLANE.join(', ')} (all must be executable).`,
-      );
-    source = 'KUBEBUILDER_ASSETS';
-  }
-  if (!cp) {
-    cp = await whichAll(CONTROL_PLANE);
-    if (cp) source = 'PATH';
-  }
-  if (!cp) {
-    const binDir = path.join(versionDir, 'bin');
-    cp = await findAllIn(binDir, CONTROL_PLANE);
-    if (cp) source = 'cache';
-    else {
-      if (!hasGo())
-        throw new Error(
-          [
-            `No control-plane binaries (${CONTROL_PLANE.join(', ')}) found and Go is not installed.`,
-            'Provide them in one of these ways:',
-            '  - export KUBEBUILDER_ASSETS=/dir/with/etcd+kube-apiserver+kube-scheduler',
-            '  - put etcd, kube-apiserver and kube-scheduler on PATH',
-            `  - install Go >= 1.24 so this script can build ${ENVTEST_VERSION} into ${versionDir}`,
-          ].join('\n'),
-        );
-      await withLock(versionDir, async () => {
-        if (!(await findAllIn(binDir, CONTROL_PLANE))) await buildControlPlane(versionDir);
-      });
-      cp = await findAllIn(binDir, CONTROL_PLANE);
-      if (!cp) throw new Error(`build finished but binaries missing in ${binDir}`);
-      source = 'built';
+  const binDir = path.join(versionDir, 'bin');
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets && !(await findAllIn(assets, ['etcd', 'kube-apiserver'])))
+    throw new Error(`KUBEBUILDER_ASSETS=${assets} lacks an executable etcd or kube-apiserver.`);
+  const resolve = async () => {
+    const found = {};
+    const sources = new Set();
+    for (const name of CONTROL_PLANE) {
+      const fromAssets = assets ? await findAllIn(assets, [name]) : undefined;
+      const fromPath = fromAssets ? undefined : await whichAll([name]);
+      const fromCache = fromAssets || fromPath ? undefined : await findAllIn(binDir, [name]);
+      const hit = fromAssets ?? fromPath ?? fromCache;
+      if (hit) {
+        found[name] = hit[name];
+        sources.add(fromAssets ? 'KUBEBUILDER_ASSETS' : fromPath ? 'PATH' : 'cache');
+      }
     }
+    return { found, sources };
+  };
+  let { found, sources } = await resolve();
+  const missing = CONTROL_PLANE.filter((n) => !found[n]);
+  if (missing.length) {
+    if (!hasGo())
+      throw new Error(
+        [
+          `Missing control-plane binaries (${missing.join(', ')}) and Go is not installed.`,
+          'Provide them in one of these ways:',
+          '  - export KUBEBUILDER_ASSETS=/dir/with/etcd+kube-apiserver(+kube-scheduler)',
+          '  - put etcd, kube-apiserver and kube-scheduler on PATH',
+          `  - install Go >= 1.24 so this script can build ${ENVTEST_VERSION} into ${versionDir}`,
+        ].join('\n'),
+      );
+    await withLock(versionDir, async () => {
+      if (!(await findAllIn(binDir, missing))) await buildControlPlane(versionDir);
+    });
+    ({ found, sources } = await resolve());
+    const still = CONTROL_PLANE.filter((n) => !found[n]);
+    if (still.length) throw new Error(`build finished but ${still.join(', ')} missing in ${binDir}`);
+    sources.add('built');
   }
   const tools = await withLock(path.join(cacheRoot(), 'tools'), () => ensureTools(path.join(cacheRoot(), 'tools')));
   return {
-    assetsDir: path.dirname(cp['kube-apiserver']),
-    source,
-    etcd: cp.etcd,
-    kubeApiserver: cp['kube-apiserver'],
-    kubeScheduler: cp['kube-scheduler'],
+    assetsDir: path.dirname(found['kube-apiserver']),
+    source: [...sources].join('+'),
+    etcd: found.etcd,
+    kubeApiserver: found['kube-apiserver'],
+    kubeScheduler: found['kube-scheduler'],
     helm: tools.helm,
     kubectl: tools.kubectl,
   };

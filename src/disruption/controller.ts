@@ -53,7 +53,12 @@ interface PoolView {
   pool: NodePool;
   nodeClass: AzureFlexNodeClass | undefined;
   claims: NodeClaim[];
-  /** NodeClaims of the pool being deleted, including those this reconcile deletes. */
+  /** Initialized NodeClaims: what budget percentages are taken of (as in Karpenter). */
+  total: number;
+  /**
+   * Initialized NodeClaims already unavailable — being deleted (including by this
+   * reconcile) or with a NotReady node — which use up budget.
+   */
   disrupting: number;
 }
 
@@ -85,11 +90,17 @@ export class DisruptionController {
     this.churn.retain(new Set(nodeClaims.map((c) => c.metadata.name)));
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+    const isNodeReady = (claim: NodeClaim): boolean => {
+      const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+      return node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    };
     const views = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
       const claims = nodeClaims.filter((c) => c.metadata.labels[LABEL_NODEPOOL] === pool.metadata.name);
+      const initialized = claims.filter(isInitialized);
       return {
         pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims,
-        disrupting: claims.filter((c) => c.metadata.deletionTimestamp !== undefined).length,
+        total: initialized.length,
+        disrupting: initialized.filter((c) => c.metadata.deletionTimestamp !== undefined || !isNodeReady(c)).length,
       };
     });
 
@@ -98,7 +109,8 @@ export class DisruptionController {
     const decide = (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string): void => {
       decisions.push({ nodeClaim: claim.metadata.name, nodePool: view.pool.metadata.name, kind, detail });
       deleted.add(claim.metadata.name);
-      view.disrupting++;
+      // Only initialized claims count towards budgets, and a NotReady one already does.
+      if (isInitialized(claim) && isNodeReady(claim)) view.disrupting++;
     };
 
     // Track pod churn for every live claim every reconcile, so consolidateAfter measures
@@ -122,7 +134,7 @@ export class DisruptionController {
         return doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? []) === undefined;
       });
     const allowance = (view: PoolView, reason: DisruptionReason): number =>
-      allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.claims.length, view.disrupting, now);
+      allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.total, view.disrupting, now);
 
     for (const view of views) {
       const drifted = gracefulCandidates(view)

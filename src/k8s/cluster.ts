@@ -115,11 +115,17 @@ export class KubeCluster implements ClusterPort {
     await Promise.all((Object.values(this.informers) as Array<Informer<unknown>>).map((i) => i.stop()));
   }
 
-  private async cached<T>(kind: Kind): Promise<T[]> {
+  private async synced<T>(kind: Kind): Promise<Informer<T>> {
     if (!this.started) throw new ClusterError('ServerError', 'KubeCluster.start() was not called; reads are served from informers');
     const inf = this.informers[kind] as unknown as Informer<T>;
     await inf.waitForSync();
-    return inf.list();
+    return inf;
+  }
+
+  private async cached<T>(kind: Kind): Promise<T[]> {
+    const inf = await this.synced<T>(kind);
+    // Copies: a caller mutating what it read must not corrupt the shared cache.
+    return structuredClone(inf.list());
   }
 
   // --- NodeClaims ---------------------------------------------------------------------------
@@ -129,8 +135,8 @@ export class KubeCluster implements ClusterPort {
   }
 
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
-    await this.cached<NodeClaim>('nodeClaims');
-    return this.informers.nodeClaims.get(name);
+    const found = (await this.synced<NodeClaim>('nodeClaims')).get(name);
+    return found === undefined ? undefined : structuredClone(found);
   }
 
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {

@@ -1,5 +1,7 @@
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import { classifyAzureError, type FailureAction, type OfferingUnavailableReason } from '../azure/errors.js';
+import { classifyAzureError, type FailureAction } from '../azure/errors.js';
+
+type InsufficientCapacity = Extract<FailureAction, { kind: 'insufficientCapacity' }>;
 import type { VmProvisioningState } from '../ports/azure.js';
 import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from './env.js';
 
@@ -27,8 +29,8 @@ export interface NodeClaimObservation {
 export interface LaunchFailure {
   code: string;
   action: FailureAction['kind'];
-  /** For capacity errors: how long the offering should be considered unavailable. */
-  unavailable?: { reason: OfferingUnavailableReason; ttlSeconds: number };
+  /** For capacity errors: the classified error, for the unavailable-offerings cache. */
+  capacity?: InsufficientCapacity;
   /** Whether a VM PUT referenced the NIC, i.e. ARM holds a 180 s reservation on it. */
   nicReserved: boolean;
 }
@@ -132,8 +134,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
       recordVmFailure: assign({
         failure: ({ event }) => {
           const action = classifyAzureError((event as { error?: unknown }).error);
-          const unavailable = action.kind === 'insufficientCapacity' ? { reason: action.reason, ttlSeconds: action.ttlSeconds } : undefined;
-          return { code: action.code, action: action.kind, nicReserved: true, unavailable };
+          const capacity = action.kind === 'insufficientCapacity' ? action : undefined;
+          return { code: action.code, action: action.kind, nicReserved: true, capacity };
         },
       }),
       recordLostAttempt: assign({

@@ -117,8 +117,8 @@ interface PoolTemplate {
   taints: readonly Taint[];
   daemonOverhead: Resources;
   candidates: Candidate[];
-  /** Offerings that would be candidates but the unavailable-offerings cache rules out. */
-  unavailable: string[];
+  /** Would-be candidates the unavailable-offerings cache rules out (for messages only). */
+  unavailable: Candidate[];
   limits: Resources | undefined;
   /** limits − usage of every NodeClaim of this pool, existing and planned. */
   remaining: Resources | undefined;
@@ -223,18 +223,16 @@ class Scheduler {
       const taints = nodePool.spec.template.spec.taints;
       const daemonOverhead = this.daemonOverhead(requirements, taints);
       const candidates: Candidate[] = [];
-      const unavailable: string[] = [];
+      const unavailable: Candidate[] = [];
       for (const instanceType of this.input.instanceTypes) {
         if (!instanceType.locations.includes(region)) continue;
         const itRequirements = instanceTypeRequirements(instanceType, region);
         if (requirements.intersects(itRequirements) !== undefined) continue;
-        if (this.input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) {
-          unavailable.push(instanceType.name);
-          continue;
-        }
         const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);
         const reserved = this.kubeReserved(instanceType, maxPodsFor(instanceType, nodeClass.spec));
-        candidates.push({ instanceType, requirements: itRequirements, capacity, allocatable: subtractResources(capacity, reserved) });
+        const candidate: Candidate = { instanceType, requirements: itRequirements, capacity, allocatable: subtractResources(capacity, reserved) };
+        if (this.input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
+        else candidates.push(candidate);
       }
       candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
       const hasLimits = Object.keys(nodePool.spec.limits ?? {}).length > 0;
@@ -303,8 +301,10 @@ class Scheduler {
       let allocatable: Resources | undefined;
       const used: Resources = {};
       if (claim.status.allocatable) {
-        // The node reports allocatable; its DaemonSet pods are bound and counted as used.
+        // Launched: allocatable is known. Once the node registers its DaemonSet pods are
+        // bound and counted below; until then they are still to come.
         allocatable = resourcesFromList(claim.status.allocatable);
+        if (!claim.status.nodeName) addInto(used, pool.daemonOverhead);
       } else if (options.length > 0) {
         // Not launched yet: any option may come up, so only the smallest is promised.
         allocatable = { ...options[0]!.allocatable };
@@ -536,42 +536,45 @@ class Scheduler {
     const taint = firstUntoleratedTaint(group.tolerations, pool.taints);
     if (taint) return { reason: `NodePool ${pool.name}: did not tolerate taint ${formatTaint(taint)}`, limited: false };
     let incompatibility: string | undefined;
-    let anyCompatibleTerm = false;
-    let fitsIgnoringLimits: Candidate | undefined;
-    let unavailableMatch = false;
+    const matching = new Set<Candidate>();
+    const matchingUnavailable = new Set<Candidate>();
     for (const term of group.terms) {
       const why = this.cache.compatible(pool.requirements, term);
       if (why !== undefined) {
         incompatibility ??= why;
         continue;
       }
-      anyCompatibleTerm = true;
       const requirements = this.cache.intersect(pool.requirements, term);
-      for (const option of pool.candidates) {
-        if (!this.cache.intersects(option.requirements, requirements)) continue;
-        if (copiesThatFit(group.requests, pool.daemonOverhead, option.allocatable) === 0) continue;
-        fitsIgnoringLimits ??= option;
-      }
-      if (!fitsIgnoringLimits && pool.unavailable.length > 0) unavailableMatch = true;
+      for (const option of pool.candidates) if (this.cache.intersects(option.requirements, requirements)) matching.add(option);
+      for (const option of pool.unavailable) if (this.cache.intersects(option.requirements, requirements)) matchingUnavailable.add(option);
     }
-    if (!anyCompatibleTerm) return { reason: `NodePool ${pool.name}: incompatible requirements, ${incompatibility ?? 'no term matches'}`, limited: false };
-    if (fitsIgnoringLimits && pool.limits && pool.remaining) {
-      const capacity = capacityForLimits(fitsIgnoringLimits.capacity, pool.limits);
+    if (incompatibility !== undefined && matching.size === 0 && matchingUnavailable.size === 0) {
+      return { reason: `NodePool ${pool.name}: incompatible requirements, ${incompatibility}`, limited: false };
+    }
+    const fits = (c: Candidate): boolean => copiesThatFit(group.requests, pool.daemonOverhead, c.allocatable) > 0;
+    const fitting = [...matching].filter(fits);
+    if (fitting.length > 0 && pool.limits && pool.remaining) {
+      // Every fitting SKU exceeds some limit (else a claim would have been opened); name the
+      // limit the cheapest one hits.
+      const capacity = capacityForLimits(fitting[0]!.capacity, pool.limits);
       for (const name in pool.limits) {
         if ((capacity[name] ?? 0) > pool.remaining[name]!) {
           return { reason: `NodePool ${pool.name} limit ${name}=${formatQuantity(pool.limits[name]!, name)} reached`, limited: true };
         }
       }
     }
-    if (fitsIgnoringLimits) return { reason: `NodePool ${pool.name}: no instance type satisfies minValues`, limited: false };
-    if (unavailableMatch) {
-      return {
-        reason: `NodePool ${pool.name}: offerings unavailable (${pool.unavailable.join(', ')} ${CAPACITY_TYPE_ON_DEMAND} in ${pool.region})`,
-        limited: false,
-      };
+    if (fitting.length > 0) return { reason: `NodePool ${pool.name}: no set of instance types satisfies minValues`, limited: false };
+    const blocked = [...matchingUnavailable].filter(fits).map((c) => c.instanceType.name);
+    if (blocked.length > 0) {
+      return { reason: `NodePool ${pool.name}: offerings unavailable (${blocked.join(', ')} ${CAPACITY_TYPE_ON_DEMAND} in ${pool.region})`, limited: false };
     }
-    const requests = Object.keys(group.requests).sort().map((name) => describeAmount(name, group.requests[name]!)).join(', ');
-    return { reason: `NodePool ${pool.name}: no instance type in ${pool.region} satisfies requirements and fits ${requests}`, limited: false };
+    if (matching.size === 0) return { reason: `NodePool ${pool.name}: no instance type in ${pool.region} matches the requirements`, limited: false };
+    // Name the requests no matching SKU can meet on its own; if each can be met but never all
+    // at once, name them all.
+    const names = Object.keys(group.requests).sort();
+    const short = names.filter((name) => ![...matching].some((c) => (c.allocatable[name] ?? 0) - (pool.daemonOverhead[name] ?? 0) >= group.requests[name]!));
+    const listed = (short.length > 0 ? short : names).map((name) => describeAmount(name, group.requests[name]!)).join(', ');
+    return { reason: `NodePool ${pool.name}: no instance type in ${pool.region} matching the requirements has room for ${listed}`, limited: false };
   }
 
   private toPlan(claim: PlannedClaim): NodeClaimPlan {

@@ -2,16 +2,19 @@ import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { AzurePort } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, NodeClaim } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
-import type { OfferingUnavailableReason } from '../azure/errors.js';
+import type { FailureAction } from '../azure/errors.js';
 import type { EventLog } from './event-log.js';
 
 /** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
 export type StrategyName = 'naive' | 'delayed' | 'machine';
 export const STRATEGIES: readonly StrategyName[] = ['naive', 'delayed', 'machine'];
 
+/** The unavailable-offerings cache as the runtime uses it (src/azure/offerings.ts). */
 export interface OfferingsCache {
-  isUnavailable(sku: string, region: string, capacityType: string): boolean;
-  markUnavailable(sku: string, region: string, capacityType: string, reason: OfferingUnavailableReason, ttlSeconds: number): void;
+  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot'): boolean;
+  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot' }): void;
+  /** One of our VMs went away: quota marks for its family may lift early. */
+  noteCoresFreed(sku: string, region: string): void;
 }
 
 export interface UserDataRequest {

@@ -157,9 +157,9 @@ export class Effects {
   async failLaunch(name: string, failure: LaunchFailure): Promise<void> {
     const nc = this.world()?.nodeClaims.get(name);
     const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
-    if (nc && cls && failure.unavailable && this.deps.offerings) {
+    if (nc && cls && failure.capacity && this.deps.offerings) {
       const sku = this.world()?.vms.get(vmNameFor(name))?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
-      this.deps.offerings.markUnavailable(sku, cls.spec.location, 'on-demand', failure.unavailable.reason, failure.unavailable.ttlSeconds);
+      this.deps.offerings.apply(failure.capacity, { sku, region: cls.spec.location, capacityType: 'on-demand' });
     }
     await this.deps.cluster.recordEvent({
       involvedObject: { kind: 'NodeClaim', name, uid: nc?.metadata.uid },
@@ -187,8 +187,10 @@ export class Effects {
     const ref = cls ? this.ref(cls, vmNameFor(name)) : vm ? refFromId(vm.id) : undefined;
     if (!ref) return;
     // A read first: a failed launch left no VM, and a DELETE would spend a write token on a 404.
-    if (!(await this.deps.arm.getVm(ref))) return;
+    const existing = await this.deps.arm.getVm(ref);
+    if (!existing) return;
     await this.deps.arm.deleteVm(ref);
+    if (existing.provisioningState === 'Succeeded') this.deps.offerings?.noteCoresFreed(existing.vmSize, existing.location);
   }
 
   async deleteVmById(id: string): Promise<void> {

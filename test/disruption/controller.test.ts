@@ -38,6 +38,15 @@ describe('DisruptionController', () => {
     expect(cluster.events.some((e) => e.reason === 'DisruptionTerminating' && e.involvedObject.name === 'default-n0')).toBe(true);
   });
 
+  it('counts NotReady nodes against the budget, like nodes being deleted', async () => {
+    const cluster = clusterWithNodes(3, { consolidateAfter: '0s', budgets: [{ nodes: '1' }] });
+    cluster.nodes.get('node-default-n2')!.status.conditions = [];
+    const controller = controllerFor(cluster, new VirtualClock(T0));
+    expect(await controller.reconcile()).toEqual([]);
+    cluster.nodes.get('node-default-n2')!.status.conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }];
+    expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n0']);
+  });
+
   it('restarts the consolidateAfter clock when pods come and go', async () => {
     const cluster = clusterWithNodes(1, { consolidateAfter: '5m' });
     const clock = new VirtualClock(T0);

@@ -13,7 +13,7 @@ export function makeNode(name: string, annotations: Record<string, string> = {})
   return {
     metadata: { name, uid: `node-${name}`, labels: {}, annotations, finalizers: [], creationTimestamp: iso(T0) },
     spec: { taints: [] },
-    status: { capacity: {}, allocatable: {}, conditions: [] },
+    status: { capacity: {}, allocatable: {}, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '', lastTransitionTime: iso(T0) }] },
   };
 }
 

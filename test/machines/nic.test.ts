@@ -11,7 +11,7 @@ function setup(observed: NicObservation, deleteNic: () => Promise<void>) {
   const deletes: number[] = [];
   const machine = createNicMachine({ clock, random: new SeededRandom(1) }).provide({
     actors: {
-      putNic: fromPromise(async () => undefined),
+      putNic: fromPromise<void, { name: string }>(async () => undefined),
       deleteNic: fromPromise(async () => {
         deletes.push(clock.now());
         await deleteNic();

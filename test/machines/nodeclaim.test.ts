@@ -1,7 +1,7 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { createNodeClaimMachine, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
-import { AzureError } from '../../src/ports/azure.js';
+import { AzureError, type VmProvisioningState } from '../../src/ports/azure.js';
 import { xstateClock } from '../../src/ports/clock.js';
 import { stateName } from '../../src/runtime/event-log.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
@@ -11,23 +11,23 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const base: NodeClaimObservation = { exists: true, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
 
-function start(observed: NodeClaimObservation, createVm: () => Promise<'Succeeded' | 'Creating'> = async () => 'Succeeded') {
+function start(observed: NodeClaimObservation, createVm: () => Promise<VmProvisioningState> = async () => 'Succeeded') {
   const clock = new VirtualClock(5_000_000);
   const failures: LaunchFailure[] = [];
   const emitted: string[] = [];
   const machine = createNodeClaimMachine({ clock, random: new SeededRandom(1) }).provide({
     actors: {
       recordVmAttempt: fromPromise(async () => clock.now()),
-      createVm: fromPromise(createVm),
-      markLaunched: fromPromise(async () => undefined),
-      markRegistered: fromPromise(async () => undefined),
-      markInitialized: fromPromise(async () => undefined),
+      createVm: fromPromise<VmProvisioningState, { name: string }>(createVm),
+      markLaunched: fromPromise<void, { name: string }>(async () => undefined),
+      markRegistered: fromPromise<void, { name: string }>(async () => undefined),
+      markInitialized: fromPromise<void, { name: string }>(async () => undefined),
       failLaunch: fromPromise(async ({ input }) => {
         failures.push(input.failure);
       }),
       drain: fromPromise(async () => true),
-      deleteVm: fromPromise(async () => undefined),
-      finalize: fromPromise(async () => undefined),
+      deleteVm: fromPromise<void, { name: string }>(async () => undefined),
+      finalize: fromPromise<void, { name: string }>(async () => undefined),
     },
   });
   const actor = createActor(machine, { input: { name: 'h200-abcde', nicName: 'azflex-h200-abcde-nic', observed }, clock: xstateClock(clock) });
@@ -62,7 +62,7 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
       throw new AzureError('OperationNotAllowed', 409, 'quota');
     });
     await settle();
-    expect(failures[0]).toMatchObject({ code: 'OperationNotAllowed', action: 'insufficientCapacity', unavailable: { reason: 'quota', ttlSeconds: 3600 } });
+    expect(failures[0]).toMatchObject({ code: 'OperationNotAllowed', action: 'insufficientCapacity', capacity: { kind: 'insufficientCapacity', reason: 'quota' } });
     expect(state()).toBe('terminating.awaiting-nic-release');
     // A stale observation that still shows the NIC keeps it waiting...
     actor.send({ type: 'OBSERVED', observed: { ...base, deleting: true, nicExists: true } });

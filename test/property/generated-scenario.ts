@@ -37,7 +37,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     lifetimeSeconds: fc.option(fc.integer({ min: 300, max: 1800 }), { nil: undefined }),
   })
   .filter((c) => c.gpuPods + c.cpuPods > 0)
-  .map((c) => ({
+  .map((c): GeneratedCase => ({
     seed: c.seed,
     scenario: {
       name: 'generated',

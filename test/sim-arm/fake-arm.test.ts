@@ -25,9 +25,14 @@ describe('FakeArm NICs', () => {
     expect(again).toEqual(a);
     expect(arm.subnetIpsUsed(SUBNET)).toBe(2);
     expect(arm.armCalls()['nic.put']).toEqual({ '201': 2, '200': 1 });
-    // callers cannot mutate internal state through returned objects
-    a.tags['x'] = 'y';
-    expect((await h.run(arm.getNic(ref(nicNameFor('a')))))?.tags['x']).toBeUndefined();
+    // callers cannot mutate internal state through returned objects: views are frozen
+    expect(() => {
+      a.tags['x'] = 'y';
+    }).toThrow(TypeError);
+    expect(() => {
+      a.privateIpAddress = '10.9.9.9';
+    }).toThrow(TypeError);
+    expect((await h.run(arm.getNic(ref(nicNameFor('a')))))?.privateIpAddress).toBe('10.1.0.4');
   });
 
   it('fills a /24 at exactly 251 NICs, then answers 400 SubnetIsFull; a freed address is reused first', async () => {

@@ -15,6 +15,7 @@ import type { InstanceType } from '../../catalog/skus.js';
 import { armId, TAG } from '../../azure/naming.js';
 import { DEFAULT_LATENCY_MS, DEFAULT_RESERVATION_SECONDS, DEFAULT_TIMEOUT_AFTER_EFFECT_RATE } from './defaults.js';
 import * as msg from './messages.js';
+import { ResourceIndex } from './resource-index.js';
 import { SubnetPool } from './subnet-pool.js';
 import { BUCKET_LIMITS, TokenBucket } from './token-bucket.js';
 import type {
@@ -32,11 +33,12 @@ import type {
 
 import {
   copyImage,
+  diskView,
+  vmView,
   regionKey,
   sameId,
   scopePrefix,
   toAzureError,
-  toDisk,
   toDiskDetails,
   toVm,
   toVmDetails,
@@ -107,9 +109,9 @@ export class FakeArm implements AzurePort {
   private readonly buckets = new Map<string, TokenBucket>();
 
   // Keyed by lower-cased ARM id: ARM compares ids case-insensitively.
-  private readonly nics = new Map<string, NicRecord>();
-  private readonly vms = new Map<string, VmRecord>();
-  private readonly disks = new Map<string, DiskRecord>();
+  private readonly nics = new ResourceIndex<NicRecord>();
+  private readonly vms = new ResourceIndex<VmRecord>();
+  private readonly disks = new ResourceIndex<DiskRecord>();
   private readonly ops = new Map<string, OpRecord>();
   private opSeq = 0;
   private opsInProgress = 0;
@@ -158,10 +160,7 @@ export class FakeArm implements AzurePort {
   }
 
   getVm(ref: ResourceRef): Promise<Vm | undefined> {
-    return this.respond(this.latency.read, () => {
-      const vm = this.vmGet(ref);
-      return vm && toVm(vm);
-    });
+    return this.respond(this.latency.read, () => this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', vmView));
   }
 
   async createVm(spec: VmSpec): Promise<Vm> {
@@ -186,8 +185,8 @@ export class FakeArm implements AzurePort {
     const op = this.ops.get(begun.operationId)!;
     await this.waitOp(op);
     if (op.status.status === 'Failed') throw toAzureError(op.status.error, 409);
-    // A copy per caller: two callers may be waiting on the same in-flight create.
-    return toVm(op.result ?? begun.vm);
+    // Frozen, so every caller waiting on the same in-flight create may share it.
+    return op.result ?? toVm(begun.vm);
   }
 
   async deleteVm(ref: ResourceRef): Promise<void> {
@@ -199,11 +198,11 @@ export class FakeArm implements AzurePort {
   }
 
   listVms(scope: ResourceGroupScope): Promise<Vm[]> {
-    return this.respond(this.latency.read, () => this.listOf('vm.list', scope, this.vms, toVm));
+    return this.respond(this.latency.read, () => this.listOf('vm.list', scope, this.vms, vmView));
   }
 
   listDisks(scope: ResourceGroupScope): Promise<Disk[]> {
-    return this.respond(this.latency.read, () => this.listOf('disk.list', scope, this.disks, toDisk));
+    return this.respond(this.latency.read, () => this.listOf('disk.list', scope, this.disks, diskView));
   }
 
   deleteDisk(ref: ResourceRef): Promise<void> {
@@ -237,11 +236,7 @@ export class FakeArm implements AzurePort {
   }
 
   nicGet(ref: ResourceRef): Nic | undefined {
-    const key = armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase();
-    const rec = this.nics.get(key);
-    return this.invoke('nic.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
-      rec ? { status: 200, value: this.nicView(rec) } : { status: 404, value: undefined },
-    );
+    return this.getOne('nic.get', ref, this.nics, 'Microsoft.Network/networkInterfaces', (rec) => this.nicView(rec));
   }
 
   /** NIC DELETE: 'notFound' is a success counted as 404. Refuses NICs in use or reserved. */
@@ -313,7 +308,7 @@ export class FakeArm implements AzurePort {
         tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now,
       };
       this.vms.set(key, vm);
-      for (const nic of nics) nic.attachedVmKey = key;
+      for (const nic of nics) this.attach(nic, key);
       this.addCores(region, vm.family, vm.cores);
       const op = this.newOp('create');
       vm.createOp = op;
@@ -323,10 +318,7 @@ export class FakeArm implements AzurePort {
   }
 
   vmGet(ref: ResourceRef): VmDetails | undefined {
-    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
-    return this.invoke('vm.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
-      rec ? { status: 200, value: toVmDetails(rec) } : { status: 404, value: undefined },
-    );
+    return this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', toVmDetails);
   }
 
   vmList(scope: ListScope): VmDetails[] {
@@ -348,6 +340,7 @@ export class FakeArm implements AzurePort {
         this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
       }
       rec.provisioningState = 'Deleting';
+      rec.view = undefined;
       const op = this.newOp('delete');
       rec.deleteOp = op;
       const delay = this.draw(this.latency.vmDelete);
@@ -361,10 +354,7 @@ export class FakeArm implements AzurePort {
   }
 
   diskGet(ref: ResourceRef): DiskDetails | undefined {
-    const rec = this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase());
-    return this.invoke('disk.get', 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
-      rec ? { status: 200, value: toDiskDetails(rec) } : { status: 404, value: undefined },
-    );
+    return this.getOne('disk.get', ref, this.disks, 'Microsoft.Compute/disks', toDiskDetails);
   }
 
   diskList(scope: ListScope): DiskDetails[] {
@@ -499,7 +489,7 @@ export class FakeArm implements AzurePort {
     const nics: SnapshotJson['nics'] = [];
     const reservations: SnapshotJson['reservations'] = [];
     for (const rec of this.nics.values()) {
-      const view: SnapshotJson['nics'][number] = this.nicView(rec);
+      const view: SnapshotJson['nics'][number] = { ...this.nicView(rec) };
       if (now < rec.reservedUntil && rec.reservedFor !== undefined) {
         view.reservedUntil = rec.reservedUntil;
         view.reservedFor = rec.reservedFor;
@@ -519,8 +509,8 @@ export class FakeArm implements AzurePort {
     return {
       t: now,
       nics,
-      vms: [...this.vms.values()].map(toVm),
-      disks: [...this.disks.values()].map(toDisk),
+      vms: [...this.vms.values()].map(vmView),
+      disks: [...this.disks.values()].map(diskView),
       reservations,
       quota,
       regionalCores,
@@ -538,7 +528,7 @@ export class FakeArm implements AzurePort {
       const owner = tags[TAG.nodeClaim];
       return owner !== undefined && liveNodeClaimNames.has(owner);
     };
-    const vms = [...this.vms.values()].filter((v) => !live(v.tags)).map(toVm);
+    const vms = [...this.vms.values()].filter((v) => !live(v.tags)).map(vmView);
     const nics = [...this.nics.values()]
       .filter((n) => {
         const vm = n.attachedVmKey === undefined ? undefined : this.vms.get(n.attachedVmKey);
@@ -550,7 +540,7 @@ export class FakeArm implements AzurePort {
         const vm = d.managedByKey === undefined ? undefined : this.vms.get(d.managedByKey);
         return !live(vm ? vm.tags : d.tags);
       })
-      .map(toDisk);
+      .map(diskView);
     return { nics, vms, disks };
   }
 
@@ -636,12 +626,25 @@ export class FakeArm implements AzurePort {
     }
   }
 
-  /** A counted list call: copies of the records under a resource group (or subscription). */
-  private listOf<R, V>(op: ArmOperation, scope: ListScope, records: Map<string, R>, view: (rec: R) => V): V[] {
+  /** A counted GET: the view of the record, or undefined (counted as 404). */
+  private getOne<R extends { location: string }, V>(
+    op: ArmOperation,
+    ref: ResourceRef,
+    records: ResourceIndex<R>,
+    provider: Parameters<typeof armId>[1],
+    view: (rec: R) => V,
+  ): V | undefined {
+    const rec = records.get(armId(ref, provider).toLowerCase());
+    return this.invoke(op, 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
+      rec ? { status: 200, value: view(rec) } : { status: 404, value: undefined },
+    );
+  }
+
+  /** A counted list call: views of the records under a resource group (or subscription). */
+  private listOf<R, V>(op: ArmOperation, scope: ListScope, records: ResourceIndex<R>, view: (rec: R) => V): V[] {
     return this.invoke(op, 'reads', scope.subscriptionId, undefined, scope.resourceGroup ?? '', () => {
       const out: V[] = [];
-      const prefix = scopePrefix(scope);
-      for (const [key, rec] of records) if (key.startsWith(prefix)) out.push(view(rec));
+      for (const rec of records.inScope(scopePrefix(scope))) out.push(view(rec));
       return { status: 200, value: out };
     });
   }
@@ -679,6 +682,7 @@ export class FakeArm implements AzurePort {
 
   private succeedCreate(vm: VmRecord, op: OpRecord): void {
     vm.provisioningState = 'Succeeded';
+    vm.view = undefined;
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (nic) nic.failedAt = undefined;
@@ -689,6 +693,7 @@ export class FakeArm implements AzurePort {
     if (disk) {
       disk.managedByKey = vm.key;
       disk.managedBy = vm.id;
+      disk.view = undefined;
     } else {
       this.disks.set(diskKey, {
         key: diskKey, id: diskId, name: vm.osDiskName, location: vm.location, managedByKey: vm.key, managedBy: vm.id,
@@ -697,7 +702,7 @@ export class FakeArm implements AzurePort {
       });
       this.emit('disk.created', vm.osDiskName, 'Succeeded');
     }
-    op.result = toVm(vm);
+    op.result = vmView(vm);
     this.emit('vm.provisioned', vm.name, 'Succeeded');
     this.finishOp(op, { status: 'Succeeded' });
   }
@@ -710,7 +715,7 @@ export class FakeArm implements AzurePort {
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (!nic) continue;
-      if (nic.attachedVmKey === vm.key) nic.attachedVmKey = undefined;
+      if (nic.attachedVmKey === vm.key) this.attach(nic, undefined);
       nic.failedAt ??= now;
     }
     this.emit('vm.failed', vm.name, 'Failed', code);
@@ -725,7 +730,7 @@ export class FakeArm implements AzurePort {
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (!nic || nic.attachedVmKey !== vm.key) continue;
-      nic.attachedVmKey = undefined;
+      this.attach(nic, undefined);
       if (vm.nicDeleteOption === 'Delete') this.removeNic(nic);
     }
     const diskKey = armId({ subscriptionId: vm.subscriptionId, resourceGroup: vm.resourceGroup, name: vm.osDiskName }, 'Microsoft.Compute/disks').toLowerCase();
@@ -733,6 +738,7 @@ export class FakeArm implements AzurePort {
     if (disk && disk.managedByKey === vm.key) {
       disk.managedByKey = undefined;
       disk.managedBy = undefined;
+      disk.view = undefined;
       if (vm.osDiskDeleteOption === 'Delete') this.removeDisk(disk);
     }
     this.emit('vm.removed', vm.name, 'Deleted');
@@ -834,14 +840,21 @@ export class FakeArm implements AzurePort {
     if (!this.homeRegion.has(sub)) this.homeRegion.set(sub, r.location);
   }
 
+  /** Frozen and cached like vmView/diskView (see model.ts); attach() clears the cache. */
   private nicView(rec: NicRecord): Nic {
+    if (rec.view) return rec.view;
     const nic: Nic = {
       id: rec.id, name: rec.name, location: rec.location, subnetId: rec.subnetId, privateIpAddress: rec.ip,
-      provisioningState: 'Succeeded', tags: { ...rec.tags },
+      provisioningState: 'Succeeded', tags: Object.freeze({ ...rec.tags }),
     };
     const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
     if (vm) nic.virtualMachineId = vm.id;
-    return nic;
+    return (rec.view = Object.freeze(nic));
+  }
+
+  private attach(nic: NicRecord, vmKey: string | undefined): void {
+    nic.attachedVmKey = vmKey;
+    nic.view = undefined;
   }
 
   private count(op: ArmOperation, status: number, name: string, code: string | undefined): void {

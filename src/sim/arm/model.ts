@@ -122,6 +122,8 @@ export interface NicRecord {
   reservedFor?: string;
   /** First VM-create failure since the NIC was last attached successfully (for reapTimesSeconds). */
   failedAt?: number;
+  /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
+  view?: Nic;
 }
 
 export interface VmRecord {
@@ -151,6 +153,8 @@ export interface VmRecord {
   deleteOp?: OpRecord;
   timer?: TimerId;
   timeCreated: number;
+  /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
+  view?: Vm;
 }
 
 export interface DiskRecord {
@@ -163,6 +167,8 @@ export interface DiskRecord {
   diskSizeGB: number;
   tags: Tags;
   timeCreated: number;
+  /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
+  view?: Disk;
 }
 
 export interface OpRecord {
@@ -217,12 +223,6 @@ export function toVmDetails(rec: VmRecord): VmDetails {
   };
 }
 
-export function toDisk(rec: DiskRecord): Disk {
-  const d: Disk = { id: rec.id, name: rec.name, tags: { ...rec.tags } };
-  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
-  return d;
-}
-
 export function toDiskDetails(rec: DiskRecord): DiskDetails {
   const d: DiskDetails = { id: rec.id, name: rec.name, tags: { ...rec.tags }, location: rec.location, diskSizeGB: rec.diskSizeGB, timeCreated: rec.timeCreated };
   if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
@@ -237,4 +237,23 @@ export function toAzureError(error: { code: string; message: string }, status: n
 
 export function copyImage(image: { reference: ImageReference } | { id: string }): { reference: ImageReference } | { id: string } {
   return 'id' in image ? { id: image.id } : { reference: { ...image.reference } };
+}
+
+/**
+ * The AzurePort views are frozen and cached per record: the simulator lists every NIC, VM
+ * and disk on each resync, and handing out the same immutable object until the record
+ * changes stops callers mutating the fake's state without copying on every read.
+ */
+export function vmView(rec: VmRecord): Vm {
+  return (rec.view ??= Object.freeze({
+    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: Object.freeze([...rec.nicIds]) as string[],
+    osDiskName: rec.osDiskName, provisioningState: rec.provisioningState, tags: Object.freeze({ ...rec.tags }),
+  }));
+}
+
+export function diskView(rec: DiskRecord): Disk {
+  if (rec.view) return rec.view;
+  const d: Disk = { id: rec.id, name: rec.name, tags: Object.freeze({ ...rec.tags }) };
+  if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  return (rec.view = Object.freeze(d));
 }

@@ -1,0 +1,229 @@
+import { Registry } from 'prom-client';
+import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
+import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
+import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
+import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
+import type { Clock, TimerId } from '../ports/clock.js';
+import { KubeCluster } from './cluster.js';
+import type { KubeAuth } from './kubeconfig.js';
+import { LeaderElector } from './leader-election.js';
+import { KubeRest } from './rest.js';
+import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
+
+/**
+ * The Kubernetes half of `azflex controller`: informers, metrics/health, leader election,
+ * the NodeClass controllers, and whatever lifecycle runtime the caller plugs in — started
+ * only while this replica leads and stopped the moment it stops leading, so a deposed
+ * replica issues no ARM writes. SIGTERM runs the shutdown in the safe order: stop writers,
+ * release the lease (the standby takes over at once), stop informers, close the server.
+ */
+
+/** What the caller's lifecycle runtime must offer (src/runtime's Runtime fits). */
+export interface LeaderRuntime {
+  start(): Promise<void>;
+  stop(): void | Promise<void>;
+}
+
+export interface LeaderRuntimeContext {
+  cluster: KubeCluster;
+  /** Fencing check to call right before every ARM write. */
+  isLeader: () => boolean;
+  registry: Registry;
+  karpenterMetrics: KarpenterMetrics;
+  azflexMetrics: AzflexMetrics;
+}
+
+export interface ControllerProcessOptions {
+  auth: KubeAuth;
+  clock: Clock;
+  /** This replica's identity (the pod name). */
+  identity: string;
+  /** Namespace of the leader-election Lease (the release namespace). */
+  namespace: string;
+  leaseName?: string;
+  leaderElection?: boolean;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  metricsPort: number;
+  metricsHost?: string;
+  nodeClassStatusIntervalMs?: number;
+  nodeClassTerminationIntervalMs?: number;
+  runtimeFactory?: (ctx: LeaderRuntimeContext) => LeaderRuntime;
+  log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** Defaults to process signals and process.exit. */
+  signals?: SignalSource;
+  exit?: (code: number) => void;
+  shutdownDeadlineMs?: number;
+}
+
+export interface ControllerProcess {
+  cluster: KubeCluster;
+  elector: LeaderElector | undefined;
+  registry: Registry;
+  metricsPort: number;
+  isLeader(): boolean;
+  /** Same path as SIGTERM. */
+  shutdown(reason: string): Promise<number>;
+  readonly done: Promise<number>;
+}
+
+/** Non-overlapping periodic loop on the injected clock. */
+function every(clock: Clock, ms: number, fn: () => Promise<void>, onError: (e: unknown) => void): () => void {
+  let timer: TimerId | undefined;
+  let stopped = false;
+  const tick = (): void => {
+    fn()
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) timer = clock.setTimer(ms, tick);
+      });
+  };
+  timer = clock.setTimer(0, tick);
+  return () => {
+    stopped = true;
+    if (timer !== undefined) clock.clearTimer(timer);
+  };
+}
+
+export async function startControllerProcess(o: ControllerProcessOptions): Promise<ControllerProcess> {
+  const log = o.log ?? (() => undefined);
+  const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+  const registry = new Registry();
+  const karpenterMetrics = createKarpenterMetrics(registry);
+  const azflexMetrics = createAzflexMetrics(registry);
+  const rest = new KubeRest(o.auth, { userAgent: `azflex/${o.identity}` });
+  const cluster = new KubeCluster({
+    rest,
+    clock: o.clock,
+    reportingInstance: o.identity,
+    onError: (e) => log('warn', `kubernetes: ${errorText(e)}`),
+  });
+  cluster.start();
+
+  const useElection = o.leaderElection !== false;
+  const elector = useElection
+    ? new LeaderElector({
+        rest,
+        clock: o.clock,
+        namespace: o.namespace,
+        name: o.leaseName ?? 'azflex-controller',
+        identity: o.identity,
+        ...(o.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
+        ...(o.renewDeadlineMs !== undefined ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
+        ...(o.retryPeriodMs !== undefined ? { retryPeriodMs: o.retryPeriodMs } : {}),
+        onError: (e) => log('warn', `leader election: ${errorText(e)}`),
+      })
+    : undefined;
+  const isLeader = (): boolean => (elector ? elector.isLeader() : true);
+
+  const status = new NodeClassStatusController({
+    cluster,
+    clock: o.clock,
+    ...(o.nodeClassStatusIntervalMs !== undefined ? { intervalMs: o.nodeClassStatusIntervalMs } : {}),
+    onError: (e, name) => log('warn', `nodeclass ${name}: ${errorText(e)}`),
+  });
+  const termination = new NodeClassTerminationController({
+    cluster,
+    clock: o.clock,
+    ...(o.nodeClassTerminationIntervalMs !== undefined ? { intervalMs: o.nodeClassTerminationIntervalMs } : {}),
+    onError: (e, name) => log('warn', `nodeclass termination ${name}: ${errorText(e)}`),
+  });
+
+  // Everything that writes runs only between onStartedLeading and onLostLeadership.
+  let stopLoops: Array<() => void> = [];
+  let runtime: LeaderRuntime | undefined;
+  let leading: Promise<void> = Promise.resolve();
+  let shuttingDown = false;
+
+  const lead = async (): Promise<void> => {
+    await cluster.waitForSync();
+    // A lease won while shutting down must not start writers after they were stopped.
+    if (!isLeader() || shuttingDown) return;
+    azflexMetrics.isLeader.set(1);
+    const loopError = (e: unknown): void => log('error', errorText(e));
+    const guarded = (fn: () => Promise<void>) => async (): Promise<void> => {
+      if (isLeader()) await fn();
+    };
+    stopLoops = [
+      every(o.clock, status.intervalMs, guarded(() => status.reconcile()), loopError),
+      every(o.clock, termination.intervalMs, guarded(() => termination.reconcile()), loopError),
+    ];
+    if (o.runtimeFactory) {
+      runtime = o.runtimeFactory({ cluster, isLeader, registry, karpenterMetrics, azflexMetrics });
+      await runtime.start();
+    }
+    log('info', `${o.identity} is leading`);
+  };
+
+  const follow = async (): Promise<void> => {
+    azflexMetrics.isLeader.set(0);
+    for (const stop of stopLoops.splice(0)) stop();
+    const r = runtime;
+    runtime = undefined;
+    if (r) await r.stop();
+  };
+
+  if (elector) {
+    elector.onStartedLeading(() => {
+      azflexMetrics.leaderTransitions.inc();
+      leading = leading.then(lead).catch((e: unknown) => log('error', `starting leader work: ${errorText(e)}`));
+    });
+    elector.onLostLeadership((reason) => {
+      azflexMetrics.leaderTransitions.inc();
+      log('warn', `${o.identity} lost leadership (${reason}); fencing`);
+      leading = leading.then(follow).catch((e: unknown) => log('error', `stopping leader work: ${errorText(e)}`));
+    });
+    elector.start();
+  } else {
+    leading = lead();
+  }
+
+  const informersSynced = (): boolean => Object.values(cluster.informers).every((i: { hasSynced(): boolean }) => i.hasSynced());
+  let server: MetricsServer;
+  try {
+    server = await startMetricsServer({
+      registry,
+      port: o.metricsPort,
+      ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
+      healthChecks: [{ name: 'ping', check: () => true }],
+      readyChecks: [{ name: 'informers-synced', check: informersSynced }],
+    });
+  } catch (e) {
+    await elector?.stop({ release: true });
+    await cluster.stop();
+    throw e;
+  }
+
+  const shutdown: GracefulShutdown = installGracefulShutdown({
+    clock: o.clock,
+    ...(o.signals ? { signals: o.signals } : {}),
+    ...(o.exit ? { exit: o.exit } : {}),
+    ...(o.shutdownDeadlineMs !== undefined ? { deadlineMs: o.shutdownDeadlineMs } : {}),
+    log: (m) => log('info', m),
+    steps: [
+      // 1. Fence: stop issuing ARM writes before anything else.
+      {
+        name: 'stop-writers',
+        run: async () => {
+          shuttingDown = true;
+          await leading.then(follow);
+        },
+      },
+      // 2. Hand the lease over so the standby need not wait a lease duration.
+      { name: 'release-lease', run: async () => void (await elector?.stop({ release: true })) },
+      { name: 'stop-informers', run: () => cluster.stop() },
+      { name: 'close-metrics', run: () => server.close() },
+    ],
+  });
+
+  return {
+    cluster,
+    elector,
+    registry,
+    metricsPort: server.port,
+    isLeader,
+    shutdown: (reason) => shutdown.trigger(reason),
+    done: shutdown.done,
+  };
+}

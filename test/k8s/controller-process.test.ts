@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startControllerProcess, type ControllerProcess, type LeaderRuntimeContext } from '../../src/k8s/controller-process.js';
+import type { SignalSource } from '../../src/k8s/shutdown.js';
+import { RealClock } from '../../src/runtime/real-clock.js';
+import { adminAuth, adminRequest, eventually } from './harness.js';
+import { ensureNamespace, forceDelete, nodeClassBody } from './fixtures.js';
+
+const info = inject('k8s');
+const ns = 'azflex-process';
+const AFNC = '/apis/flex.aks.azure.com/v1alpha1/azureflexnodeclasses';
+
+class NoSignals implements SignalSource {
+  on(): void {}
+  off(): void {}
+}
+
+interface FakeRuntime {
+  id: string;
+  log: string[];
+}
+
+async function startReplica(id: string, rt: FakeRuntime, exits: number[]): Promise<ControllerProcess> {
+  return startControllerProcess({
+    auth: adminAuth(info),
+    clock: new RealClock(),
+    identity: id,
+    namespace: ns,
+    leaseName: 'process-test',
+    leaseDurationMs: 2000,
+    renewDeadlineMs: 1500,
+    retryPeriodMs: 200,
+    metricsPort: 0,
+    metricsHost: '127.0.0.1',
+    nodeClassStatusIntervalMs: 200,
+    signals: new NoSignals(),
+    exit: (c) => exits.push(c),
+    runtimeFactory: (ctx: LeaderRuntimeContext) => ({
+      start: async () => {
+        rt.log.push(`start leader=${ctx.isLeader()}`);
+      },
+      // Shutdown stops the runtime before it releases the lease.
+      stop: () => void rt.log.push('stop'),
+    }),
+  });
+}
+
+describe('controller process (informers + leader election + NodeClass controllers + runtime)', () => {
+  let a: ControllerProcess;
+  let b: ControllerProcess;
+  const ra: FakeRuntime = { id: 'a', log: [] };
+  const rb: FakeRuntime = { id: 'b', log: [] };
+  const exits: number[] = [];
+
+  beforeAll(async () => {
+    await ensureNamespace(info, ns);
+    a = await startReplica('proc-a', ra, exits);
+    await eventually('a leads', async () => a.isLeader(), 10_000);
+    b = await startReplica('proc-b', rb, exits);
+  });
+
+  afterAll(async () => {
+    await b?.shutdown('test end');
+    await forceDelete(info, `${AFNC}/proc-class`);
+  });
+
+  it('runs the lifecycle runtime and NodeClass controllers only on the leader', async () => {
+    await eventually('a runtime started', async () => ra.log.includes('start leader=true'));
+    await adminRequest(info, 'POST', AFNC, nodeClassBody('proc-class'));
+    await eventually('leader reconciled the class', async () => {
+      const c = (await adminRequest(info, 'GET', `${AFNC}/proc-class`)) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+      return c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+    });
+    expect(b.isLeader()).toBe(false);
+    expect(rb.log).toEqual([]);
+    const metricsA = await (await fetch(`http://127.0.0.1:${a.metricsPort}/metrics`)).text();
+    const metricsB = await (await fetch(`http://127.0.0.1:${b.metricsPort}/metrics`)).text();
+    expect(metricsA).toMatch(/^azflex_leader 1$/m);
+    expect(metricsB).toMatch(/^azflex_leader 0$/m);
+    expect(metricsA).toContain('karpenter_nodeclaims_created_total');
+    // Both replicas are ready (a standby must not be restarted for not leading).
+    expect((await fetch(`http://127.0.0.1:${a.metricsPort}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${b.metricsPort}/readyz`)).status).toBe(200);
+  });
+
+  it('on SIGTERM-style shutdown stops the runtime, releases the lease, and the standby takes over at once', async () => {
+    const t0 = Date.now();
+    expect(await a.shutdown('SIGTERM')).toBe(0);
+    expect(exits).toEqual([0]);
+    expect(ra.log).toEqual(['start leader=true', 'stop']);
+    expect(a.isLeader()).toBe(false);
+    await eventually('b leads', async () => b.isLeader(), 5000, 20);
+    await eventually('b runtime started', async () => rb.log.includes('start leader=true'));
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await expect(fetch(`http://127.0.0.1:${a.metricsPort}/healthz`)).rejects.toThrow();
+  });
+});
