@@ -4,13 +4,13 @@
  * provisioning scheduler run on "these pods are pending, those NodeClaims remain", so
  * consolidation and provisioning can never disagree about what fits where.
  *
- * Replacement consolidation (swap a node for a cheaper one) is deliberately not done here:
- * deleting lets the provisioner create the right-sized node, and that costs a disruption
- * the budget already accounts for; pre-launching replacements is left for later.
+ * When the pods do not all fit elsewhere, a single cheaper replacement may be launched
+ * (see cheaperReplacement); the controller deletes the candidate once it is initialized.
  */
 import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { schedule } from '../provisioning/scheduler.js';
+import { LABEL_INSTANCE_TYPE } from '../provisioning/requirements.js';
+import { schedule, type NodeClaimPlan } from '../provisioning/scheduler.js';
 import { isReschedulable } from './emptiness.js';
 
 export interface ConsolidationState {
@@ -54,4 +54,44 @@ export function consolidationOrder(
 ): NodeClaim[] {
   const podCount = (c: NodeClaim): number => (podsByNodeClaim.get(c.metadata.name) ?? []).filter(isReschedulable).length;
   return [...candidates].sort((a, b) => podCount(a) - podCount(b) || pricePerHour(b) - pricePerHour(a) || a.metadata.name.localeCompare(b.metadata.name));
+}
+
+/**
+ * Replacement consolidation: one new NodeClaim, cheaper than the candidate, that takes the
+ * pods the other NodeClaims cannot. Returns its plan, or undefined when there is none.
+ * The replacement is launched first and the candidate deleted once it is initialized, so
+ * pods are never left waiting for capacity.
+ */
+export function cheaperReplacement(
+  state: ConsolidationState, candidate: NodeClaim, removed: ReadonlySet<string>, candidatePricePerHour: number,
+): NodeClaimPlan | undefined {
+  const moving = (state.podsByNodeClaim.get(candidate.metadata.name) ?? []).filter(isReschedulable);
+  if (moving.length === 0) return undefined;
+  const remaining = state.nodeClaims.filter((c) => c !== candidate && !removed.has(c.metadata.name));
+  const boundPods: Pod[] = [];
+  for (const claim of remaining) for (const pod of state.podsByNodeClaim.get(claim.metadata.name) ?? []) boundPods.push(pod);
+  const result = schedule({
+    pendingPods: moving,
+    nodePools: state.nodePools,
+    nodeClasses: state.nodeClasses,
+    instanceTypes: state.instanceTypes,
+    existingNodeClaims: remaining,
+    boundPods,
+    daemonSetPods: state.daemonSetPods,
+    isOfferingUnavailable: state.isOfferingUnavailable,
+  });
+  if (result.unschedulable.length > 0 || result.nodeClaims.length !== 1) return undefined;
+  const plan = result.nodeClaims[0]!;
+  // Only the cheapest option is compared: it is what launches first. Options that cost more
+  // than the candidate are dropped so a capacity fallback cannot make things worse.
+  const cheaper = plan.instanceTypeOptions.filter((t) => t.pricePerHour < candidatePricePerHour);
+  if (cheaper.length === 0) return undefined;
+  if (cheaper.length === plan.instanceTypeOptions.length) return plan;
+  const names = new Set(cheaper.map((t) => t.name));
+  return {
+    ...plan,
+    instanceTypeOptions: cheaper,
+    requirements: plan.requirements.map((r) =>
+      r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: (r.values ?? []).filter((v) => names.has(v)) } : r),
+  };
 }

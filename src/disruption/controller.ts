@@ -7,20 +7,26 @@
  *   2. Drifted (NodeClass hash, NodePool template hash, requirements).
  *   3. Empty: no reschedulable pods for consolidateAfter (both consolidation policies).
  *   4. Underutilized (WhenEmptyOrUnderutilized only): pods unchanged for consolidateAfter
- *      and all of them fit on the other NodeClaims.
+ *      and all of them fit on the other NodeClaims — or, failing that, on one new NodeClaim
+ *      cheaper than this one. The replacement is created first and the candidate is marked
+ *      with flex.aks.azure.com/consolidation-replacement; a later reconcile deletes it once
+ *      the replacement is initialized, or unmarks it if the replacement is gone or a
+ *      do-not-disrupt pod arrived. The mark lives on the NodeClaim, so a restart resumes.
  *
  * Steps 2–4 only touch initialized NodeClaims without karpenter.sh/do-not-disrupt, and each
  * respects the NodePool's budget for its reason; every deletion (of any reason, including
  * NodeClaims already terminating) counts against all of the pool's budgets.
  */
 import type { AzureFlexNodeClass, ClusterPort, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
-import type { Clock } from '../ports/clock.js';
+import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
+import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../provisioning/requirements.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
-import { daemonSetRepresentatives, isProvisionable, type ProvisionerLog } from '../provisioning/provisioner.js';
+import { buildNodeClaim, daemonSetRepresentatives, isProvisionable, type ProvisionerLog } from '../provisioning/provisioner.js';
+import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, type DisruptionReason } from './budgets.js';
-import { canRemoveWithoutReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
+import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
 import { doNotDisruptReason } from './do-not-disrupt.js';
 import { driftReason, type DriftOptions } from './drift.js';
 import { durationOrNever } from './duration.js';
@@ -28,6 +34,9 @@ import { PodChurnTracker, isEmptyNode } from './emptiness.js';
 import { isExpired } from './expiration.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
+
+/** On a NodeClaim being consolidated by replacement: the name of its replacement. */
+export const ANNOTATION_CONSOLIDATION_REPLACEMENT = 'flex.aks.azure.com/consolidation-replacement';
 
 export interface DisruptionDecision {
   nodeClaim: string;
@@ -45,6 +54,16 @@ export interface DisruptionControllerOptions {
   isNodeClassDrifted?: DriftOptions['isNodeClassDrifted'];
   /** Upper bound on consolidation simulations per reconcile (each is one scheduler run). */
   maxConsolidationSimulations?: number;
+  /** Needed to name replacement NodeClaims; without it only delete-consolidation runs. */
+  random?: Random;
+  /** Stamped on replacement NodeClaims; defaults to src/controllers/nodeclass/hash.ts. */
+  nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
+}
+
+interface ReplacementIntent {
+  view: PoolView;
+  candidate: NodeClaim;
+  plan: NodeClaimPlan;
 }
 
 const DEFAULT_MAX_SIMULATIONS = 20;
@@ -127,9 +146,37 @@ export class DisruptionController {
       }
     }
 
+    // Replacements under way: finish (delete the candidate) or abandon them.
+    const claimsByName = new Map(nodeClaims.map((c) => [c.metadata.name, c]));
+    const replacing = new Set<string>();
+    const abandoned: string[] = [];
+    // A replacement is empty until its candidate's pods move over: never consolidate it
+    // while the claim it replaces still exists.
+    const replacements = new Set<string>();
+    for (const claim of nodeClaims) {
+      const target = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
+      if (target !== undefined) replacements.add(target);
+    }
+    for (const view of views) {
+      for (const claim of view.claims) {
+        const replacementName = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
+        if (replacementName === undefined || claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name)) continue;
+        const replacement = claimsByName.get(replacementName);
+        const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+        if (!replacement || replacement.metadata.deletionTimestamp || doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? [])) {
+          abandoned.push(claim.metadata.name);
+          continue;
+        }
+        replacing.add(claim.metadata.name);
+        if (isInitialized(replacement)) decide(view, claim, 'Underutilized', `replaced by cheaper ${replacementName}`);
+        else if (isNodeReady(claim)) view.disrupting++; // holds its budget slot meanwhile
+      }
+    }
+
     const gracefulCandidates = (view: PoolView): NodeClaim[] =>
       view.claims.filter((claim) => {
-        if (claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name) || !isInitialized(claim)) return false;
+        const name = claim.metadata.name;
+        if (claim.metadata.deletionTimestamp || deleted.has(name) || replacing.has(name) || replacements.has(name) || !isInitialized(claim)) return false;
         const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
         return doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? []) === undefined;
       });
@@ -160,12 +207,47 @@ export class DisruptionController {
 
     // Underutilisation only when nothing is pending: pending pods are about to claim the
     // spare capacity the simulation would otherwise count on.
+    let intents: ReplacementIntent[] = [];
     if (!pods.some(isProvisionable)) {
-      this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance });
+      intents = this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady });
     }
 
+    for (const name of abandoned) await this.unmark(name);
     for (const decision of decisions) await this.delete(decision, nodeClaims);
+    for (const intent of intents) await this.launchReplacement(intent, now);
     return decisions;
+  }
+
+  private async unmark(name: string): Promise<void> {
+    try {
+      await this.options.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_CONSOLIDATION_REPLACEMENT]: null } });
+    } catch (error) {
+      this.options.log.warn({ nodeClaim: name, err: error instanceof Error ? error.message : String(error) }, 'clearing replacement mark failed');
+    }
+  }
+
+  /** Creates the replacement, then marks the candidate (so a crash between leaves only an extra empty node, which emptiness removes). */
+  private async launchReplacement(intent: ReplacementIntent, now: number): Promise<void> {
+    const { cluster, log } = this.options;
+    const nodePool = intent.view.pool.metadata.name === intent.plan.nodePoolName ? intent.view.pool : undefined;
+    const pool = nodePool ?? (await cluster.listNodePools()).find((p) => p.metadata.name === intent.plan.nodePoolName);
+    const nodeClass = (await cluster.listNodeClasses()).find((c) => c.metadata.name === intent.plan.nodeClassName);
+    if (!pool || !nodeClass || !this.options.random) return;
+    const name = `${pool.metadata.name}-${randomSuffix(this.options.random)}`;
+    try {
+      await cluster.createNodeClaim(buildNodeClaim(name, intent.plan, pool, nodeClass, { now, nodeClassHash: this.options.nodeClassHash ?? defaultNodeClassHash }));
+      await cluster.patchNodeClaimMetadata(intent.candidate.metadata.name, { annotations: { [ANNOTATION_CONSOLIDATION_REPLACEMENT]: name } });
+    } catch (error) {
+      log.warn({ nodeClaim: intent.candidate.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'launching consolidation replacement failed');
+      return;
+    }
+    log.info({ nodeClaim: intent.candidate.metadata.name, replacement: name, instanceType: intent.plan.instanceType.name }, 'replacing underutilized NodeClaim with a cheaper one');
+    await cluster.recordEvent({
+      involvedObject: { kind: 'NodeClaim', name: intent.candidate.metadata.name, uid: intent.candidate.metadata.uid },
+      type: 'Normal',
+      reason: 'DisruptionLaunching',
+      message: `Launching NodeClaim ${name} (${intent.plan.instanceType.name}) to replace this underutilized node`,
+    }).catch(() => undefined);
   }
 
   private consolidateUnderutilized(
@@ -176,8 +258,10 @@ export class DisruptionController {
       decide: (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string) => void;
       gracefulCandidates: (view: PoolView) => NodeClaim[];
       allowance: (view: PoolView, reason: DisruptionReason) => number;
+      isNodeReady: (claim: NodeClaim) => boolean;
     },
-  ): void {
+  ): ReplacementIntent[] {
+    const intents: ReplacementIntent[] = [];
     const typesByName = new Map(ctx.instanceTypes.map((t) => [t.name, t]));
     const price = (claim: NodeClaim): number => typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '')?.pricePerHour ?? 0;
     const state: ConsolidationState = {
@@ -201,11 +285,21 @@ export class DisruptionController {
         if (simulations <= 0 || ctx.allowance(view, 'Underutilized') <= 0) break;
         simulations--;
         const attempt = new Set(removed).add(claim.metadata.name);
-        if (!canRemoveWithoutReplacement(state, attempt)) continue;
+        if (canRemoveWithoutReplacement(state, attempt)) {
+          removed.add(claim.metadata.name);
+          ctx.decide(view, claim, 'Underutilized', 'its pods fit on other nodes');
+          continue;
+        }
+        // One replacement per pool per reconcile, as Karpenter's single-node consolidation.
+        if (!this.options.random || intents.some((i) => i.view === view)) continue;
+        const plan = cheaperReplacement(state, claim, removed, price(claim));
+        if (!plan) continue;
+        intents.push({ view, candidate: claim, plan });
         removed.add(claim.metadata.name);
-        ctx.decide(view, claim, 'Underutilized', 'its pods fit on other nodes');
+        if (ctx.isNodeReady(claim)) view.disrupting++;
       }
     }
+    return intents;
   }
 
   private async delete(decision: DisruptionDecision, nodeClaims: readonly NodeClaim[]): Promise<void> {

@@ -162,34 +162,7 @@ export class Provisioner {
   }
 
   buildNodeClaim(name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): NodeClaim {
-    const template = nodePool.spec.template;
-    const requirementLabels = Requirements.fromSelectors(plan.requirements).labels();
-    return {
-      metadata: {
-        name,
-        uid: '',
-        labels: { ...requirementLabels, ...template.metadata.labels, [LABEL_NODEPOOL]: nodePool.metadata.name },
-        annotations: {
-          ...template.metadata.annotations,
-          [ANNOTATION_NODECLASS_HASH]: (this.options.nodeClassHash ?? defaultNodeClassHash)(nodeClass),
-          [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
-          [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
-          [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
-        },
-        finalizers: [FINALIZER_TERMINATION],
-        creationTimestamp: new Date(this.clock.now()).toISOString(),
-      },
-      spec: {
-        nodeClassRef: { ...template.spec.nodeClassRef },
-        requirements: plan.requirements,
-        resources: { requests: plan.requests },
-        taints: template.spec.taints.map((t) => ({ ...t })),
-        startupTaints: template.spec.startupTaints.map((t) => ({ ...t })),
-        ...(template.spec.expireAfter !== undefined ? { expireAfter: template.spec.expireAfter } : {}),
-        ...(template.spec.terminationGracePeriod !== undefined ? { terminationGracePeriod: template.spec.terminationGracePeriod } : {}),
-      },
-      status: { conditions: [] },
-    };
+    return buildNodeClaim(name, plan, nodePool, nodeClass, { now: this.clock.now(), nodeClassHash: this.options.nodeClassHash ?? defaultNodeClassHash });
   }
 
   private async createNodeClaim(plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): Promise<NodeClaim | undefined> {
@@ -260,6 +233,45 @@ export class Provisioner {
       }
     }
   }
+}
+
+/**
+ * The NodeClaim for a plan: template labels and taints, requirements narrowed to the plan,
+ * the drift hashes of NodeClass and NodePool, and the termination finalizer that makes
+ * deletion go through drain and VM teardown. Shared by provisioning and consolidation.
+ */
+export function buildNodeClaim(
+  name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass,
+  options: { now: number; nodeClassHash: (nodeClass: AzureFlexNodeClass) => string },
+): NodeClaim {
+  const template = nodePool.spec.template;
+  const requirementLabels = Requirements.fromSelectors(plan.requirements).labels();
+  return {
+    metadata: {
+      name,
+      uid: '',
+      labels: { ...requirementLabels, ...template.metadata.labels, [LABEL_NODEPOOL]: nodePool.metadata.name },
+      annotations: {
+        ...template.metadata.annotations,
+        [ANNOTATION_NODECLASS_HASH]: options.nodeClassHash(nodeClass),
+        [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+        [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
+        [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
+      },
+      finalizers: [FINALIZER_TERMINATION],
+      creationTimestamp: new Date(options.now).toISOString(),
+    },
+    spec: {
+      nodeClassRef: { ...template.spec.nodeClassRef },
+      requirements: plan.requirements,
+      resources: { requests: plan.requests },
+      taints: template.spec.taints.map((t) => ({ ...t })),
+      startupTaints: template.spec.startupTaints.map((t) => ({ ...t })),
+      ...(template.spec.expireAfter !== undefined ? { expireAfter: template.spec.expireAfter } : {}),
+      ...(template.spec.terminationGracePeriod !== undefined ? { terminationGracePeriod: template.spec.terminationGracePeriod } : {}),
+    },
+    status: { conditions: [] },
+  };
 }
 
 function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {

@@ -37,7 +37,7 @@ export class SimKubelet {
 
   private registerNodes(): void {
     const now = this.clock.now();
-    const vms = this.arm.snapshot().vms;
+    const vms = this.arm.currentVms();
     const live = new Set<string>();
     const byProviderId = new Map<string, Node>();
     for (const node of this.cluster.nodes.values()) if (node.spec.providerID) byProviderId.set(node.spec.providerID.toLowerCase(), node);

@@ -3,9 +3,9 @@ import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { DisruptionController } from '../../src/disruption/controller.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import type { FakeCluster } from '../provisioning/fake-cluster.js';
-import { silentLog } from '../provisioning/fake-cluster.js';
+import { seqRandom, silentLog } from '../provisioning/fake-cluster.js';
 import { T0, makePod } from '../provisioning/fixtures.js';
-import { addClaim, clusterWithNodes } from './helpers.js';
+import { addClaim, clusterWithNodes, makeNode, readyConditions } from './helpers.js';
 
 const MINUTE = 60_000;
 
@@ -123,5 +123,40 @@ describe('DisruptionController', () => {
     await smallController.reconcile();
     await clock.runUntil(T0 + 4 * MINUTE);
     expect(await smallController.reconcile()).toEqual([]);
+  });
+
+  it('replaces an underutilized node with a cheaper one, deleting it only once the replacement is initialized', async () => {
+    const cluster = clusterWithNodes(0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    addClaim(cluster, 'big', { launchedAs: 'Standard_NC40ads_H100_v5' });
+    cluster.pods = [podOn('web', 'big', { requests: { cpu: '1', memory: '1Gi' } })];
+    const clock = new VirtualClock(T0);
+    const controller = new DisruptionController({ cluster, catalog: new StaticInstanceTypeCatalog(), clock, log: silentLog, random: seqRandom(5) });
+    await controller.reconcile();
+    await clock.runUntil(T0 + 2 * MINUTE);
+    expect(await controller.reconcile()).toEqual([]);
+    const replacementName = cluster.nodeClaims.get('big')!.metadata.annotations['flex.aks.azure.com/consolidation-replacement']!;
+    const replacement = cluster.nodeClaims.get(replacementName)!;
+    // Only options cheaper than the NC40ads_H100 ($6.98/h) it replaces.
+    const options = replacement.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')!.values;
+    expect(options).toEqual(['Standard_D8s_v5', 'Standard_NC24ads_A100_v4']);
+    expect(replacement.metadata.finalizers).toEqual(['karpenter.sh/termination']);
+    // Not initialized yet: the candidate stays, and no second replacement is launched.
+    expect(await controller.reconcile()).toEqual([]);
+    expect(cluster.nodeClaims.size).toBe(2);
+    replacement.status.conditions = readyConditions(clock.now());
+    replacement.status.nodeName = `node-${replacementName}`;
+    cluster.nodes.set(`node-${replacementName}`, makeNode(`node-${replacementName}`));
+    await clock.runUntil(T0 + 10 * MINUTE);
+    // The empty, initialized replacement is not itself consolidated while 'big' exists.
+    expect((await controller.reconcile()).map((d) => [d.nodeClaim, d.kind])).toEqual([['big', 'Underutilized']]);
+    expect(await controller.reconcile()).toEqual([]);
+  });
+
+  it('abandons a replacement whose NodeClaim disappeared', async () => {
+    const cluster = clusterWithNodes(0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: 'Never' });
+    addClaim(cluster, 'big', { launchedAs: 'Standard_NC40ads_H100_v5', annotations: { 'flex.aks.azure.com/consolidation-replacement': 'default-gone' } });
+    cluster.pods = [podOn('web', 'big')];
+    expect(await controllerFor(cluster, new VirtualClock(T0)).reconcile()).toEqual([]);
+    expect(cluster.nodeClaims.get('big')!.metadata.annotations['flex.aks.azure.com/consolidation-replacement']).toBeUndefined();
   });
 });

@@ -26,11 +26,11 @@ export function clusterWithNodes(count: number, pool: NodePoolOptions = {}): Fak
   return cluster;
 }
 
-export function addClaim(cluster: FakeCluster, name: string, options: { createdAt?: number; expireAfter?: string; annotations?: Record<string, string> } = {}): NodeClaim {
+export function addClaim(cluster: FakeCluster, name: string, options: { createdAt?: number; expireAfter?: string; annotations?: Record<string, string>; launchedAs?: string } = {}): NodeClaim {
   const pool = cluster.nodePools[0]!;
   const claim = makeNodeClaim(name, {
     nodePool: pool.metadata.name,
-    launchedAs: 'Standard_D8s_v5',
+    launchedAs: options.launchedAs ?? 'Standard_D8s_v5',
     nodeName: `node-${name}`,
     capacity: { cpu: '8', memory: '32Gi', pods: '110' },
     allocatable: { cpu: '7900m', memory: '30Gi', pods: '110' },

@@ -73,7 +73,7 @@ describe('provisioning and disruption together', () => {
     expect(claimsOf('cpu').length).toBeGreaterThanOrEqual(3);
     expect(cluster.pods.filter((p) => !p.spec.nodeName).map((p) => p.metadata.name)).toEqual(['train-2']);
     expect(cluster.events.filter((e) => e.reason === 'FailedScheduling').map((e) => e.message)).toEqual([
-      'Failed to schedule pod, NodePool cpu: no instance type in eastus2 matching the requirements has room for 8 nvidia.com/gpu; NodePool h200 limit nvidia.com/gpu=16 reached',
+      'Failed to schedule pod, NodePool cpu: no instance type in eastus2 matching the requirements has room for 32 cpu, 256Gi memory, 8 nvidia.com/gpu; NodePool h200 limit nvidia.com/gpu=16 reached',
     ]);
 
     // Delete the web pods: the cpu nodes empty out and go, within the 50% budget per round.

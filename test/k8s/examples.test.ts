@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
+import { toNodeClass } from '../../src/k8s/resources.js';
 import { kubectl } from './harness.js';
 
 const info = inject('k8s');
@@ -28,6 +30,18 @@ describe('examples/', () => {
     expect(deployment.spec.template.spec.nodeSelector).toEqual({ gpu: 'h200' });
     expect(deployment.spec.template.spec.containers[0]?.resources.limits['nvidia.com/gpu']).toBe(8);
     expect(deployment.spec.template.spec.tolerations).toHaveLength(1);
+  });
+
+  it('every example NodeClass also passes the controller validation (so it would become Ready)', async () => {
+    const classes = files.filter((f) => f.startsWith('azureflexnodeclass-'));
+    expect(classes.length).toBeGreaterThanOrEqual(3);
+    for (const f of classes) {
+      // Defaults come from the API server, exactly as the controller would see the object.
+      const r = await kubectl(info, ['apply', '--dry-run=server', '-o', 'json', '-f', path.join(dir, f)]);
+      expect(r.code, r.stderr).toBe(0);
+      const result = validateNodeClassSpec(toNodeClass(JSON.parse(r.stdout) as Record<string, unknown>).spec);
+      expect(result, f).toMatchObject({ ok: true });
+    }
   });
 
   it.each(files)('%s passes kubectl apply --dry-run=server', async (file) => {

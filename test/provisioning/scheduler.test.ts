@@ -107,6 +107,15 @@ describe('schedule', () => {
     expect(bad.unschedulable[0]!.reason).toContain('label "team" does not have known values');
   });
 
+  it('names the request no matching SKU can meet', () => {
+    const cpuOnly = makeNodePool('cpu', { requirements: [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }] });
+    const result = schedule(base({ pendingPods: [makePod('p', { requests: { cpu: '1', 'nvidia.com/gpu': '1' } })], nodePools: [cpuOnly] }));
+    expect(result.unschedulable[0]!.reason).toBe('NodePool cpu: no instance type in eastus2 matching the requirements has room for 1 nvidia.com/gpu');
+    const gpuOnly = makeNodePool('gpu', { requirements: [{ key: 'karpenter.azure.com/sku-gpu-name', operator: 'In', values: ['B200'] }] });
+    expect(schedule(base({ pendingPods: [makePod('q')], nodePools: [gpuOnly] })).unschedulable[0]!.reason)
+      .toBe('NodePool gpu: no instance type in eastus2 matches the requirements');
+  });
+
   it('skips offerings in the unavailable cache and says so', () => {
     const pool = makeNodePool('h200', { taints: [GPU_TAINT], requirements: [{ key: 'karpenter.azure.com/sku-gpu-name', operator: 'In', values: ['H200'] }] });
     const result = schedule(base({ pendingPods: gpuPods(1, '8'), nodePools: [pool], isOfferingUnavailable: (sku) => sku.includes('H200') }));

@@ -197,6 +197,9 @@ describe('FakeArm VM lifecycle', () => {
     expect(vmP.done).toBe(true);
     const vm = vmP.value!;
     expect(vm.provisioningState).toBe('Succeeded');
+    const callsBefore = JSON.stringify(arm.armCalls());
+    expect(arm.currentVms()).toEqual([vm]);
+    expect(JSON.stringify(arm.armCalls())).toBe(callsBefore); // the world's view is not an ARM call
     expect(vm.nicIds).toEqual([nicId('a')]);
     const provisioned = h.events.find((e) => e.op === 'vm.provisioned');
     expect(provisioned!.t - start).toBeGreaterThanOrEqual(60_000);

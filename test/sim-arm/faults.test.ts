@@ -182,7 +182,7 @@ async function runWorkload(seed: number, claims: number, overrides: Partial<Fake
   return h;
 }
 
-describe('FakeArm determinism and speed', () => {
+describe('FakeArm determinism and scale', () => {
   it('the same seed yields an identical event stream; another seed does not; a careful controller leaks nothing', async () => {
     const a = await runWorkload(42, 60);
     const b = await runWorkload(42, 60);
@@ -198,33 +198,21 @@ describe('FakeArm determinism and speed', () => {
     for (const t of a.arm.reapTimesSeconds()) expect(t).toBeGreaterThanOrEqual(0);
   });
 
-  it('1000 NodeClaim lifecycles over 8 simulated hours run in under 3 seconds of CPU', async () => {
-    // CPU time of this test process, not wall time: other test files share the machine.
-    const cpu0 = process.cpuUsage();
-    const started = performance.now();
+  // Speed is measured by `npm run bench`, never asserted here (the machine is noisy).
+  it('1000 NodeClaim lifecycles over 8 simulated hours with 5xx and timeouts leave nothing behind', async () => {
     const h = await runWorkload(7, 1000, { transientFaultRate: 0.01, timeoutRate: 0.01 });
-    const wallMs = performance.now() - started;
-    const cpu = process.cpuUsage(cpu0);
-    const cpuMs = (cpu.user + cpu.system) / 1000;
-    const calls = Object.values(h.arm.armCalls()).reduce((n, row) => n + Object.values(row).reduce((m, k) => m + k, 0), 0);
     const simHours = (h.clock.now() - h.events[0]!.t) / 3_600_000;
-    console.log(`fake ARM: ${calls} calls, ${h.events.length} events, ${simHours.toFixed(2)} simulated h in ${wallMs.toFixed(0)} ms wall / ${cpuMs.toFixed(0)} ms CPU (${Math.round((calls / cpuMs) * 1000)} calls per CPU second through the VirtualClock)`);
     expect(simHours).toBeGreaterThan(7);
     expect(h.arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
-    expect(cpuMs).toBeLessThan(3_000);
   });
 
-  it('the synchronous face sustains tens of thousands of calls per wall second', () => {
+  it('the synchronous face returns every address after 50,000 NIC puts and deletes', () => {
     const h = harness(zero({ subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/16' }] }));
     const n = 50_000;
     const specs = Array.from({ length: n }, (_, i) => nicSpec(`p${i}`));
-    const started = performance.now();
     for (const spec of specs) h.arm.nicPut(spec);
     for (const spec of specs) h.arm.nicDelete(spec.ref);
-    const ms = performance.now() - started;
-    console.log(`fake ARM sync face: ${Math.round(((2 * n) / ms) * 1000)} NIC put+delete calls/s`);
     expect(h.arm.subnetIpsUsed(SUBNET)).toBe(0);
     expect(h.arm.armCalls()).toEqual({ 'nic.put': { '201': n }, 'nic.delete': { '200': n } });
-    expect((2 * n) / ms).toBeGreaterThan(20); // > 20k calls/s even on a busy CI box
   });
 });

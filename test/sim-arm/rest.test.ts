@@ -75,6 +75,9 @@ describe('ARM REST face: request validation', () => {
     expect(noAuth.json.error?.code).toBe('AuthenticationFailed');
     const unknown = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Storage/storageAccounts/x?api-version=1`);
     expect(unknown.status).toBe(404);
+    const otherSub = await call('GET', `/subscriptions/11111111-1111-1111-1111-111111111111/providers/Microsoft.Compute/virtualMachines?api-version=${CMP_API}`);
+    expect(otherSub.status).toBe(404);
+    expect(otherSub.json.error?.code).toBe('SubscriptionNotFound');
     const bad = await call('PUT', `${nicPath('x')}?api-version=${NET_API}`, { location: 'eastus2' });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.code).toBe('InvalidParameter');

@@ -456,6 +456,14 @@ export class FakeArm implements AzurePort {
 
   // ------------------------------------------------------------ stats & control
 
+  /**
+   * The VMs as they are now: frozen views, not an ARM call (not counted, never throttled).
+   * For the simulated world (kubelet, invariants), which should not pay for snapshot().
+   */
+  currentVms(): Vm[] {
+    return [...this.vms.values()].map(vmView);
+  }
+
   armCalls(): Record<string, Record<string, number>> {
     const out: Record<string, Record<string, number>> = {};
     for (const [op, byStatus] of this.calls) {
@@ -489,13 +497,13 @@ export class FakeArm implements AzurePort {
     const nics: SnapshotJson['nics'] = [];
     const reservations: SnapshotJson['reservations'] = [];
     for (const rec of this.nics.values()) {
-      const view: SnapshotJson['nics'][number] = { ...this.nicView(rec) };
+      const view = this.nicView(rec);
       if (now < rec.reservedUntil && rec.reservedFor !== undefined) {
-        view.reservedUntil = rec.reservedUntil;
-        view.reservedFor = rec.reservedFor;
+        nics.push({ ...view, reservedUntil: rec.reservedUntil, reservedFor: rec.reservedFor });
         reservations.push({ nicId: rec.id, vmId: rec.reservedFor, until: rec.reservedUntil });
+      } else {
+        nics.push(view);
       }
-      nics.push(view);
     }
     const quota: SnapshotJson['quota'] = [];
     const regionalCores: SnapshotJson['regionalCores'] = [];

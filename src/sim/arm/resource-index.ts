@@ -40,15 +40,16 @@ export class ResourceIndex<R> {
   }
 
   /** Records under a lower-cased `/subscriptions/{s}/resourcegroups/{rg}/` or `/subscriptions/{s}/` prefix. */
-  *inScope(prefix: string): Iterable<R> {
+  inScope(prefix: string): Iterable<R> {
     const group = this.groups.get(prefix);
-    if (group) {
-      yield* group.values();
-      return;
-    }
-    if (prefix.includes('/resourcegroups/')) return; // an empty resource group
-    for (const [key, rec] of this.all) if (key.startsWith(prefix)) yield rec;
+    if (group) return group.values();
+    if (prefix.includes('/resourcegroups/')) return []; // an empty resource group
+    return withPrefix(this.all, prefix);
   }
+}
+
+function* withPrefix<R>(all: Map<string, R>, prefix: string): Iterable<R> {
+  for (const [key, rec] of all) if (key.startsWith(prefix)) yield rec;
 }
 
 /** `/subscriptions/{s}/resourcegroups/{rg}/` of a lower-cased resource id. */

@@ -107,6 +107,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
   function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined): ArmHttpResponse {
     if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notFoundRoute(url);
     const sub = segs[1];
+    if (arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
     if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && lower(segs[4]) === 'providers') {
       const rg = segs[3];
       const ns = lower(segs[5]);
