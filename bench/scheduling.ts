@@ -36,7 +36,7 @@ function pod(i: number, requests: ResourceList, extra: Partial<Pod['spec']> = {}
   };
 }
 
-function mixedPods(count: number, seed: number): Pod[] {
+export function mixedPods(count: number, seed: number): Pod[] {
   const rand = lcg(seed);
   const pods: Pod[] = [];
   for (let i = 0; i < count; i++) {
@@ -61,7 +61,7 @@ function mixedPods(count: number, seed: number): Pod[] {
   return pods;
 }
 
-function uniquePods(count: number, seed: number): Pod[] {
+export function uniquePods(count: number, seed: number): Pod[] {
   const rand = lcg(seed);
   return Array.from({ length: count }, (_, i) => pod(i, { cpu: `${100 + Math.floor(rand() * 3900)}m`, memory: `${64 + Math.floor(rand() * 8000)}Mi` }));
 }
@@ -96,7 +96,7 @@ const NODE_CLASS: AzureFlexNodeClass = {
   status: { conditions: [] },
 };
 
-function input(pendingPods: Pod[]): SchedulingInput {
+export function input(pendingPods: Pod[]): SchedulingInput {
   return {
     pendingPods,
     nodePools: [nodePool('gpu', true), nodePool('cpu', false)],

@@ -15,6 +15,8 @@
 //   node scripts/envtest.mjs --print-env # print KUBEBUILDER_ASSETS=... for eval
 //
 // Never skips silently: if nothing can provide a binary it throws with instructions.
+// Measured first build (2 cores, empty Go caches, all three binaries): 657 s; cached: ~0.2 s.
+// It needs ~1 GB of Go module cache and ~2.5 GB of Go build cache.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';

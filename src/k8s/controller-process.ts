@@ -68,21 +68,45 @@ export interface ControllerProcess {
   readonly done: Promise<number>;
 }
 
-/** Non-overlapping periodic loop on the injected clock. */
-function every(clock: Clock, ms: number, fn: () => Promise<void>, onError: (e: unknown) => void): () => void {
+interface Loop {
+  stop(): void;
+  /** Run as soon as possible (coalesced with a run already pending or in flight). */
+  kick(): void;
+}
+
+/** Non-overlapping periodic loop on the injected clock, kickable by watch events. */
+function every(clock: Clock, ms: number, fn: () => Promise<void>, onError: (e: unknown) => void): Loop {
   let timer: TimerId | undefined;
   let stopped = false;
+  let running = false;
+  let again = false;
+  const arm = (delay: number): void => {
+    if (timer !== undefined) clock.clearTimer(timer);
+    timer = clock.setTimer(delay, tick);
+  };
   const tick = (): void => {
+    timer = undefined;
+    running = true;
     fn()
       .catch(onError)
       .finally(() => {
-        if (!stopped) timer = clock.setTimer(ms, tick);
+        running = false;
+        if (stopped) return;
+        arm(again ? 0 : ms);
+        again = false;
       });
   };
-  timer = clock.setTimer(0, tick);
-  return () => {
-    stopped = true;
-    if (timer !== undefined) clock.clearTimer(timer);
+  arm(0);
+  return {
+    stop: () => {
+      stopped = true;
+      if (timer !== undefined) clock.clearTimer(timer);
+    },
+    kick: () => {
+      if (stopped) return;
+      if (running) again = true;
+      else arm(0);
+    },
   };
 }
 
@@ -131,7 +155,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   });
 
   // Everything that writes runs only between onStartedLeading and onLostLeadership.
-  let stopLoops: Array<() => void> = [];
+  let loops: Loop[] = [];
   let runtime: LeaderRuntime | undefined;
   let leading: Promise<void> = Promise.resolve();
   let shuttingDown = false;
@@ -145,7 +169,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     const guarded = (fn: () => Promise<void>) => async (): Promise<void> => {
       if (isLeader()) await fn();
     };
-    stopLoops = [
+    loops = [
       every(o.clock, status.intervalMs, guarded(() => status.reconcile()), loopError),
       every(o.clock, termination.intervalMs, guarded(() => termination.reconcile()), loopError),
     ];
@@ -158,11 +182,21 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
 
   const follow = async (): Promise<void> => {
     azflexMetrics.isLeader.set(0);
-    for (const stop of stopLoops.splice(0)) stop();
+    for (const loop of loops.splice(0)) loop.stop();
     const r = runtime;
     runtime = undefined;
     if (r) await r.stop();
   };
+
+  // Level-triggered loops, edge-kicked: a NodeClass or NodeClaim change reconciles at once
+  // instead of waiting for the next period.
+  const kickAll = (): void => {
+    for (const loop of loops) loop.kick();
+  };
+  cluster.informers.nodeClasses.onEvent(kickAll);
+  cluster.informers.nodeClaims.onEvent((type) => {
+    if (type === 'delete') kickAll();
+  });
 
   if (elector) {
     elector.onStartedLeading(() => {

@@ -32,7 +32,10 @@ export function inferCause(graph: MachineGraph, from: string | undefined, to: st
   return labels.length > 0 ? labels.join(' | ') : 'unknown';
 }
 
-/** Edges whose source contains `fromId` and that end in `toId`, possibly through `always` hops. */
+/**
+ * Edges whose source contains `fromId` and that end in `toId`, possibly through `always`
+ * hops; only those with the fewest hops, since a longer detour is the less likely story.
+ */
 export function candidateEdges(graph: MachineGraph, fromId: string, toId: string): GraphEdge[] {
   const states = new Map(graph.states.map((s) => [s.id, s]));
   const ancestorsOf = (id: string): Set<string> => {
@@ -46,15 +49,25 @@ export function candidateEdges(graph: MachineGraph, fromId: string, toId: string
     while (s?.initial !== undefined) s = states.get(s.initial);
     return s?.id ?? id;
   };
-  const reaches = (id: string, hops: number): boolean => {
+  /** Fewest `always` hops from entering `id` to standing in `toId`, or Infinity. */
+  const hopsTo = (id: string, budget: number): number => {
     const leaf = leafOf(id);
-    if (leaf === toId) return true;
-    if (hops === 0) return false;
+    if (leaf === toId) return 0;
+    if (budget === 0) return Infinity;
     const sources = ancestorsOf(leaf);
-    return graph.edges.some((e) => e.kind === 'always' && e.target !== null && sources.has(e.source) && reaches(e.target, hops - 1));
+    let best = Infinity;
+    for (const e of graph.edges) {
+      if (e.kind === 'always' && e.target !== null && sources.has(e.source)) best = Math.min(best, 1 + hopsTo(e.target, budget - 1));
+    }
+    return best;
   };
   const sources = ancestorsOf(fromId);
-  return graph.edges.filter((e) => e.target !== null && sources.has(e.source) && reaches(e.target, MAX_ALWAYS_HOPS));
+  const scored = graph.edges
+    .filter((e) => e.target !== null && sources.has(e.source))
+    .map((e) => ({ e, hops: hopsTo(e.target ?? '', MAX_ALWAYS_HOPS) }))
+    .filter((x) => x.hops !== Infinity);
+  const fewest = Math.min(...scored.map((x) => x.hops));
+  return scored.filter((x) => x.hops === fewest).map((x) => x.e);
 }
 
 function unique(values: string[]): string[] {

@@ -41,7 +41,8 @@ export async function loadMachines(): Promise<Machines> {
 function inlineSvg(svg: string, name: string): string {
   const start = svg.indexOf('<svg');
   if (start < 0) throw new Error(`renderMachine(${name}) returned no <svg>`);
+  // The natural width (in pt, read as px) is what "zoom" shows: Graphviz's 11 pt labels become readable.
   return svg
     .slice(start)
-    .replace(/^<svg width="[^"]*" height="[^"]*"/, `<svg class="diagram" data-machine="${name}" preserveAspectRatio="xMidYMin meet"`);
+    .replace(/^<svg width="([\d.]+)pt" height="[^"]*"/, (_m, width: string) => `<svg class="diagram" data-machine="${name}" data-width="${width}" preserveAspectRatio="xMidYMin meet"`);
 }

@@ -25,10 +25,9 @@ export class Pacer implements ClockControls {
   /** While stepping: run until the simulation reaches this many ms, then pause. */
   private stepUntil: number | undefined;
   private simulatedMs = 0;
-  /** Wall time and virtual time that speed is measured from; reset on every change. */
-  private anchor = { wall: 0, sim: 0 };
+  /** Wall time and virtual time that speed is measured from; set by the first step, reset on every change. */
+  private anchor: { wall: number; sim: number } | undefined;
   private wake: Array<() => void> = [];
-  private readonly changeListeners = new Set<() => void>();
 
   constructor(options: PacerOptions = {}) {
     this.stepMs = options.stepMs ?? 1_000;
@@ -80,12 +79,6 @@ export class Pacer implements ClockControls {
     this.changed();
   }
 
-  /** Called on every control change (the live server pushes the new status at once). */
-  onChange(listener: () => void): () => void {
-    this.changeListeners.add(listener);
-    return () => this.changeListeners.delete(listener);
-  }
-
   private async beforeStep(simulatedMs: number): Promise<void> {
     this.simulatedMs = simulatedMs;
     for (;;) {
@@ -104,9 +97,10 @@ export class Pacer implements ClockControls {
       if (this.speed === 'max') return yieldToEventLoop();
       // The step that starts at `simulatedMs` may run once real time has reached its end.
       const now = performance.now();
+      this.anchor ??= { wall: now, sim: simulatedMs };
       const due = this.anchor.wall + (simulatedMs + this.stepMs - this.anchor.sim) / this.speed;
       if (due - now > 0) {
-        await Promise.race([sleep(due - now), this.nextChange()]);
+        await this.nextChange(due - now);
         continue;
       }
       if (now - due > MAX_LAG_MS) this.reanchor(now);
@@ -119,24 +113,29 @@ export class Pacer implements ClockControls {
     const waiting = this.wake;
     this.wake = [];
     for (const w of waiting) w();
-    for (const l of this.changeListeners) l();
   }
 
   private reanchor(wall: number): void {
     this.anchor = { wall, sim: this.simulatedMs };
   }
 
-  private nextChange(): Promise<void> {
-    return new Promise((resolve) => this.wake.push(resolve));
+  /** Resolves on the next control change, or after `timeoutMs`, whichever comes first. */
+  private nextChange(timeoutMs?: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        // Drop this waiter when the timeout won, so a long run does not pile them up.
+        this.wake = this.wake.filter((w) => w !== done);
+        resolve();
+      };
+      const timer = timeoutMs === undefined ? undefined : setTimeout(done, timeoutMs);
+      this.wake.push(done);
+    });
   }
 }
 
 function validSpeed(speed: Speed): void {
   if (speed !== 'max' && !(Number.isFinite(speed) && speed > 0)) throw new RangeError(`speed must be a positive number or "max", got ${String(speed)}`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Lets the HTTP server run between steps even when the simulation goes flat out. */

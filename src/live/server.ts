@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import { parseClockCommand, applyClockCommand, ClockCommandError } from './controls.js';
 import { loadMachines } from './diagrams.js';
+import { allowedHost, originHost, readBody, send } from './http.js';
 import { renderPage, type PageBootstrap } from './page.js';
 import { takeSnapshot } from './snapshot.js';
 import type { LiveSource } from './source.js';
@@ -28,6 +29,7 @@ export interface LiveServer {
 const MAX_ROWS_PER_PUSH = 500;
 const HEARTBEAT_MS = 15_000;
 const MAX_BODY_BYTES = 1_024;
+const ROUTES: ReadonlySet<string> = new Set(['/', '/events', '/api/state', '/api/timeline', '/api/clock']);
 
 /**
  * The live view: one self-contained page, an SSE stream of snapshots and timeline rows,
@@ -62,6 +64,14 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
   let lastSent = '';
   let lastWrite = 0;
   const push = (): void => {
+    try {
+      pushNow();
+    } catch (err) {
+      // A source that fails once (e.g. mid-restart) must not take the server, or the run, down.
+      process.emitWarning(`live view: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const pushNow = (): void => {
     if (clients.size === 0) {
       pending = [];
       dropped = 0;
@@ -96,7 +106,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // A DNS-rebinding page would reach us under its own host name: answer our names only.
-    if (!allowedHost(req.headers.host, port)) return send(res, 403, 'text/plain', 'forbidden host\n');
+    if (!allowedHost(req.headers.host, port, options.host)) return send(res, 403, 'text/plain', 'forbidden host\n');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
     switch (route) {
@@ -112,7 +122,8 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       case 'POST /api/clock':
         return clock(req, res);
       default:
-        return send(res, url.pathname.startsWith('/api/') || url.pathname === '/events' ? 405 : 404, 'text/plain', 'not found\n');
+        if (ROUTES.has(url.pathname)) return send(res, 405, 'text/plain', 'method not allowed\n');
+        return send(res, 404, 'text/plain', 'not found\n');
     }
   };
 
@@ -130,9 +141,9 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     // preflight nor pass the Origin check.
     if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return send(res, 415, 'text/plain', 'expected application/json\n');
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHost(originHost(origin), port)) return send(res, 403, 'text/plain', 'forbidden origin\n');
+    if (origin !== undefined && !allowedHost(originHost(origin), port, options.host)) return send(res, 403, 'text/plain', 'forbidden origin\n');
     try {
-      const command = parseClockCommand(await readBody(req));
+      const command = parseClockCommand(await readBody(req, MAX_BODY_BYTES));
       applyClockCommand(source.clock, command);
     } catch (err) {
       if (err instanceof ClockCommandError) return send(res, 400, 'text/plain', `${err.message}\n`);
@@ -159,31 +170,4 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
-  res.end(body);
-}
-
-function allowedHost(host: string | undefined, port: number): boolean {
-  if (host === undefined) return false;
-  return ['127.0.0.1', 'localhost', '[::1]'].some((name) => host === `${name}:${port}`);
-}
-
-function originHost(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  let body = '';
-  for await (const chunk of req) {
-    body += String(chunk);
-    if (body.length > MAX_BODY_BYTES) throw new ClockCommandError('request body too large');
-  }
-  return body;
 }

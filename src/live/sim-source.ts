@@ -1,5 +1,6 @@
 import type { LogEntry, MemoryEventLog } from '../runtime/event-log.js';
 import { SIM_EPOCH_MS, type SimulationOptions, type SimulationWorld } from '../sim/simulation.js';
+import { MACHINE_NAMES, machineGraph } from '../viz/machines.js';
 import { Pacer, type PacerOptions } from './pacer.js';
 import type { LiveActorStates, LiveReservation, LiveSource } from './source.js';
 
@@ -9,7 +10,15 @@ export interface SimulationSourceOptions extends PacerOptions {
   finalStates?: ReadonlySet<string>;
 }
 
-const DEFAULT_FINAL_STATES: ReadonlySet<string> = new Set(['reaped', 'deleted']);
+/** From the machine definitions, so a renamed final state cannot leave a stale actor on the page. */
+function machinesFinalStates(): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const name of MACHINE_NAMES) {
+    const graph = machineGraph(name);
+    for (const s of graph.states) if (s.kind === 'final') out.add(s.id.slice(graph.id.length + 1));
+  }
+  return out;
+}
 
 /**
  * The live view's source for `runSimulation`: hand `simulationOptions()` to the run, and
@@ -34,8 +43,9 @@ export class SimulationLiveSource implements LiveSource {
 
   constructor(options: SimulationSourceOptions) {
     this.title = options.title;
-    this.clock = new Pacer({ paused: true, ...options });
-    this.finalStates = options.finalStates ?? DEFAULT_FINAL_STATES;
+    // A simulation starts paused: nothing should happen before someone is looking.
+    this.clock = new Pacer({ stepMs: options.stepMs, speed: options.speed, paused: options.paused ?? true });
+    this.finalStates = options.finalStates ?? machinesFinalStates();
   }
 
   simulationOptions(): Required<Pick<SimulationOptions, 'pace' | 'onWorld' | 'onProgress'>> {

@@ -64,6 +64,8 @@ export class Timelines {
     if (kind === undefined) return entry.kind === 'controller' ? this.row(entry.actor, entry, { kind: 'controller', event: entry.event, detail: entry.detail }, false) : undefined;
     if (entry.kind === 'effect') {
       const outcome = { effect: entry.event ?? '?', detail: clean(entry.detail ?? '') };
+      // Outcomes wait for the transition they cause; one whose actor never moved again is dropped here.
+      if (this.lastEffect.size >= this.maxActors) this.lastEffect.clear();
       this.lastEffect.set(entry.actor, { ...outcome, t: entry.t });
       return this.row(entry.actor, entry, { kind: 'effect', event: outcome.effect, detail: outcome.detail });
     }

@@ -1,5 +1,5 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
-import { classifyAzureError } from '../azure/errors.js';
+import { classifyAzureError, type FailureAction } from '../azure/errors.js';
 import { NIC_RESERVATION_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
 
 /**
@@ -43,7 +43,7 @@ export interface NicInput {
 
 export type NicEmitted =
   | { type: 'nic.ready'; name: string }
-  | { type: 'nic.createFailed'; name: string; code: string; permanent: boolean }
+  | { type: 'nic.createFailed'; name: string; code: string; kind: FailureAction['kind'] }
   | { type: 'nic.reaped'; name: string };
 
 export function createNicMachine(env: MachineEnv) {
@@ -114,7 +114,7 @@ export function createNicMachine(env: MachineEnv) {
         type: 'nic.createFailed' as const,
         name: context.name,
         code: 'error' in event ? classifyAzureError(event.error).code : 'Unknown',
-        permanent: true,
+        kind: 'error' in event ? classifyAzureError(event.error).kind : 'invalid',
       })),
       emitReaped: emit(({ context }) => ({ type: 'nic.reaped' as const, name: context.name })),
     },

@@ -50,7 +50,7 @@ export interface NodeClaimContext {
 export type NodeClaimEvent =
   | { type: 'OBSERVED'; observed: NodeClaimObservation }
   | { type: 'NIC_READY' }
-  | { type: 'NIC_FAILED'; code: string }
+  | { type: 'NIC_FAILED'; code: string; kind: FailureAction['kind'] }
   | { type: 'NIC_REAPED' };
 
 export interface NodeClaimInput {
@@ -145,7 +145,10 @@ export function createNodeClaimMachine(env: MachineEnv) {
         failure: () => ({ code: 'ProvisioningStateFailed', action: 'insufficientCapacity' as const, nicReserved: true }),
       }),
       recordNicFailure: assign({
-        failure: ({ event }) => ({ code: event.type === 'NIC_FAILED' ? event.code : 'Unknown', action: 'subnetFull' as const, nicReserved: false }),
+        failure: ({ event }) =>
+          event.type === 'NIC_FAILED'
+            ? { code: event.code, action: event.kind, nicReserved: false }
+            : { code: 'Unknown', action: 'transient' as const, nicReserved: false },
       }),
       /** The NIC machine is told when ARM's reservation ends only if a VM PUT referenced the NIC. */
       announceFailure: enqueueActions(({ context, enqueue }) => {

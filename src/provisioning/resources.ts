@@ -62,13 +62,38 @@ function parseExact(quantity: string, milli: boolean): number {
   return negative && value !== 0 ? -value : value;
 }
 
+/** Integer with an optional integral-scale suffix: the overwhelmingly common spelling. */
+const SIMPLE_PATTERN = /^(\d{1,15})(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+const SIMPLE_SCALE: Record<string, number> = {
+  '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+};
+
+/**
+ * "500m", "4", "512Mi" without BigInt: with at most 15 digits and an integral scale the
+ * product is exact whenever it is a safe integer. Anything else takes the exact path.
+ */
+function parseSimple(quantity: string, milli: boolean): number | undefined {
+  const match = SIMPLE_PATTERN.exec(quantity);
+  if (!match) return undefined;
+  const digits = Number(match[1]);
+  const suffix = match[2] ?? '';
+  let value: number;
+  if (suffix === 'm') {
+    if (!milli) return undefined; // fractional base units round up: leave to the exact path
+    value = digits;
+  } else {
+    value = digits * SIMPLE_SCALE[suffix]! * (milli ? 1000 : 1);
+  }
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
 /** Parses a quantity into the canonical integer unit for `resourceName`. */
 export function parseQuantity(quantity: string, resourceName: string): number {
   const milli = usesMilliUnits(resourceName);
   const cache = milli ? milliCache : unitCache;
   const cached = cache.get(quantity);
   if (cached !== undefined) return cached;
-  const value = parseExact(quantity, milli);
+  const value = parseSimple(quantity, milli) ?? parseExact(quantity, milli);
   if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
   cache.set(quantity, value);
   return value;

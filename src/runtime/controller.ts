@@ -11,6 +11,7 @@ import { stateName } from './event-log.js';
 import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
 import { gateArm } from './arm-gate.js';
+import { classifyAzureError } from '../azure/errors.js';
 
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
@@ -259,7 +260,7 @@ export class Runtime {
     this.nics.set(name, actor);
     this.trace(`nic/${name}`, actor);
     actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
-    actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code }));
+    actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));
     actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
     actor.subscribe({
       complete: () => {
@@ -275,7 +276,7 @@ export class Runtime {
     if (this.legacy) {
       void this.legacy.createNic(nic, nodeClaim).then(
         () => this.claims.get(nodeClaim)?.send({ type: 'NIC_READY' }),
-        (err: unknown) => this.claims.get(nodeClaim)?.send({ type: 'NIC_FAILED', code: errorCode(err) }),
+        (err: unknown) => this.claims.get(nodeClaim)?.send({ type: 'NIC_FAILED', code: errorCode(err), kind: classifyAzureError(err).kind }),
       );
       return;
     }

@@ -3,6 +3,7 @@ import type { InstanceType } from '../catalog/skus.js';
 import type { LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
+import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
 import type { WorldView } from './world.js';
@@ -31,6 +32,16 @@ export class Effects {
     return cls;
   }
 
+  /** Creates only from a NodeClass that validates: an invalid one never causes an ARM call. Deletes never ask. */
+  private validNodeClassOf(nc: NodeClaim): AzureFlexNodeClass {
+    const cls = this.nodeClassOf(nc);
+    const validation = validateNodeClassSpec(cls.spec);
+    if (!validation.ok) {
+      throw new AzureError('InvalidParameter', 400, `AzureFlexNodeClass ${cls.metadata.name} is invalid (${validation.reason}): ${validation.message}`);
+    }
+    return cls;
+  }
+
   private ref(cls: AzureFlexNodeClass, name: string): ResourceRef {
     return { subscriptionId: cls.spec.subscriptionID, resourceGroup: cls.spec.resourceGroup, name };
   }
@@ -56,7 +67,7 @@ export class Effects {
   async putNic(nicName: string, nodeClaimName: string): Promise<void> {
     this.assertLeader();
     const nc = this.nodeClaim(nodeClaimName);
-    const cls = this.nodeClassOf(nc);
+    const cls = this.validNodeClassOf(nc);
     const ref = this.ref(cls, nicName);
     if (await this.deps.arm.getNic(ref)) return;
     await this.deps.arm.createNic({
@@ -83,7 +94,7 @@ export class Effects {
   async createVm(name: string): Promise<VmProvisioningState> {
     this.assertLeader();
     const nc = this.nodeClaim(name);
-    const cls = this.nodeClassOf(nc);
+    const cls = this.validNodeClassOf(nc);
     const ref = this.ref(cls, vmNameFor(name));
     const existing = await this.deps.arm.getVm(ref);
     if (existing) return existing.provisioningState;

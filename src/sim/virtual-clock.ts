@@ -47,6 +47,8 @@ export class VirtualClock implements Clock {
   /** Fires every timer due at or before `until`, in order; returns how many fired. */
   async runUntil(until: number, onStep?: () => void): Promise<number> {
     let fired = 0;
+    // Work started just before this call may not have reached its first timer yet.
+    await settle();
     for (;;) {
       const next = this.peek();
       if (next === undefined || next > until) break;

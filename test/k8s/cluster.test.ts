@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Informer } from '../../src/k8s/informer.js';
 import { KubeApiError } from '../../src/k8s/rest.js';
+import { RealClock } from '../../src/runtime/real-clock.js';
 import { adminAuth, adminRequest, compactEtcd, eventually } from './harness.js';
 import { ensureNamespace, forceDelete, makeAdapter, nodeClaimObject, type Adapter } from './fixtures.js';
 
@@ -204,6 +206,31 @@ describe('Informer resume and 410 relist', () => {
     expect(inf.stats.relists).toBe(0);
     await inf.stop();
     await forceDelete(info, `${NC}/inf-resume`);
+  });
+
+  it('renews server-closed watches (timeoutSeconds) from the last resourceVersion, never relisting', async () => {
+    const a = makeAdapter(adminAuth(info), 'renew');
+    const inf = new Informer({
+      rest: a.rest,
+      clock: new RealClock(),
+      path: NC,
+      convert: (raw) => raw,
+      watchTimeoutSeconds: 1,
+    });
+    inf.start();
+    await inf.waitForSync();
+    await new Promise((r) => setTimeout(r, 2500));
+    await adminRequest(info, 'POST', NC, {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'inf-renew' },
+      spec: { nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'cls' }, requirements: [] },
+    });
+    await eventually('delivered over a renewed watch', async () => inf.get('inf-renew'));
+    expect(inf.stats.watches).toBeGreaterThanOrEqual(3);
+    expect(inf.stats.lists).toBe(1);
+    await inf.stop();
+    await forceDelete(info, `${NC}/inf-renew`);
   });
 
   it('relists after 410 Gone (etcd compacted) and emits the deletions it missed', async () => {

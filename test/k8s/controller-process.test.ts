@@ -31,7 +31,8 @@ async function startReplica(id: string, rt: FakeRuntime, exits: number[]): Promi
     retryPeriodMs: 200,
     metricsPort: 0,
     metricsHost: '127.0.0.1',
-    nodeClassStatusIntervalMs: 200,
+    // Long period: reconciles in this test must come from watch-event kicks.
+    nodeClassStatusIntervalMs: 60_000,
     signals: new NoSignals(),
     exit: (c) => exits.push(c),
     runtimeFactory: (ctx: LeaderRuntimeContext) => ({

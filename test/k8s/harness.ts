@@ -1,14 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
+import { generate } from 'selfsigned';
 import { authFromKubeConfigYaml, tokenAuth, type KubeAuth } from '../../src/k8s/kubeconfig.js';
-
-const execFileP = promisify(execFile);
 
 /**
  * A real control plane for tests: etcd + kube-apiserver (+ optionally kube-scheduler) on
@@ -67,45 +66,68 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  try {
-    await execFileP('openssl', args, { cwd });
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException & { stderr?: string };
-    if (err.code === 'ENOENT') throw new Error('the openssl CLI is required to generate test certificates (apt-get install openssl)');
-    throw new Error(`openssl ${args.join(' ')} failed: ${err.stderr ?? err.message}`);
-  }
-}
-
-/** CA, serving cert (SANs for loopback and the in-cluster names), admin client cert, SA signing key. */
+/**
+ * CA, serving cert (SANs for loopback and the in-cluster names), admin client cert in
+ * system:masters, and the ServiceAccount signing key pair. Pure Node (the selfsigned npm
+ * package and node:crypto), so a machine without the openssl CLI runs the tests too.
+ */
 async function generatePki(dir: string): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=azflex-test-ca'], dir);
-  await fs.writeFile(
-    path.join(dir, 'serving.ext'),
-    [
-      'basicConstraints=CA:FALSE',
-      'keyUsage=critical,digitalSignature,keyEncipherment',
-      'extendedKeyUsage=serverAuth',
-      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
-      '',
-    ].join('\n'),
-  );
-  await fs.writeFile(
-    path.join(dir, 'client.ext'),
-    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth', ''].join('\n'),
-  );
-  const signed = async (name: string, subj: string, ext: string): Promise<void> => {
-    await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
-    await openssl(
-      ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', ext],
-      dir,
-    );
+  const notAfterDate = new Date(Date.now() + 2 * 24 * 3600 * 1000);
+  const ca = await generate([{ name: 'commonName', value: 'azflex-test-ca' }], {
+    algorithm: 'sha256',
+    keySize: 2048,
+    notAfterDate,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const signed = (cn: string, org: string | undefined, extensions: Parameters<typeof generate>[1]) =>
+    generate([...(org ? [{ name: 'organizationName', value: org }] : []), { name: 'commonName', value: cn }], {
+      algorithm: 'sha256',
+      keySize: 2048,
+      notAfterDate,
+      ca: { key: ca.private, cert: ca.cert },
+      ...extensions,
+    });
+  const serving = await signed('kube-apiserver', undefined, {
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '10.0.0.1' },
+          ...['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'].map((value) => ({ type: 2 as const, value })),
+        ],
+      },
+    ],
+  });
+  const admin = await signed('azflex-test-admin', 'system:masters', {
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+  });
+  const sa = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  });
+  const files: Record<string, string> = {
+    'ca.crt': ca.cert,
+    'serving.crt': serving.cert,
+    'serving.key': serving.private,
+    'admin.crt': admin.cert,
+    'admin.key': admin.private,
+    'sa.key': sa.privateKey,
+    'sa.pub': sa.publicKey,
   };
-  await signed('serving', '/CN=kube-apiserver', 'serving.ext');
-  await signed('admin', '/O=system:masters/CN=azflex-test-admin', 'client.ext');
-  await openssl(['genrsa', '-out', 'sa.key', '2048'], dir);
-  await openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
+  for (const [name, pem] of Object.entries(files)) await fs.writeFile(path.join(dir, name), pem, { mode: 0o600 });
 }
 
 function spawnLogged(bin: string, args: string[], logFile: string): ChildProcess {

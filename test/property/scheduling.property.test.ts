@@ -215,6 +215,19 @@ describe('scheduling properties', () => {
           }
         }
 
+        // Pods counted on an in-flight NodeClaim must be able to run on the SKU it launched as.
+        for (const placement of result.existingPlacements) {
+          const claim = input.existingNodeClaims.find((c) => c.metadata.name === placement.nodeClaimName)!;
+          const model = models.get(claim.metadata.labels['karpenter.sh/nodepool']!)!;
+          const instanceType = input.instanceTypes.find((t) => t.name === claim.metadata.labels['node.kubernetes.io/instance-type'])!;
+          const labels = Requirements.fromSelectors(claim.spec.requirements).intersect(instanceTypeRequirements(instanceType, model.location));
+          for (const key of placement.podKeys) {
+            const pod = podsByKey.get(key)!;
+            expect(firstUntoleratedTaint(pod.spec.tolerations, claim.spec.taints)).toBeUndefined();
+            expect(podRequirementTerms(pod).some((term) => labels.compatible(term) === undefined), `${key} on ${instanceType.name}`).toBe(true);
+          }
+        }
+
         for (const model of models.values()) {
           const usage = limitUsage(input, result, model);
           const existingOnly = limitUsage(input, { ...result, nodeClaims: [] }, model);

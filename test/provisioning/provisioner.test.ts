@@ -4,6 +4,7 @@ import { ClusterError } from '../../src/ports/cluster.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { Provisioner, daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/provisioner.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { FakeCluster, seqRandom, silentLog } from './fake-cluster.js';
 import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
 
@@ -82,6 +83,20 @@ describe('Provisioner', () => {
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(0);
     expect(cluster.events[0]!.message).toBe('Failed to schedule pod, no SKU in catalog offers 16 nvidia.com/gpu');
+  });
+
+  it('defaults to the NodeClass controller hash so drift detection compares like with like', async () => {
+    const { cluster } = setup();
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock: new VirtualClock(T0), random: seqRandom(9),
+      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog,
+    });
+    cluster.pods = [makePod('web')];
+    await provisioner.reconcile();
+    const claim = [...cluster.nodeClaims.values()][0]!;
+    expect(claim.metadata.annotations['flex.aks.azure.com/nodeclass-hash']).toBe(nodeClassHash(cluster.nodeClasses[0]!));
+    expect(claim.metadata.annotations['flex.aks.azure.com/nodeclass-hash-version']).toBe('v1');
+    expect(isNodeClaimDrifted(claim, cluster.nodeClasses[0]!)).toBe(false);
   });
 
   it('retries the name on AlreadyExists and survives other create errors', async () => {

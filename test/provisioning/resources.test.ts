@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   QuantityError, copiesThatFit, fitsWithin, formatQuantity, parseQuantity, podRequests, resourcesToList,
@@ -29,6 +30,21 @@ describe('parseQuantity', () => {
   it('parses extended resources as counts', () => {
     expect(parseQuantity('8', 'nvidia.com/gpu')).toBe(8);
     expect(parseQuantity('110', 'pods')).toBe(110);
+  });
+
+  it('agrees between the fast integer path and the exact decimal path', () => {
+    // "N.0<suffix>" cannot take the fast path, so it checks it against the BigInt parser.
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 10 ** 9 }), fc.constantFrom('', 'm', 'k', 'M', 'G', 'Ki', 'Mi', 'Gi', 'Ti'), fc.constantFrom('cpu', 'memory', 'nvidia.com/gpu'),
+      (n, suffix, resource) => {
+        let fast: number | Error;
+        let exact: number | Error;
+        try { fast = parseQuantity(`${n}${suffix}`, resource); } catch (e) { fast = e as Error; }
+        try { exact = parseQuantity(`${n}.0${suffix}`, resource); } catch (e) { exact = e as Error; }
+        if (fast instanceof Error || exact instanceof Error) expect(fast instanceof Error && exact instanceof Error).toBe(true);
+        else expect(fast).toBe(exact);
+      },
+    ), { numRuns: 500 });
   });
 
   it('rejects malformed and overly large quantities', () => {

@@ -144,6 +144,18 @@ describe('schedule', () => {
     expect(result.existingPlacements[0]!.podKeys).toEqual(['default/a', 'default/b']);
   });
 
+  it('only counts on an in-flight NodeClaim for pods that every SKU it may launch as satisfies', () => {
+    const pool = makeNodePool('gpu', { taints: [GPU_TAINT] });
+    const a100 = makeNodeClaim('gpu-aaaaa', { nodePool: 'gpu', launchedAs: 'Standard_ND96amsr_A100_v4', taints: [GPU_TAINT] });
+    const either = makeNodeClaim('gpu-bbbbb', { nodePool: 'gpu', instanceTypes: ['Standard_ND96amsr_A100_v4', 'Standard_ND96isr_H200_v5'], taints: [GPU_TAINT] });
+    const pods = gpuPods(1, '1', { nodeSelector: { 'karpenter.azure.com/sku-gpu-name': 'H200' } });
+    const result = schedule(base({ pendingPods: pods, nodePools: [pool], existingNodeClaims: [a100, either] }));
+    expect(result.existingPlacements).toEqual([]);
+    expect(result.nodeClaims.map((c) => c.instanceType.name)).toEqual(['Standard_ND96isr_H200_v5']);
+    const anyGpu = schedule(base({ pendingPods: gpuPods(1, '1'), nodePools: [pool], existingNodeClaims: [either] }));
+    expect(anyGpu.existingPlacements.map((p) => p.nodeClaimName)).toEqual(['gpu-bbbbb']);
+  });
+
   it('ignores NodePools that reference another NodeClass kind', () => {
     const result = schedule(base({ pendingPods: [makePod('a')], nodePools: [makeNodePool('aks', { kind: 'AKSNodeClass' })] }));
     expect(result.unschedulable[0]!.reason).toBe('no NodePool references a ready AzureFlexNodeClass');

@@ -19,9 +19,9 @@ describe('ARM gate', () => {
     });
     arm.injectFault({ kind: 'throttle', bucket: 'reads', drain: true });
     const gated = gateArm(arm, clock);
-    const first = gated.listNics(scope);
+    const first = gated.listNics(scope).catch((e: unknown) => e);
     await clock.runUntil(0);
-    const err = await first.catch((e: unknown) => e);
+    const err = await first;
     expect(err).toBeInstanceOf(AzureError);
     const retryAfter = (err as AzureError).retryAfterSeconds!;
     expect(retryAfter).toBeGreaterThan(0);

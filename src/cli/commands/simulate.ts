@@ -6,6 +6,7 @@ import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
 import { sdkArmAdapter } from '../../sim/sdk-route.js';
 import { runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
+import { simulateWithLiveView } from '../../live/cli.js';
 import { formatComparison } from './simulate-format.js';
 
 interface SimulateFlags {
@@ -18,6 +19,7 @@ interface SimulateFlags {
   assertNoLeaks?: boolean;
   offeringsCache: boolean;
   arm: 'direct' | 'sdk';
+  ui?: number | true;
 }
 
 export function integer(name: string, min: number) {
@@ -60,9 +62,11 @@ export function register(program: Command): void {
     .option('--json', 'print exactly one JSON object instead of the report')
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
+    .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', integer('--ui', 0))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags) => {
       const scenario = resolveScenario(flags.scenario);
+      if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario });
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
       const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;

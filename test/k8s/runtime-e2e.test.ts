@@ -1,0 +1,205 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
+import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
+import { Provisioner } from '../../src/provisioning/provisioner.js';
+import { Runtime } from '../../src/runtime/controller.js';
+import { DEFAULT_RUNTIME_CONFIG } from '../../src/runtime/deps.js';
+import { MemoryEventLog } from '../../src/runtime/event-log.js';
+import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, ZERO_LATENCY_MS, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
+import { FakeArm } from '../../src/sim/arm/fake-arm.js';
+import { renderSimUserData } from '../../src/sim/userdata.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { stringify } from 'yaml';
+import { REQUIRED_CLUSTER_RULES, allows, requestAttributes } from '../../src/k8s/rbac.js';
+import { renderChart } from './chart-render.js';
+import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountAuth } from './harness.js';
+import { ensureNamespace, forceDelete, makeAdapter, type Adapter } from './fixtures.js';
+
+const info = inject('k8s');
+const ns = 'runtime-e2e';
+const NC = '/apis/karpenter.sh/v1/nodeclaims';
+const AFNC = '/apis/flex.aks.azure.com/v1alpha1/azureflexnodeclasses';
+
+interface RawNodeClaim {
+  metadata: { name: string; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: { providerID?: string; conditions?: Array<{ type: string; status: string; reason: string }> };
+}
+
+/**
+ * The lifecycle runtime and provisioner, unchanged, with KubeCluster as their ClusterPort
+ * against the real API server — authenticated as the chart's ServiceAccount under the
+ * chart's rendered RBAC — and the simulator's FakeArm as ARM. Runtime and ARM share a
+ * virtual clock (the NIC reservation is 180 s) that the test advances in steps, with real
+ * pauses so the HTTP round trips complete in between.
+ */
+describe('runtime + provisioner through KubeCluster on a real API server', () => {
+  let a: Adapter;
+  let runtime: Runtime;
+  let arm: FakeArm;
+  const vclock = new VirtualClock(Date.now());
+  let stopped = false;
+
+  const step = async (virtualMs: number): Promise<void> => {
+    await vclock.runUntil(vclock.now() + virtualMs);
+    await new Promise((r) => setTimeout(r, 15));
+  };
+  const until = async <T>(what: string, probe: () => Promise<T | undefined | false>, maxVirtualMs = 15 * 60_000): Promise<T> => {
+    const end = vclock.now() + maxVirtualMs;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+      if (vclock.now() > end) throw new Error(`timed out (virtual) waiting for ${what}`);
+      await step(1000);
+    }
+  };
+
+  beforeAll(async () => {
+    await ensureNamespace(info, ns);
+    const rbac = (await renderChart(info, 'azflex-e2e', ns)).filter((o) =>
+      ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind),
+    );
+    const applied = await kubectl(info, ['apply', '-f', '-'], rbac.map((o) => `---\n${stringify(o)}`).join(''));
+    expect(applied.code, applied.stderr).toBe(0);
+    a = makeAdapter(serviceAccountAuth(info, await mintServiceAccountToken(info, ns, 'azflex-e2e')), 'runtime-e2e');
+    a.cluster.start();
+    await a.cluster.waitForSync();
+    const random = new SeededRandom(7);
+    arm = new FakeArm({
+      clock: vclock,
+      random: random.fork('arm'),
+      config: { ...defaultFakeArmConfig(), latencyMs: ZERO_LATENCY_MS },
+      instanceTypes: STATIC_INSTANCE_TYPES,
+    });
+    const catalog = new StaticInstanceTypeCatalog();
+    const provisioner = new Provisioner({
+      cluster: a.cluster,
+      catalog,
+      clock: vclock,
+      random: random.fork('provisioner'),
+      isOfferingUnavailable: () => false,
+      clusterName: 'e2e',
+      log: pino({ level: 'silent' }),
+      nodeClassHash,
+    });
+    const status = new NodeClassStatusController({ cluster: a.cluster, clock: vclock });
+    runtime = new Runtime({
+      arm,
+      cluster: a.cluster,
+      clock: vclock,
+      random: random.fork('runtime'),
+      catalog,
+      userData: (req) => renderSimUserData(req),
+      eventLog: new MemoryEventLog(),
+      controllers: [
+        { name: 'nodeclass.status', intervalMs: 5000, reconcile: () => status.reconcile() },
+        { name: 'provisioner', intervalMs: 5000, reconcile: async () => void (stopped || (await provisioner.reconcile())) },
+      ],
+      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: 'e2e', resyncMs: 5000 },
+    });
+    await adminRequest(info, 'POST', AFNC, {
+      apiVersion: 'flex.aks.azure.com/v1alpha1',
+      kind: 'AzureFlexNodeClass',
+      metadata: { name: 'e2e-h200' },
+      spec: {
+        subscriptionID: DEFAULT_SUBSCRIPTION_ID,
+        location: 'eastus2',
+        resourceGroup: DEFAULT_RESOURCE_GROUP,
+        subnetID: DEFAULT_SUBNET_ID,
+        imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
+      },
+    });
+    await adminRequest(info, 'POST', '/apis/karpenter.sh/v1/nodepools', {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'e2e-h200' },
+      spec: {
+        template: {
+          metadata: { labels: { gpu: 'h200' } },
+          spec: {
+            nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'e2e-h200' },
+            requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
+            taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }],
+          },
+        },
+        limits: { 'nvidia.com/gpu': '16' },
+      },
+    });
+    await eventually('pool and class cached', async () => (await a.cluster.listNodePools()).length > 0 && (await a.cluster.listNodeClasses()).some((c) => c.metadata.name === 'e2e-h200'));
+    await runtime.start();
+  });
+
+  afterAll(async () => {
+    runtime?.stop();
+    await a?.cluster.stop();
+    await forceDelete(info, '/apis/karpenter.sh/v1/nodepools/e2e-h200');
+    await forceDelete(info, `${AFNC}/e2e-h200`);
+  });
+
+  it('launches a VM for a pending GPU pod, registers, and on deletion leaves no NIC, VM or disk', async () => {
+    await adminRequest(info, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'trainer', namespace: ns },
+      spec: {
+        nodeSelector: { gpu: 'h200' },
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+        containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } } }],
+      },
+    });
+    // What kube-scheduler reports for a pod no node can take: the provisioner's trigger.
+    await adminRequest(info, 'PATCH', `/api/v1/namespaces/${ns}/pods/trainer/status`, {
+      status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/0 nodes', lastTransitionTime: new Date().toISOString() }] },
+    });
+
+    const claimName = await until('a NodeClaim for the pod', async () => (await a.cluster.listNodeClaims()).find((c) => c.spec.nodeClassRef.name === 'e2e-h200')?.metadata.name);
+    const launched = await until('Launched=True with a providerID', async () => {
+      const c = (await adminRequest(info, 'GET', `${NC}/${claimName}`)) as RawNodeClaim;
+      return c.status?.conditions?.some((x) => x.type === 'Launched' && x.status === 'True') && c.status.providerID ? c : undefined;
+    });
+    expect(launched.status?.providerID).toMatch(/^azure-flex:\/\/\/subscriptions\//);
+    expect(launched.metadata.finalizers).toContain('karpenter.sh/termination');
+    expect(launched.metadata.annotations?.['flex.aks.azure.com/nodeclass-hash']).toMatch(/^[0-9a-f]{64}$/);
+    expect(arm.currentVms().length).toBe(1);
+
+    // The flex node agent's kubeadm join, as the simulated kubelet would do it.
+    await adminRequest(info, 'POST', '/api/v1/nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'e2e-node', labels: { gpu: 'h200', 'karpenter.sh/nodepool': 'e2e-h200' } },
+      spec: { providerID: launched.status?.providerID },
+    });
+    await adminRequest(info, 'PATCH', '/api/v1/nodes/e2e-node/status', {
+      status: {
+        capacity: { cpu: '96', memory: '1800Gi', pods: '110', 'nvidia.com/gpu': '8' },
+        allocatable: { cpu: '95', memory: '1790Gi', pods: '110', 'nvidia.com/gpu': '8' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }],
+      },
+    });
+    await until('Registered=True', async () => {
+      const c = (await adminRequest(info, 'GET', `${NC}/${claimName}`)) as RawNodeClaim;
+      return c.status?.conditions?.some((x) => x.type === 'Registered' && x.status === 'True');
+    });
+
+    // Scale to zero: the workload goes away and the NodeClaim is deleted.
+    stopped = true;
+    await adminRequest(info, 'DELETE', `/api/v1/namespaces/${ns}/pods/trainer?gracePeriodSeconds=0`);
+    await adminRequest(info, 'DELETE', `${NC}/${claimName}`);
+    await until('NodeClaim gone (finalizer released after cleanup)', async () => {
+      try {
+        await adminRequest(info, 'GET', `${NC}/${claimName}`);
+        return false;
+      } catch (e) {
+        return (e as { code?: number }).code === 404;
+      }
+    });
+    const leaks = arm.leaks(new Set());
+    expect({ nics: leaks.nics.length, vms: leaks.vms.length, disks: leaks.disks.length }).toEqual({ nics: 0, vms: 0, disks: 0 });
+    expect(a.errors.map(String)).toEqual([]);
+    // Every request the runtime made through the adapter was allowed, and by the chart's rules.
+    expect(a.records.filter((r) => r.status === 403)).toEqual([]);
+    for (const r of a.records) expect(allows(REQUIRED_CLUSTER_RULES, requestAttributes(r)), `${r.method} ${r.path}`).toBe(true);
+    expect(a.records.some((r) => r.method === 'POST' && r.path === NC)).toBe(true);
+  });
+});
