@@ -160,7 +160,7 @@ export function createNicMachine(env: MachineEnv) {
         invoke: {
           src: 'putNic',
           input: ({ context }) => ({ name: context.name }),
-          onDone: { target: 'nic-created', actions: ['resetAttempts', 'emitReady'] },
+          onDone: { target: 'nic-created', actions: 'resetAttempts' },
           onError: [
             { guard: 'isPermanentCreateFailure', target: 'create-failed', actions: ['rememberError', 'emitCreateFailed'] },
             { guard: 'isThrottled', target: 'create-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
@@ -190,7 +190,10 @@ export function createNicMachine(env: MachineEnv) {
           ],
         },
       },
+      // Entered after our PUT or after finding the NIC (a timed-out PUT that landed, a restart):
+      // either way the NodeClaim may be waiting for it.
       'nic-created': {
+        entry: 'emitReady',
         on: {
           VM_ATTACHED: 'attached',
           VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },

@@ -117,6 +117,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
       /** The NIC machine reported the NIC gone, or the world shows it gone. */
       nicReleased: ({ context }) => context.nicGone,
       observedNicGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.nicExists,
+      observedNicPresent: ({ event }) => event.type === 'OBSERVED' && event.observed.nicExists,
     },
     actions: {
       storeObservation: assign({
@@ -225,6 +226,12 @@ export function createNodeClaimMachine(env: MachineEnv) {
             entry: 'requestNic',
             on: {
               NIC_READY: 'recording-attempt',
+              OBSERVED: [
+                { guard: 'observedGone', target: '#nodeclaim.deleted', actions: 'storeObservation' },
+                { guard: 'observedDeleting', target: '#nodeclaim.terminating', actions: 'storeObservation' },
+                { guard: 'observedNicPresent', target: 'recording-attempt', actions: 'storeObservation' },
+                { actions: 'storeObservation' },
+              ],
               NIC_FAILED: { target: '#nodeclaim.launch-failed', actions: 'recordNicFailure' },
             },
           },

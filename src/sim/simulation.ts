@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import pino from 'pino';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/skus.js';
 import { UnavailableOfferings } from '../azure/offerings.js';
-import { nodeClassHash } from '../controllers/nodeclass/hash.js';
+import { drainWith, periodicControllers } from '../controllers/periodic.js';
 import type { AzurePort } from '../ports/azure.js';
 import type { AzureFlexNodeClass, NodePool } from '../ports/cluster.js';
-import { Provisioner } from '../provisioning/provisioner.js';
 import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import { Runtime } from '../runtime/controller.js';
-import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type StrategyName } from '../runtime/deps.js';
+import { DEFAULT_RUNTIME_CONFIG, type StrategyName } from '../runtime/deps.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
 import { FakeArm } from './arm/fake-arm.js';
 import type { ArmEvent, FakeArmConfig } from './arm/types.js';
@@ -177,7 +176,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     kubelet.tick();
     workload.tick();
   });
-  workload.start(mainMs);
+  workload.start(SIM_EPOCH_MS + mainMs);
   for (const { at, fault } of scenario.faults.schedule) clock.setTimer(at * 1000, () => arm.injectFault(fault));
 
   const useCache = opts.offeringsCache ?? strategy === 'machine';
@@ -203,19 +202,21 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     const offerings = useCache ? new UnavailableOfferings(s.clock) : undefined;
     const controllerRandom = random.fork(`controller-${s.incarnation}`);
     const simCluster = s.wrap(cluster);
-    const provisioner = new Provisioner({
+    const controllers = periodicControllers({
       cluster: simCluster,
       catalog,
       clock: s.clock,
       random: controllerRandom,
-      isOfferingUnavailable: (sku, region, ct) => offerings?.isUnavailable(sku, region, ct as 'on-demand') ?? false,
+      offerings,
       clusterName: scenario.clusterName,
       log: silent,
-      nodeClassHash,
+      intervals: {
+        provisionMs: scenario.controller.provisionIntervalSeconds * 1000,
+        disruptionMs: scenario.controller.disruptionIntervalSeconds * 1000,
+        livenessMs: scenario.controller.disruptionIntervalSeconds * 1000,
+      },
+      provisioningEnabled: () => provisioning,
     });
-    const controllers: PeriodicController[] = [
-      { name: 'provisioner', intervalMs: scenario.controller.provisionIntervalSeconds * 1000, reconcile: async () => void (provisioning && (await provisioner.reconcile())) },
-    ];
     runtime = new Runtime({
       arm: s.wrap(armPort),
       cluster: simCluster,
@@ -224,6 +225,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       catalog,
       offerings,
       userData: (req) => renderSimUserData(req),
+      drain: drainWith(simCluster, s.clock),
       eventLog,
       controllers,
       config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: scenario.clusterName, strategy, resyncMs: scenario.controller.resyncSeconds * 1000 },

@@ -20,7 +20,7 @@ export class Workload {
     private readonly waves: readonly Wave[],
   ) {}
 
-  /** Schedules every wave (and its repeats) up to `untilMs`. */
+  /** Schedules every wave (and its repeats) up to the absolute time `untilMs`. */
   start(untilMs: number): void {
     this.waves.forEach((wave, w) => {
       const submit = (round: number): void => {

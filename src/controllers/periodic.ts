@@ -1,0 +1,69 @@
+import type { InstanceTypeCatalog } from '../catalog/skus.js';
+import { DisruptionController } from '../disruption/controller.js';
+import { LivenessController } from '../disruption/liveness.js';
+import { drain } from '../disruption/termination.js';
+import type { ClusterPort } from '../ports/cluster.js';
+import type { Clock, Random } from '../ports/clock.js';
+import { Provisioner, type ProvisionerLog } from '../provisioning/provisioner.js';
+import type { OfferingsCache, PeriodicController } from '../runtime/deps.js';
+
+export interface PeriodicIntervals {
+  provisionMs: number;
+  disruptionMs: number;
+  livenessMs: number;
+}
+
+export const DEFAULT_INTERVALS: PeriodicIntervals = { provisionMs: 10_000, disruptionMs: 30_000, livenessMs: 30_000 };
+
+export interface PeriodicControllerDeps {
+  cluster: ClusterPort;
+  catalog: InstanceTypeCatalog;
+  clock: Clock;
+  random: Random;
+  offerings: OfferingsCache | undefined;
+  clusterName: string;
+  log: ProvisionerLog;
+  intervals: PeriodicIntervals;
+  /** Lets the simulator stop provisioning while the world settles. */
+  provisioningEnabled?: () => boolean;
+}
+
+/**
+ * Karpenter's job for our NodePools, the same set in the controller process and in the
+ * simulator: the provisioner (pending pods → NodeClaims), disruption (emptiness,
+ * consolidation, drift, expiry within budgets) and liveness (launch/registration timeouts).
+ * They only create and delete NodeClaims; the lifecycle machines do the rest.
+ */
+export function periodicControllers(deps: PeriodicControllerDeps): PeriodicController[] {
+  const isOfferingUnavailable = (sku: string, region: string, capacityType: string): boolean =>
+    deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand') ?? false;
+  const provisioner = new Provisioner({
+    cluster: deps.cluster,
+    catalog: deps.catalog,
+    clock: deps.clock,
+    random: deps.random,
+    isOfferingUnavailable,
+    clusterName: deps.clusterName,
+    log: deps.log,
+  });
+  const disruption = new DisruptionController({
+    cluster: deps.cluster,
+    catalog: deps.catalog,
+    clock: deps.clock,
+    log: deps.log,
+    isOfferingUnavailable,
+    random: deps.random,
+  });
+  const liveness = new LivenessController({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
+  const enabled = deps.provisioningEnabled ?? (() => true);
+  return [
+    { name: 'provisioner', intervalMs: deps.intervals.provisionMs, reconcile: async () => void (enabled() && (await provisioner.reconcile())) },
+    { name: 'disruption', intervalMs: deps.intervals.disruptionMs, reconcile: async () => void (await disruption.reconcile()) },
+    { name: 'liveness', intervalMs: deps.intervals.livenessMs, reconcile: async () => void (await liveness.reconcile()) },
+  ];
+}
+
+/** The runtime's drain hook: cordon + evict through the Eviction API until the node is empty. */
+export function drainWith(cluster: ClusterPort, clock: Clock): (nodeName: string, deadline: number) => Promise<boolean> {
+  return (nodeName, deadline) => drain(cluster, nodeName, { now: clock.now(), gracePeriodDeadline: deadline });
+}
