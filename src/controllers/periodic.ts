@@ -24,8 +24,8 @@ export interface PeriodicControllerDeps {
   clusterName: string;
   log: ProvisionerLog;
   intervals: PeriodicIntervals;
-  /** Lets the simulator stop provisioning while the world settles. */
-  provisioningEnabled?: () => boolean;
+  /** Lets the simulator stop these controllers while the world settles (the actors keep going). */
+  enabled?: () => boolean;
 }
 
 /**
@@ -55,11 +55,14 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     random: deps.random,
   });
   const liveness = new LivenessController({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
-  const enabled = deps.provisioningEnabled ?? (() => true);
+  const enabled = deps.enabled ?? (() => true);
+  const when = (run: () => Promise<unknown>) => async (): Promise<void> => {
+    if (enabled()) await run();
+  };
   return [
-    { name: 'provisioner', intervalMs: deps.intervals.provisionMs, reconcile: async () => void (enabled() && (await provisioner.reconcile())) },
-    { name: 'disruption', intervalMs: deps.intervals.disruptionMs, reconcile: async () => void (await disruption.reconcile()) },
-    { name: 'liveness', intervalMs: deps.intervals.livenessMs, reconcile: async () => void (await liveness.reconcile()) },
+    { name: 'provisioner', intervalMs: deps.intervals.provisionMs, reconcile: when(() => provisioner.reconcile()) },
+    { name: 'disruption', intervalMs: deps.intervals.disruptionMs, reconcile: when(() => disruption.reconcile()) },
+    { name: 'liveness', intervalMs: deps.intervals.livenessMs, reconcile: when(() => liveness.reconcile()) },
   ];
 }
 

@@ -26,11 +26,12 @@ export const REQUIRED_CLUSTER_RULES: PolicyRule[] = [
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
 ];
 
-/** Namespaced (release namespace) rules for the leader-election Lease. */
-export function requiredLeaseRules(leaseName: string): PolicyRule[] {
+/** Namespaced (release namespace) rules: the leader-election Lease and the one bootstrap-token Secret. */
+export function requiredNamespacedRules(leaseName: string, bootstrapSecretName: string): PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [leaseName], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [bootstrapSecretName], verbs: ['get'] },
   ];
 }
 

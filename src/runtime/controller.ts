@@ -108,6 +108,13 @@ export class Runtime {
     return { nodeClaims: pick(this.claims), nics: pick(this.nics) };
   }
 
+  /** NIC actors whose NodeClaim is gone: ARM resources the sweep adopted (would-be leaks). */
+  orphanNics(): number {
+    let n = 0;
+    for (const name of this.nics.keys()) if (!this.nicOwners.has(name)) n++;
+    return n;
+  }
+
   /** Ask for an early resync (coalesced), e.g. after a VM delete finished. */
   requestResync(delayMs = 1_000): void {
     if (this.stopped || this.resyncRequested) return;

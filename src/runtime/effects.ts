@@ -1,9 +1,10 @@
-import { TAG, armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
+import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
 import type { InstanceType } from '../catalog/skus.js';
 import type { LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
+import { durationOrNever } from '../disruption/duration.js';
 import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
 import type { WorldView } from './world.js';
@@ -186,7 +187,7 @@ export class Effects {
     const node = nc ? this.nodeOf(nc) : undefined;
     if (!node || !this.deps.drain) return true;
     const deletedAt = nc?.metadata.deletionTimestamp ? Date.parse(nc.metadata.deletionTimestamp) : this.deps.clock.now();
-    const grace = parseDuration(nc?.spec.terminationGracePeriod);
+    const grace = durationOrNever(nc?.spec.terminationGracePeriod);
     return this.deps.drain(node.metadata.name, grace === undefined ? Number.POSITIVE_INFINITY : deletedAt + grace);
   }
 
@@ -265,18 +266,3 @@ export function setCondition(conditions: Condition[], type: string, status: Cond
   return [...conditions.filter((c) => c.type !== type), next];
 }
 
-/** Go-style durations as Karpenter uses them ("5m", "1h30m", "720h"); undefined for "Never"/absent. */
-export function parseDuration(raw: string | undefined): number | undefined {
-  if (!raw || raw === 'Never') return undefined;
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  let matched = '';
-  for (const m of raw.matchAll(re)) {
-    total += Number(m[1]) * unit[m[2]!]!;
-    matched += m[0];
-  }
-  return matched === raw ? total : undefined;
-}
-
-export { TAG };

@@ -22,7 +22,7 @@ import { Workload } from './workload.js';
 /** Every simulation starts at the same instant, so logs from the same seed are identical. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
 const KUBELET_TICK_MS = 10_000;
-/** After the run the provisioner stops and the world gets this long to settle before leaks are counted. */
+/** After the run, Karpenter's controllers stop and the world gets this long to settle before leaks are counted. */
 export const QUIESCE_MS = 20 * 60_000;
 
 export interface SimulationOptions {
@@ -215,7 +215,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
         disruptionMs: scenario.controller.disruptionIntervalSeconds * 1000,
         livenessMs: scenario.controller.disruptionIntervalSeconds * 1000,
       },
-      provisioningEnabled: () => provisioning,
+      enabled: () => provisioning,
     });
     runtime = new Runtime({
       arm: s.wrap(armPort),
@@ -251,7 +251,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     await clock.runUntil(Math.min(end, t + step));
     opts.onProgress?.((Math.min(end, t + step) - SIM_EPOCH_MS) / mainMs);
   }
-  // Settle: no new pods, no new NodeClaims, no more crashes; in-flight work finishes.
+  // Settle: no new pods, no provisioning or disruption, no more crashes; in-flight work finishes.
   provisioning = false;
   workload.freeze();
   await clock.runUntil(end + QUIESCE_MS);

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { diffChartCrds } from '../../scripts/sync-chart-crds.mjs';
-import { REQUIRED_CLUSTER_RULES, requiredLeaseRules, type PolicyRule } from '../../src/k8s/rbac.js';
+import { REQUIRED_CLUSTER_RULES, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
 import { adminRequest, kubectl, run } from './harness.js';
 import { chartDir, ciValues, renderChart, type K8sObject } from './chart-render.js';
 
@@ -82,7 +82,7 @@ describe('charts/azflex', () => {
     const cr = byKind(objs, 'ClusterRole') as K8sObject & { rules: PolicyRule[] };
     expect(normalize(cr.rules)).toEqual(normalize(REQUIRED_CLUSTER_RULES));
     const role = byKind(objs, 'Role') as K8sObject & { rules: PolicyRule[] };
-    expect(normalize(role.rules)).toEqual(normalize(requiredLeaseRules('azflex-controller')));
+    expect(normalize(role.rules)).toEqual(normalize(requiredNamespacedRules('azflex-controller', 'azflex-bootstrap-token')));
   });
 
   it('every rendered object passes kubectl apply --dry-run=server, under the restricted Pod Security level', async () => {

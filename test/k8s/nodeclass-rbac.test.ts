@@ -4,7 +4,7 @@ import { NODECLASS_FINALIZER, NodeClassStatusController } from '../../src/contro
 import { NodeClassTerminationController, WAITING_EVENT_INTERVAL_MS } from '../../src/controllers/nodeclass/termination.js';
 import { NODECLASS_HASH_ANNOTATION, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { LeaderElector } from '../../src/k8s/leader-election.js';
-import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredLeaseRules, type PolicyRule } from '../../src/k8s/rbac.js';
+import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
 import { RealClock } from '../../src/runtime/real-clock.js';
 import type { AzureFlexNodeClass } from '../../src/ports/cluster.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountAuth } from './harness.js';
@@ -202,7 +202,7 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     const forbidden = sa.records.filter((r) => r.status === 403);
     const unexpected = forbidden.filter((r) => !r.path.includes('/secrets') && !(r.method === 'DELETE' && r.path.endsWith('/anything')));
     expect(unexpected).toEqual([]);
-    const rules = [...REQUIRED_CLUSTER_RULES, ...requiredLeaseRules('azflex-controller')];
+    const rules = [...REQUIRED_CLUSTER_RULES, ...requiredNamespacedRules('azflex-controller', 'azflex-bootstrap-token')];
     const used = new Set<string>();
     for (const r of sa.records) {
       if (r.status === 403) continue;

@@ -255,7 +255,8 @@ describe('scheduling properties', () => {
           }
         }
       }),
-      { numRuns: 200 },
+      // A fixed seed keeps the coverage check below stable; AZFLEX_PROPERTY_SEED explores others.
+      { numRuns: 200, seed: Number(process.env.AZFLEX_PROPERTY_SEED ?? 20261122) },
     );
     expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
   });

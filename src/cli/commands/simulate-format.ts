@@ -46,6 +46,6 @@ export function formatComparison(scenario: Scenario, results: SimulationResult[]
         : `  ${r.strategy}: LEAKED ${r.leakedNics} NICs, ${r.leakedVms} VMs, ${r.leakedDisks} disks${codes ? ` (failures: ${codes})` : ''}`,
     );
   }
-  out.push('', 'Leaks are counted after the run, once the provisioner has stopped and the world has had 20 simulated minutes to settle.', '');
+  out.push('', 'Leaks are counted after the run, once provisioning and disruption have stopped and the world has had 20 simulated minutes to settle.', '');
   return out.join('\n');
 }

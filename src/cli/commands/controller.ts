@@ -1,0 +1,146 @@
+import { hostname } from 'node:os';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { instrumentAzure } from '../../azure/instrumented.js';
+import { UnavailableOfferings } from '../../azure/offerings.js';
+import { SdkAzure } from '../../azure/sdk-adapter.js';
+import { CachedBootstrapSource } from '../../azure/userdata/bootstrap.js';
+import { StaticInstanceTypeCatalog } from '../../catalog/skus.js';
+import { DEFAULT_INTERVALS, drainWith, periodicControllers } from '../../controllers/periodic.js';
+import { parseDuration } from '../../disruption/duration.js';
+import { KubeBootstrapSource } from '../../k8s/bootstrap.js';
+import { startControllerProcess } from '../../k8s/controller-process.js';
+import { IN_CLUSTER_SA_DIR, loadKubeAuth } from '../../k8s/kubeconfig.js';
+import { KubeRest } from '../../k8s/rest.js';
+import { createRedactingLogger } from '../../log/redact.js';
+import { createArmMetrics } from '../../metrics/arm.js';
+import { refreshActorGauges, runtimeMetricsListener } from '../../metrics/runtime.js';
+import { Runtime } from '../../runtime/controller.js';
+import { DEFAULT_RUNTIME_CONFIG } from '../../runtime/deps.js';
+import { MemoryEventLog } from '../../runtime/event-log.js';
+import { CryptoRandom, RealClock } from '../../runtime/real-clock.js';
+import { createUserDataRenderer } from '../../runtime/userdata.js';
+import { integer } from './simulate.js';
+
+interface ControllerFlags {
+  clusterName: string;
+  kubeconfig?: string;
+  context?: string;
+  logLevel: string;
+  metricsPort: number;
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionLease: string;
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
+  armEndpoint?: string;
+  armCaFile?: string;
+  apiServerEndpoint: string;
+  clusterCaFile: string;
+  bootstrapTokenSecret: string;
+}
+
+function duration(raw: string): number {
+  try {
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms <= 0) throw new Error('not positive');
+    return ms;
+  } catch {
+    throw new InvalidArgumentError(`must be a duration like 15s or 1m, got "${raw}"`);
+  }
+}
+
+function bool(raw: string): boolean {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new InvalidArgumentError(`must be true or false, got "${raw}"`);
+}
+
+/**
+ * `azflex controller`: the in-cluster process. Informers on the API server, Lease-based
+ * leader election (only the leader runs the runtime and writes to ARM), the official Azure
+ * SDKs with DefaultAzureCredential (workload identity), metrics and health on one port.
+ */
+export function register(program: Command): void {
+  program
+    .command('controller')
+    .description('run the controller against a real cluster and real Azure (what the Helm chart deploys)')
+    .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates; must be unique per cluster')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
+    .option('--context <name>', 'kubeconfig context')
+    .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .option('--metrics-port <port>', '/metrics, /healthz, /readyz', integer('--metrics-port', 1), 8080)
+    .option('--leader-elect <bool>', 'run active/standby on a Lease', bool, true)
+    .option('--leader-election-namespace <ns>', 'namespace of the Lease', process.env.POD_NAMESPACE ?? 'azflex')
+    .option('--leader-election-lease <name>', 'name of the Lease', 'azflex-controller')
+    .option('--lease-duration <d>', 'Lease duration', duration, 15_000)
+    .option('--renew-deadline <d>', 'give up leadership if not renewed within', duration, 10_000)
+    .option('--retry-period <d>', 'Lease poll period', duration, 2_000)
+    .option('--arm-endpoint <url>', 'ARM endpoint (default https://management.azure.com; the simulator’s for azflex sim serve-arm)')
+    .option('--arm-ca-file <file>', 'extra CA to trust for --arm-endpoint (the simulator’s self-signed CA)')
+    .option('--api-server-endpoint <url>', 'API server URL as nodes in other regions reach it (the AKS FQDN)', process.env.AZFLEX_API_SERVER_ENDPOINT ?? '')
+    .option('--cluster-ca-file <file>', 'cluster CA for node bootstrap', `${IN_CLUSTER_SA_DIR}/ca.crt`)
+    .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token', 'azflex-bootstrap-token')
+    .action(async (flags: ControllerFlags) => {
+      const log = createRedactingLogger({ level: flags.logLevel, name: 'azflex' });
+      const clock = new RealClock();
+      const random = new CryptoRandom();
+      const auth = loadKubeAuth({ file: flags.kubeconfig, context: flags.context });
+      const identity = process.env.POD_NAME ?? hostname();
+      const bootstrap = new CachedBootstrapSource(
+        new KubeBootstrapSource(new KubeRest(auth, { userAgent: `azflex/${identity}` }), {
+          apiServerEndpoint: flags.apiServerEndpoint || auth.server,
+          caCertFile: flags.clusterCaFile,
+          namespace: flags.leaderElectionNamespace,
+          secretName: flags.bootstrapTokenSecret,
+        }),
+      );
+      const catalog = new StaticInstanceTypeCatalog();
+      const userData = createUserDataRenderer(bootstrap);
+      const tlsCa = flags.armCaFile ? (await import('node:fs')).readFileSync(flags.armCaFile) : undefined;
+      const proc = await startControllerProcess({
+        auth,
+        clock,
+        identity,
+        namespace: flags.leaderElectionNamespace,
+        leaseName: flags.leaderElectionLease,
+        leaderElection: flags.leaderElect,
+        leaseDurationMs: flags.leaseDuration,
+        renewDeadlineMs: flags.renewDeadline,
+        retryPeriodMs: flags.retryPeriod,
+        metricsPort: flags.metricsPort,
+        log: (level, msg) => log[level](msg),
+        runtimeFactory: (ctx) => {
+          const arm = instrumentAzure(
+            new SdkAzure({ clock, ...(flags.armEndpoint ? { endpoint: flags.armEndpoint } : {}), ...(tlsCa ? { tlsCa } : {}) }),
+            createArmMetrics(ctx.registry),
+            clock,
+          );
+          const offerings = new UnavailableOfferings(clock);
+          const eventLog = new MemoryEventLog(false);
+          eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
+          eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
+          const runtime: Runtime = new Runtime({
+            arm,
+            cluster: ctx.cluster,
+            clock,
+            random,
+            catalog,
+            offerings,
+            userData,
+            drain: drainWith(ctx.cluster, clock),
+            eventLog,
+            isLeader: ctx.isLeader,
+            controllers: [
+              ...periodicControllers({ cluster: ctx.cluster, catalog, clock, random, offerings, clusterName: flags.clusterName, log, intervals: DEFAULT_INTERVALS }),
+              { name: 'actor-gauges', intervalMs: 15_000, reconcile: async (): Promise<void> => refreshActorGauges(runtime, ctx.azflexMetrics) },
+            ],
+            config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: flags.clusterName },
+          });
+          return { start: () => runtime.start(), stop: () => runtime.stop() };
+        },
+      });
+      log.info({ identity, metricsPort: proc.metricsPort }, 'azflex controller started');
+      process.exitCode = await proc.done;
+    });
+}

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { sealBootstrapConfig, type BootstrapConfig, type BootstrapSource } from '../azure/userdata/bootstrap.js';
+import type { KubeRest } from './rest.js';
+
+export interface KubeBootstrapOptions {
+  /** The API server as a node in another region reaches it (the AKS FQDN, not kubernetes.default.svc). */
+  apiServerEndpoint: string;
+  /** PEM of the cluster CA; in-cluster, the ServiceAccount's ca.crt is that CA. */
+  caCertFile: string;
+  /** Secret in `namespace` holding a kubeadm bootstrap token: `token`, or `token-id` + `token-secret`. */
+  namespace: string;
+  secretName: string;
+}
+
+interface SecretObject {
+  data?: Record<string, string>;
+}
+
+/**
+ * Reads what a new node needs to join from the cluster itself. Wrap it in
+ * CachedBootstrapSource: it is read once per process, not on every VM create.
+ */
+export class KubeBootstrapSource implements BootstrapSource {
+  constructor(
+    private readonly rest: KubeRest,
+    private readonly options: KubeBootstrapOptions,
+  ) {}
+
+  async get(): Promise<BootstrapConfig> {
+    const { namespace, secretName } = this.options;
+    const secret = await this.rest.request<SecretObject>('GET', `/api/v1/namespaces/${namespace}/secrets/${secretName}`);
+    const data = secret.data ?? {};
+    const decode = (key: string): string | undefined => (data[key] ? Buffer.from(data[key], 'base64').toString('utf8').trim() : undefined);
+    const token = decode('token') ?? (decode('token-id') && decode('token-secret') ? `${decode('token-id')}.${decode('token-secret')}` : undefined);
+    if (!token) throw new Error(`secret ${namespace}/${secretName} has neither "token" nor "token-id"/"token-secret"`);
+    const version = await this.rest.request<{ gitVersion?: string }>('GET', '/version');
+    return sealBootstrapConfig({
+      apiServerEndpoint: this.options.apiServerEndpoint,
+      caCertData: Buffer.from(readFileSync(this.options.caCertFile)).toString('base64'),
+      token,
+      kubernetesVersion: (version.gitVersion ?? '').replace(/^v/, '').replace(/[-+].*$/, ''),
+    });
+  }
+}
