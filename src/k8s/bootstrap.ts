@@ -10,6 +10,8 @@ export interface KubeBootstrapOptions {
   /** Secret in `namespace` holding a kubeadm bootstrap token: `token`, or `token-id` + `token-secret`. */
   namespace: string;
   secretName: string;
+  /** Kubernetes version for the node's binaries; default: the API server's /version. */
+  kubernetesVersion?: string;
 }
 
 interface SecretObject {
@@ -33,12 +35,13 @@ export class KubeBootstrapSource implements BootstrapSource {
     const decode = (key: string): string | undefined => (data[key] ? Buffer.from(data[key], 'base64').toString('utf8').trim() : undefined);
     const token = decode('token') ?? (decode('token-id') && decode('token-secret') ? `${decode('token-id')}.${decode('token-secret')}` : undefined);
     if (!token) throw new Error(`secret ${namespace}/${secretName} has neither "token" nor "token-id"/"token-secret"`);
-    const version = await this.rest.request<{ gitVersion?: string }>('GET', '/version');
+    // /version is readable by every authenticated user (system:public-info-viewer), outside our RBAC.
+    const version = this.options.kubernetesVersion ?? (await this.rest.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
     return sealBootstrapConfig({
       apiServerEndpoint: this.options.apiServerEndpoint,
       caCertData: Buffer.from(readFileSync(this.options.caCertFile)).toString('base64'),
       token,
-      kubernetesVersion: (version.gitVersion ?? '').replace(/^v/, '').replace(/[-+].*$/, ''),
+      kubernetesVersion: version.replace(/^v/, '').replace(/[-+].*$/, ''),
     });
   }
 }

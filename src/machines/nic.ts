@@ -70,6 +70,7 @@ export function createNicMachine(env: MachineEnv) {
       isAbsent: ({ context }) => !context.observed.exists,
       isAttached: ({ context }) => context.observed.exists && context.observed.attached,
       ownerWantsIt: ({ context }) => context.observed.owner === 'wants',
+      ownerReleasedIt: ({ context }) => context.observed.owner !== 'wants',
       observedAbsent: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists,
       observedPresent: ({ event }) => event.type === 'OBSERVED' && event.observed.exists,
       observedAttached: ({ event }) => event.type === 'OBSERVED' && event.observed.exists && event.observed.attached,
@@ -146,7 +147,7 @@ export function createNicMachine(env: MachineEnv) {
         ],
       },
       pending: {
-        always: { guard: ({ context }) => context.observed.owner !== 'wants', target: 'reaped' },
+        always: { guard: 'ownerReleasedIt', target: 'reaped' },
         on: {
           CREATE: 'creating',
           OBSERVED: [

@@ -1,4 +1,4 @@
-import { createActor, fromPromise, type Actor } from 'xstate';
+import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nicNameFor, vmNameFor } from '../azure/naming.js';
 import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../machines/nic.js';
 import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../machines/nodeclaim.js';
@@ -240,10 +240,10 @@ export class Runtime {
     const actor = createActor(this.nodeClaimMachine, {
       input: { name, nicName: nicNameFor(name), observed },
       clock: xstateClock(this.deps.clock),
+      inspect: this.tracer(`nodeclaim/${name}`),
     });
     this.claims.set(name, actor);
     this.nicOwners.set(nicNameFor(name), name);
-    this.trace(`nodeclaim/${name}`, actor);
     actor.on('nic.requested', (e) => this.onNicRequested(e.nodeClaim, e.nic));
     actor.on('vm.launched', (e) => this.nics.get(e.nic)?.send({ type: 'VM_ATTACHED' }));
     actor.on('vm.failed', (e) => {
@@ -263,9 +263,8 @@ export class Runtime {
   }
 
   private spawnNic(name: string, observed: NicObservation): NicActor {
-    const actor = createActor(this.nicMachine, { input: { name, observed }, clock: xstateClock(this.deps.clock) });
+    const actor = createActor(this.nicMachine, { input: { name, observed }, clock: xstateClock(this.deps.clock), inspect: this.tracer(`nic/${name}`) });
     this.nics.set(name, actor);
-    this.trace(`nic/${name}`, actor);
     actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
     actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));
     actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
@@ -303,15 +302,19 @@ export class Runtime {
     return owner === undefined ? undefined : this.claims.get(owner);
   }
 
-  private trace(actorName: string, actor: { subscribe(fn: (snap: { value: unknown }) => void): unknown }): void {
+  /**
+   * Records each state change of a root actor with the event that caused it (XState's
+   * inspection API sees the event; a snapshot subscription would not).
+   */
+  private tracer(actorName: string): (ev: InspectionEvent) => void {
     let last = '';
-    actor.subscribe((snap) => {
-      const to = stateName(snap.value);
-      if (to !== last) {
-        this.deps.eventLog.record({ t: this.deps.clock.now(), actor: actorName, kind: 'transition', from: last || undefined, to });
-        last = to;
-      }
-    });
+    return (ev) => {
+      if (ev.type !== '@xstate.snapshot' || ev.actorRef.sessionId !== ev.rootId) return;
+      const to = stateName((ev.snapshot as { value?: unknown }).value);
+      if (to === last) return;
+      this.deps.eventLog.record({ t: this.deps.clock.now(), actor: actorName, kind: 'transition', from: last || undefined, to, event: eventLabel(ev.event.type) });
+      last = to;
+    };
   }
 
   private async traced<T>(actor: string, effect: string, run: () => Promise<T>): Promise<T> {
@@ -345,6 +348,15 @@ export class Runtime {
     });
     this.timers.add(id);
   }
+}
+
+/** XState's internal event names, made readable: "done: creating-vm", "after untilReservationEnds". */
+function eventLabel(type: string): string {
+  const invoked = /^xstate\.(done|error)\.actor\.[^.]+\.[^.]+\.(.+)$/.exec(type);
+  if (invoked) return `${invoked[1]}: ${invoked[2]!.slice(invoked[2]!.lastIndexOf('.') + 1)}`;
+  const after = /^xstate\.after\.([^.]+)\./.exec(type);
+  if (after) return `after ${after[1]}`;
+  return type === 'xstate.init' ? 'start' : type;
 }
 
 export function errorCode(err: unknown): string {

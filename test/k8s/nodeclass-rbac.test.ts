@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KubeBootstrapSource } from '../../src/k8s/bootstrap.js';
 import { stringify } from 'yaml';
 import { NODECLASS_FINALIZER, NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
 import { NodeClassTerminationController, WAITING_EVENT_INTERVAL_MS } from '../../src/controllers/nodeclass/termination.js';
@@ -188,6 +192,21 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     });
     expect(await sa.cluster.evictPod(ns, 'victim')).toBe(true);
     await sa.cluster.recordEvent({ involvedObject: { kind: 'Pod', name: 'victim', namespace: ns }, type: 'Normal', reason: 'Evicted', message: 'test' });
+
+    // The bootstrap token Secret new nodes join with: the one Secret the chart lets us read.
+    await adminRequest(info, 'POST', `/api/v1/namespaces/${ns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'azflex-bootstrap-token', namespace: ns },
+      data: { token: Buffer.from('abcdef.0123456789abcdef').toString('base64') },
+    });
+    const caFile = join(mkdtempSync(join(tmpdir(), 'azflex-ca-')), 'ca.crt');
+    writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n');
+    const bootstrap = await new KubeBootstrapSource(sa.rest, {
+      apiServerEndpoint: 'https://aks.example:443', caCertFile: caFile, namespace: ns, secretName: 'azflex-bootstrap-token', kubernetesVersion: 'v1.34.4',
+    }).get();
+    expect(bootstrap.token).toBe('abcdef.0123456789abcdef');
+    expect(bootstrap.kubernetesVersion).toBe('1.34.4');
 
     // Leader election on the chart's lease name, released on stop (create, get, update).
     const elector = new LeaderElector({ rest: sa.rest, clock: new RealClock(), namespace: ns, name: 'azflex-controller', identity: 'rbac-pod', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 });

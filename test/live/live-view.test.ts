@@ -1,6 +1,7 @@
+import { tmpdir } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,11 @@ import { builtInScenario } from '../../src/sim/scenarios.js';
 import { SIM_EPOCH_MS } from '../../src/sim/simulation.js';
 import { launchChromium, watchPage, type Browser } from './browser.js';
 
-const SCREENSHOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/live-view.png');
+// The README's screenshot is refreshed only on request (AZFLEX_UPDATE_SCREENSHOT=1), so a test
+// run does not leave the work tree dirty; otherwise it goes to the temp dir.
+const SCREENSHOT = process.env.AZFLEX_UPDATE_SCREENSHOT
+  ? resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/live-view.png')
+  : join(tmpdir(), 'azflex-live-view.png');
 
 /** The page's virtual "now" (ms since the simulation started). */
 async function pageNow(page: Page): Promise<number> {
