@@ -76,7 +76,10 @@ export class Timelines {
     // Only an outcome logged at the same instant can have caused this transition.
     const causedBy = effect && effect.t === entry.t ? effect : undefined;
     const graph = this.graphs.get(kind);
-    const cause = entry.event ?? (graph ? inferCause(graph, entry.from, entry.to, causedBy) : 'unknown');
+    // A named event (VM_FAILED, OBSERVED, NIC_READY…) is the cause as recorded; for XState's own
+    // done/error/after/start events the machine graph and the effect outcome tell a fuller story.
+    const recorded = entry.event && !/^(done|error): |^after |^start$/.test(entry.event) ? entry.event : undefined;
+    const cause = recorded ?? (graph ? inferCause(graph, entry.from, entry.to, causedBy) : (entry.event ?? 'unknown'));
     const row = this.row(entry.actor, entry, { kind: 'transition', from: entry.from, to: entry.to, cause });
     if (graph && isFinal(graph, entry.to)) this.markFinished(entry.actor);
     return row;
