@@ -108,6 +108,16 @@ export class Runtime {
     return { nodeClaims: pick(this.claims), nics: pick(this.nics) };
   }
 
+  /** NICs waiting out ARM's reservation, with its absolute end (for the live view). */
+  nicReservations(): Array<{ nic: string; until: number }> {
+    const out: Array<{ nic: string; until: number }> = [];
+    for (const [nic, actor] of this.nics) {
+      const snap = actor.getSnapshot();
+      if (snap.matches('reserved-180s')) out.push({ nic, until: snap.context.reservedUntil });
+    }
+    return out;
+  }
+
   /** NIC actors whose NodeClaim is gone: ARM resources the sweep adopted (would-be leaks). */
   orphanNics(): number {
     let n = 0;

@@ -17,6 +17,8 @@ import { refreshActorGauges, runtimeMetricsListener } from '../../metrics/runtim
 import { Runtime } from '../../runtime/controller.js';
 import { DEFAULT_RUNTIME_CONFIG } from '../../runtime/deps.js';
 import { MemoryEventLog } from '../../runtime/event-log.js';
+import { RuntimeLiveSource } from '../../live/runtime-source.js';
+import { startLiveServer } from '../../live/server.js';
 import { CryptoRandom, RealClock } from '../../runtime/real-clock.js';
 import { createUserDataRenderer } from '../../runtime/userdata.js';
 import { integer } from './simulate.js';
@@ -38,6 +40,7 @@ interface ControllerFlags {
   apiServerEndpoint: string;
   clusterCaFile: string;
   bootstrapTokenSecret: string;
+  liveViewPort?: number;
 }
 
 function duration(raw: string): number {
@@ -81,6 +84,7 @@ export function register(program: Command): void {
     .option('--api-server-endpoint <url>', 'API server URL as nodes in other regions reach it (the AKS FQDN)', process.env.AZFLEX_API_SERVER_ENDPOINT ?? '')
     .option('--cluster-ca-file <file>', 'cluster CA for node bootstrap', `${IN_CLUSTER_SA_DIR}/ca.crt`)
     .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token', 'azflex-bootstrap-token')
+    .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', integer('--live-view-port', 1))
     .action(async (flags: ControllerFlags) => {
       const log = createRedactingLogger({ level: flags.logLevel, name: 'azflex' });
       const clock = new RealClock();
@@ -97,6 +101,15 @@ export function register(program: Command): void {
       );
       const catalog = new StaticInstanceTypeCatalog();
       const userData = createUserDataRenderer(bootstrap);
+      // One event log for the process: metrics, debug logs and the live view read it.
+      const eventLog = new MemoryEventLog(false);
+      eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
+      const live = new RuntimeLiveSource(`controller ${flags.clusterName} (${identity})`, clock, eventLog);
+      if (flags.liveViewPort) {
+        const server = await startLiveServer({ source: live, port: flags.liveViewPort });
+        log.info({ url: server.url }, 'live view');
+      }
+      let metricsHooked = false;
       const tlsCa = flags.armCaFile ? (await import('node:fs')).readFileSync(flags.armCaFile) : undefined;
       const proc = await startControllerProcess({
         auth,
@@ -117,9 +130,8 @@ export function register(program: Command): void {
             clock,
           );
           const offerings = new UnavailableOfferings(clock);
-          const eventLog = new MemoryEventLog(false);
-          eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
-          eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
+          if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
+          metricsHooked = true;
           const runtime: Runtime = new Runtime({
             arm,
             cluster: ctx.cluster,
@@ -137,7 +149,16 @@ export function register(program: Command): void {
             ],
             config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: flags.clusterName },
           });
-          return { start: () => runtime.start(), stop: () => runtime.stop() };
+          return {
+            start: () => {
+              live.attach(runtime);
+              return runtime.start();
+            },
+            stop: () => {
+              live.attach(undefined);
+              runtime.stop();
+            },
+          };
         },
       });
       log.info({ identity, metricsPort: proc.metricsPort }, 'azflex controller started');
