@@ -129,7 +129,17 @@ export class Informer<T> {
   upsertFromWrite(raw: RawObject): void {
     const key = keyOf(raw);
     const cur = this.items.get(key);
-    if (cur && !isNewer(raw.metadata?.resourceVersion, cur.raw.metadata?.resourceVersion)) return;
+    const rv = raw.metadata?.resourceVersion;
+    if (cur && !isNewer(rv, cur.raw.metadata?.resourceVersion)) return;
+    // Not cached although the watch is already past this version: it was deleted since (the
+    // DELETED event beat our write's response). Re-adding it would resurrect it for good.
+    if (!cur && this.resourceVersion !== undefined && !isNewer(rv, this.resourceVersion)) return;
+    // The write that removed the last finalizer of a deleting object deleted it.
+    const meta = raw.metadata as { deletionTimestamp?: string; finalizers?: string[] } | undefined;
+    if (meta?.deletionTimestamp && (meta.finalizers ?? []).length === 0) {
+      if (cur) this.apply('delete', raw);
+      return;
+    }
     this.apply(cur ? 'update' : 'add', raw);
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RuntimeLiveSource } from '../../src/live/runtime-source.js';
+import type { LiveSource } from '../../src/live/source.js';
 import { builtInScenario } from '../../src/sim/scenarios.js';
 import { runSimulation, type SimulationWorld } from '../../src/sim/simulation.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';
@@ -29,7 +30,7 @@ describe('the controller’s live source', () => {
     expect(seen!.states).toBe(3);
     expect(seen!.reservations).toHaveLength(1);
     expect(seen!.reservations[0]!.until).toBeGreaterThan(0);
-    expect(seen!.source.clock).toBeUndefined();
+    expect((seen!.source as LiveSource).clock).toBeUndefined();
     expect(streamed.some((e) => e.kind === 'transition' && e.to === 'reserved-180s' && e.event === 'VM_FAILED')).toBe(true);
     seen!.source.attach(undefined);
     expect(seen!.source.actorStates().nodeClaims.size).toBe(0);
