@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
 import { loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
+import { ReportRecorder } from '../../sim/report-recorder.js';
 import { sdkArmAdapter } from '../../sim/sdk-route.js';
+import { renderReportHtml, type SimulationReportInput } from '../../viz/report.js';
 import { runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
 import { simulateWithLiveView } from '../../live/cli.js';
@@ -20,6 +22,7 @@ interface SimulateFlags {
   offeringsCache: boolean;
   arm: 'direct' | 'sdk';
   ui?: number | true;
+  report?: string;
 }
 
 export function integer(name: string, min: number) {
@@ -62,6 +65,7 @@ export function register(program: Command): void {
     .option('--json', 'print exactly one JSON object instead of the report')
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
+    .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', integer('--ui', 0))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags) => {
@@ -69,9 +73,12 @@ export function register(program: Command): void {
       if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario });
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
+      const reportRuns: SimulationReportInput[] = [];
       const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
       for (const [i, strategy] of strategies.entries()) {
+        const recorder = flags.report ? new ReportRecorder() : undefined;
         const run = await runSimulation({
+          onWorld: recorder?.onWorld,
           scenario,
           seed: flags.seed,
           strategy,
@@ -83,6 +90,11 @@ export function register(program: Command): void {
           onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
         });
         results.push(run.result);
+        if (recorder) reportRuns.push(recorder.build(run.result));
+      }
+      if (flags.report) {
+        writeFileSync(flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` }));
+        if (!flags.json) process.stderr.write(`report written to ${flags.report}\n`);
       }
       progress?.(strategies.length, 1, '');
       if (flags.json) {
