@@ -38,7 +38,7 @@ export interface SdkVmSpec extends VmSpec {
 export type OsDiskStorageType = 'Standard_LRS' | 'StandardSSD_LRS' | 'Premium_LRS' | 'PremiumV2_LRS';
 
 export interface SdkAzureOptions {
-  /** All waiting happens on this clock (src/runtime/real-clock.ts in production). */
+  /** All waiting happens on this clock (src/platform/real-clock.ts in production). */
   clock: Clock;
   /** Defaults to DefaultAzureCredential (workload identity in-cluster), created on first use. */
   credential?: TokenCredential;

@@ -1,7 +1,7 @@
 /**
  * Time and randomness are ports so that the simulator can drive virtual ones and the
  * same seed yields a byte-identical event log. The real implementations live in
- * src/runtime/real-clock.ts only.
+ * src/platform/real-clock.ts only.
  */
 export type TimerId = number;
 

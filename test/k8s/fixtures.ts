@@ -4,7 +4,7 @@ import { KubeCluster } from '../../src/k8s/cluster.js';
 import type { KubeAuth } from '../../src/k8s/kubeconfig.js';
 import { KubeRest, type RequestRecord } from '../../src/k8s/rest.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
-import { RealClock } from '../../src/runtime/real-clock.js';
+import { RealClock } from '../../src/platform/real-clock.js';
 
 export const SUB = '0b3b0b3b-1111-2222-3333-444455556666';
 

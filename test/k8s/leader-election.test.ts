@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LeaderElector, NotLeaderError, type LostReason } from '../../src/k8s/leader-election.js';
 import { KubeApiError, KubeRest, type RequestOptions } from '../../src/k8s/rest.js';
-import { RealClock } from '../../src/runtime/real-clock.js';
+import { RealClock } from '../../src/platform/real-clock.js';
 import { adminAuth, adminRequest, eventually } from './harness.js';
 import { ensureNamespace } from './fixtures.js';
 

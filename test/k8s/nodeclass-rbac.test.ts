@@ -9,7 +9,7 @@ import { NodeClassTerminationController, WAITING_EVENT_INTERVAL_MS } from '../..
 import { NODECLASS_HASH_ANNOTATION, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { LeaderElector } from '../../src/k8s/leader-election.js';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
-import { RealClock } from '../../src/runtime/real-clock.js';
+import { RealClock } from '../../src/platform/real-clock.js';
 import type { AzureFlexNodeClass } from '../../src/ports/cluster.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountAuth } from './harness.js';
 import { renderChart } from './chart-render.js';

@@ -15,7 +15,7 @@ import { installGracefulShutdown, type SignalSource } from '../../src/k8s/shutdo
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
 import type { AzureFlexNodeClass, AzureFlexNodeClassSpec } from '../../src/ports/cluster.js';
-import { CryptoRandom, RealClock } from '../../src/runtime/real-clock.js';
+import { CryptoRandom, RealClock } from '../../src/platform/real-clock.js';
 import { ManualClock, nodeClaimObject, SUB } from './fixtures.js';
 
 const subnet = `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;

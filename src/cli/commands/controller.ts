@@ -19,7 +19,7 @@ import { DEFAULT_RUNTIME_CONFIG } from '../../runtime/deps.js';
 import { MemoryEventLog } from '../../runtime/event-log.js';
 import { RuntimeLiveSource } from '../../live/runtime-source.js';
 import { startLiveServer } from '../../live/server.js';
-import { CryptoRandom, RealClock } from '../../runtime/real-clock.js';
+import { CryptoRandom, RealClock } from '../../platform/real-clock.js';
 import { createUserDataRenderer } from '../../runtime/userdata.js';
 import { integer } from './simulate.js';
 
