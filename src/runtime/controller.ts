@@ -1,4 +1,5 @@
 import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
+import { classifyAzureError } from '../azure/errors.js';
 import { nicNameFor, vmNameFor } from '../azure/naming.js';
 import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../machines/nic.js';
 import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../machines/nodeclaim.js';
@@ -9,9 +10,8 @@ import type { RuntimeDeps } from './deps.js';
 import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
 import { stateName } from './event-log.js';
 import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
-import { legacyCleanup, type LegacyCleanup } from './strategies.js';
 import { gateArm } from './arm-gate.js';
-import { classifyAzureError } from '../azure/errors.js';
+import { legacyCleanup, type LegacyCleanup } from './strategies.js';
 
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
@@ -40,7 +40,7 @@ export class Runtime {
   private resyncRequested = false;
   private resyncCount = 0;
   private stopped = false;
-
+  /** The caller's dependencies, with ARM behind the shared Retry-After gate. */
   private readonly deps: RuntimeDeps;
 
   constructor(deps: RuntimeDeps) {

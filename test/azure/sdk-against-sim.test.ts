@@ -5,7 +5,7 @@ import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { ResourceSkuCatalog } from '../../src/azure/resource-skus.js';
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../../src/azure/naming.js';
-import { fakeCredential, runOnClock } from './helpers/canned-arm.js';
+import { fakeCredential } from './helpers/canned-arm.js';
 import { ROUTES, type Sim, type SimRoute } from './helpers/sim-routes.js';
 
 /**

@@ -50,7 +50,7 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
   });
 
   it('a VM attempt recorded before a crash, with no VM in ARM, is treated as a failed launch that reserved the NIC', async () => {
-    const { state, failures, emitted, clock } = start({ ...base, nicExists: true, vmAttemptAt: 4_990_000 });
+    const { state, failures, emitted } = start({ ...base, nicExists: true, vmAttemptAt: 4_990_000 });
     await settle();
     expect(failures[0]).toMatchObject({ code: 'VmAttemptLost', nicReserved: true });
     expect(emitted).toContain('vm.failed');
@@ -58,7 +58,7 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
   });
 
   it('a quota refusal deletes the NodeClaim, marks the offering, and waits for the NIC before removing the finalizer', async () => {
-    const { actor, state, failures, clock } = start({ ...base, nicExists: true }, async () => {
+    const { actor, state, failures } = start({ ...base, nicExists: true }, async () => {
       throw new AzureError('OperationNotAllowed', 409, 'quota');
     });
     await settle();
