@@ -1,25 +1,28 @@
 import { hostname } from 'node:os';
+import type { TokenCredential } from '@azure/core-auth';
+import type { Logger } from 'pino';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { instrumentAzure } from '../../azure/instrumented.js';
 import { UnavailableOfferings } from '../../azure/offerings.js';
 import { SdkAzure } from '../../azure/sdk-adapter.js';
 import { CachedBootstrapSource } from '../../azure/userdata/bootstrap.js';
-import { StaticInstanceTypeCatalog } from '../../catalog/skus.js';
-import { DEFAULT_INTERVALS, drainWith, periodicControllers } from '../../controllers/periodic.js';
+import { StaticInstanceTypeCatalog, type InstanceTypeCatalog } from '../../catalog/skus.js';
+import { DEFAULT_INTERVALS, drainWith, periodicControllers, type PeriodicIntervals } from '../../controllers/periodic.js';
 import { parseDuration } from '../../disruption/duration.js';
 import { KubeBootstrapSource } from '../../k8s/bootstrap.js';
-import { startControllerProcess } from '../../k8s/controller-process.js';
+import { startControllerProcess, type LeaderRuntime, type LeaderRuntimeContext } from '../../k8s/controller-process.js';
 import { IN_CLUSTER_SA_DIR, loadKubeAuth } from '../../k8s/kubeconfig.js';
 import { KubeRest } from '../../k8s/rest.js';
 import { createRedactingLogger } from '../../log/redact.js';
 import { createArmMetrics } from '../../metrics/arm.js';
 import { refreshActorGauges, runtimeMetricsListener } from '../../metrics/runtime.js';
 import { Runtime } from '../../runtime/controller.js';
-import { DEFAULT_RUNTIME_CONFIG } from '../../runtime/deps.js';
+import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from '../../runtime/deps.js';
 import { MemoryEventLog } from '../../runtime/event-log.js';
 import { RuntimeLiveSource } from '../../live/runtime-source.js';
 import { startLiveServer } from '../../live/server.js';
 import { CryptoRandom, RealClock } from '../../platform/real-clock.js';
+import type { Clock, Random } from '../../ports/clock.js';
 import { createUserDataRenderer } from '../../runtime/userdata.js';
 import { integer } from './simulate.js';
 
@@ -57,6 +60,106 @@ function bool(raw: string): boolean {
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   throw new InvalidArgumentError(`must be true or false, got "${raw}"`);
+}
+
+export interface ControllerRuntimeOptions {
+  /** The runtime's clock (ARM LRO polls, NIC reservation timers, the offerings cache). */
+  clock: Clock;
+  /**
+   * Provisioner, disruption, liveness and drain compare against API-server timestamps; they
+   * need wall time. Default: `clock`. (`azflex dev` runs the runtime on the simulated cloud's
+   * skippable clock and these on the real one.)
+   */
+  controllersClock?: Clock;
+  random: Random;
+  catalog: InstanceTypeCatalog;
+  userData: ReturnType<typeof createUserDataRenderer>;
+  eventLog: MemoryEventLog;
+  live: RuntimeLiveSource;
+  log: Logger;
+  clusterName: string;
+  intervals: PeriodicIntervals;
+  armEndpoint?: string;
+  armTlsCa?: Buffer;
+  /** Default: DefaultAzureCredential (workload identity); `azflex dev` passes a fixed token. */
+  armCredential?: TokenCredential;
+  /** Runtime config overrides (`azflex dev` shortens resync). */
+  config?: Partial<RuntimeConfig>;
+}
+
+/**
+ * The runtime schedules its controllers on its own clock. When that clock can jump (the
+ * simulated cloud's, skipped ahead by minutes), every interval in the jump would fire at
+ * once: a burst of provisioner runs faster than the informers see their NodeClaims. Paced
+ * on wall time, a jump runs each controller once.
+ */
+function paced(c: PeriodicController, wall: Clock): PeriodicController {
+  let last = Number.NEGATIVE_INFINITY;
+  return {
+    ...c,
+    reconcile: async () => {
+      const now = wall.now();
+      if (now - last < c.intervalMs / 2) return;
+      last = now;
+      await c.reconcile();
+    },
+  };
+}
+
+/**
+ * The leader's work as `azflex controller` assembles it: the SDK-backed ARM port with
+ * metrics, the lifecycle runtime and Karpenter's periodic controllers. Exported so
+ * `azflex dev` runs exactly this assembly against its simulated ARM.
+ */
+export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
+  const { clock, random, catalog, userData, eventLog, live, log } = o;
+  const wall = o.controllersClock ?? clock;
+  // Hooked once per process: a re-elected leader builds a new runtime on the same log.
+  let metricsHooked = false;
+  return (ctx) => {
+    const arm = instrumentAzure(
+      new SdkAzure({
+        clock,
+        ...(o.armEndpoint ? { endpoint: o.armEndpoint } : {}),
+        ...(o.armTlsCa ? { tlsCa: o.armTlsCa } : {}),
+        ...(o.armCredential ? { credential: o.armCredential } : {}),
+      }),
+      createArmMetrics(ctx.registry),
+      clock,
+    );
+    const offerings = new UnavailableOfferings(clock);
+    if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
+    metricsHooked = true;
+    const runtime: Runtime = new Runtime({
+      arm,
+      cluster: ctx.cluster,
+      clock,
+      random,
+      catalog,
+      offerings,
+      userData,
+      drain: drainWith(ctx.cluster, wall),
+      eventLog,
+      isLeader: ctx.isLeader,
+      controllers: [
+        ...periodicControllers({ cluster: ctx.cluster, catalog, clock: wall, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals }).map((c) =>
+          wall === clock ? c : paced(c, wall),
+        ),
+        { name: 'actor-gauges', intervalMs: 15_000, reconcile: async (): Promise<void> => refreshActorGauges(runtime, ctx.azflexMetrics) },
+      ],
+      config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName },
+    });
+    return {
+      start: () => {
+        live.attach(runtime);
+        return runtime.start();
+      },
+      stop: () => {
+        live.attach(undefined);
+        runtime.stop();
+      },
+    };
+  };
 }
 
 /**
@@ -109,7 +212,6 @@ export function register(program: Command): void {
         const server = await startLiveServer({ source: live, port: flags.liveViewPort });
         log.info({ url: server.url }, 'live view');
       }
-      let metricsHooked = false;
       const tlsCa = flags.armCaFile ? (await import('node:fs')).readFileSync(flags.armCaFile) : undefined;
       const proc = await startControllerProcess({
         auth,
@@ -123,43 +225,19 @@ export function register(program: Command): void {
         retryPeriodMs: flags.retryPeriod,
         metricsPort: flags.metricsPort,
         log: (level, msg) => log[level](msg),
-        runtimeFactory: (ctx) => {
-          const arm = instrumentAzure(
-            new SdkAzure({ clock, ...(flags.armEndpoint ? { endpoint: flags.armEndpoint } : {}), ...(tlsCa ? { tlsCa } : {}) }),
-            createArmMetrics(ctx.registry),
-            clock,
-          );
-          const offerings = new UnavailableOfferings(clock);
-          if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
-          metricsHooked = true;
-          const runtime: Runtime = new Runtime({
-            arm,
-            cluster: ctx.cluster,
-            clock,
-            random,
-            catalog,
-            offerings,
-            userData,
-            drain: drainWith(ctx.cluster, clock),
-            eventLog,
-            isLeader: ctx.isLeader,
-            controllers: [
-              ...periodicControllers({ cluster: ctx.cluster, catalog, clock, random, offerings, clusterName: flags.clusterName, log, intervals: DEFAULT_INTERVALS }),
-              { name: 'actor-gauges', intervalMs: 15_000, reconcile: async (): Promise<void> => refreshActorGauges(runtime, ctx.azflexMetrics) },
-            ],
-            config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: flags.clusterName },
-          });
-          return {
-            start: () => {
-              live.attach(runtime);
-              return runtime.start();
-            },
-            stop: () => {
-              live.attach(undefined);
-              runtime.stop();
-            },
-          };
-        },
+        runtimeFactory: controllerRuntimeFactory({
+          clock,
+          random,
+          catalog,
+          userData,
+          eventLog,
+          live,
+          log,
+          clusterName: flags.clusterName,
+          intervals: DEFAULT_INTERVALS,
+          ...(flags.armEndpoint ? { armEndpoint: flags.armEndpoint } : {}),
+          ...(tlsCa ? { armTlsCa: tlsCa } : {}),
+        }),
       });
       log.info({ identity, metricsPort: proc.metricsPort }, 'azflex controller started');
       process.exitCode = await proc.done;

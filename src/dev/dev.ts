@@ -1,0 +1,245 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TokenCredential } from '@azure/core-auth';
+import type { Logger } from 'pino';
+import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
+import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/skus.js';
+import { controllerRuntimeFactory } from '../cli/commands/controller.js';
+import type { PeriodicIntervals } from '../controllers/periodic.js';
+import { KubeBootstrapSource } from '../k8s/bootstrap.js';
+import { startControllerProcess, type ControllerProcess } from '../k8s/controller-process.js';
+import type { SignalSource } from '../k8s/shutdown.js';
+import { KubeRest } from '../k8s/rest.js';
+import { RuntimeLiveSource } from '../live/runtime-source.js';
+import { createRedactingLogger } from '../log/redact.js';
+import { CryptoRandom, RealClock } from '../platform/real-clock.js';
+import type { RuntimeConfig } from '../runtime/deps.js';
+import { MemoryEventLog } from '../runtime/event-log.js';
+import { createUserDataRenderer } from '../runtime/userdata.js';
+import type { FakeArm } from '../sim/arm/fake-arm.js';
+import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
+import type { FakeArmConfig } from '../sim/arm/types.js';
+import { adminAuth, adminKubeConfigYaml, startControlPlane, type ControlPlane, type EnvtestBinaries } from './control-plane.js';
+import { DevKubelet } from './kubelet.js';
+import { DevWorkloads } from './workloads.js';
+import { writeDevExamples } from './examples.js';
+
+/**
+ * `azflex dev`: a whole cluster on one machine. Real etcd, kube-apiserver and kube-scheduler
+ * (envtest binaries), the CRDs, the fake ARM over HTTPS on a realtime clock, a simulated
+ * kubelet and a minimal Deployment controller, and the real controller process (leader
+ * election, informers, SdkAzure against the fake ARM's endpoint) running in-process.
+ */
+
+export const DEV_NAMESPACE = 'azflex';
+export const DEV_CLUSTER_NAME = 'azflex-dev';
+const BOOTSTRAP_SECRET = 'azflex-bootstrap-token';
+
+/** Short enough that a human watching `kubectl get nodeclaims -w` is not kept waiting. */
+export const DEV_INTERVALS: PeriodicIntervals = { provisionMs: 2_000, disruptionMs: 5_000, livenessMs: 5_000 };
+/** Orphans (a create cut off by a controller restart) are reaped after a minute, not five. */
+export const DEV_RUNTIME_CONFIG: Partial<RuntimeConfig> = { resyncMs: 3_000, orphanGraceMs: 60_000 };
+
+export interface DevOptions {
+  stateDir: string;
+  /** The fake ARM's setup (`default`, a built-in scenario, a file: see resolveArmConfig). */
+  armConfig: FakeArmConfig;
+  seed?: number;
+  /** Defaults to scripts/envtest.mjs (cache, PATH or a Go build). */
+  binaries?: EnvtestBinaries;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** VM Succeeded → Node registered. */
+  bootDelayMs?: number;
+  /** Retry-After the fake ARM puts on LROs (ARM says 10 s; dev polls faster). */
+  lroRetryAfterSeconds?: number;
+  intervals?: PeriodicIntervals;
+  runtimeConfig?: Partial<RuntimeConfig>;
+}
+
+export interface DevEnvironment {
+  kubeconfigPath: string;
+  armEndpoint: string;
+  armCaCertPath: string;
+  /** Examples rewritten for the fake ARM's subscription and subnets. */
+  examplesDir: string;
+  controlPlane: ControlPlane;
+  served: ServedArm;
+  arm: FakeArm;
+  /** The controller process running now (replaced by restartController). */
+  controller(): ControllerProcess | undefined;
+  stopController(): Promise<void>;
+  startController(): Promise<ControllerProcess>;
+  restartController(): Promise<ControllerProcess>;
+  stop(): Promise<void>;
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The fake ARM accepts any bearer token; DefaultAzureCredential would look for a real login. */
+const SIM_ARM_CREDENTIAL: TokenCredential = {
+  getToken: async () => ({ token: 'azflex-dev', expiresOnTimestamp: Date.now() + 24 * 3600_000 }),
+};
+
+/** Signals belong to the `azflex dev` command, which stops the whole environment. */
+const NO_SIGNALS: SignalSource = { on: () => undefined, off: () => undefined };
+
+async function defaultBinaries(): Promise<EnvtestBinaries> {
+  const { ensureEnvtest } = await import('../../scripts/envtest.mjs');
+  return ensureEnvtest();
+}
+
+export async function startDev(o: DevOptions): Promise<DevEnvironment> {
+  const stateDir = path.resolve(o.stateDir);
+  await fs.mkdir(stateDir, { recursive: true });
+  const log: Logger = createRedactingLogger({ level: o.logLevel ?? 'info', name: 'azflex-dev' });
+  const binaries = o.binaries ?? (await defaultBinaries());
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async (): Promise<void> => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (e) {
+        log.warn({ err: e }, 'stopping');
+      }
+    }
+  };
+
+  try {
+    const cpDir = path.join(stateDir, 'control-plane');
+    // etcd data from an earlier run would hold objects whose VMs no longer exist.
+    await fs.rm(cpDir, { recursive: true, force: true });
+    const controlPlane = await startControlPlane({ binaries, scheduler: true, dir: cpDir });
+    cleanups.push(() => controlPlane.stop());
+    const kubeconfigPath = path.join(stateDir, 'kubeconfig');
+    await fs.writeFile(kubeconfigPath, adminKubeConfigYaml(controlPlane), { mode: 0o600 });
+    const auth = adminAuth(controlPlane);
+    const rest = new KubeRest(auth, { userAgent: 'azflex-dev' });
+
+    await installCrds(binaries.kubectl, kubeconfigPath);
+    await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } } });
+    // A kubeadm-shaped bootstrap token: the user data the controller renders embeds it.
+    const tokenId = randomBytes(3).toString('hex');
+    const tokenSecret = randomBytes(8).toString('hex');
+    await rest.request('POST', `/api/v1/namespaces/${DEV_NAMESPACE}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: BOOTSTRAP_SECRET }, stringData: { 'token-id': tokenId, 'token-secret': tokenSecret } },
+    });
+
+    const served = await serveArm({
+      host: '127.0.0.1',
+      scenarioConfig: o.armConfig,
+      seed: o.seed ?? 1,
+      clockMode: 'realtime',
+      lroRetryAfterSeconds: o.lroRetryAfterSeconds ?? 1,
+    });
+    cleanups.push(() => served.close());
+    const armCa = await fs.readFile(served.caCertPath);
+
+    const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
+    const workloads = new DevWorkloads({ rest, onError: onError('deployments') });
+    const kubelet = new DevKubelet({ rest, arm: served.arm, instanceTypes: STATIC_INSTANCE_TYPES, bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+    workloads.start();
+    kubelet.start();
+    cleanups.push(() => kubelet.stop());
+    cleanups.push(() => workloads.stop());
+
+    let generation = 0;
+    let current: ControllerProcess | undefined;
+    const startController = async (): Promise<ControllerProcess> => {
+      if (current) throw new Error('a controller is already running');
+      generation += 1;
+      const identity = `azflex-dev-${generation}`;
+      const clock = new RealClock();
+      const bootstrap = new CachedBootstrapSource(
+        new KubeBootstrapSource(new KubeRest(auth, { userAgent: `azflex/${identity}` }), {
+          apiServerEndpoint: controlPlane.server,
+          caCertFile: path.join(cpDir, 'pki', 'ca.crt'),
+          namespace: DEV_NAMESPACE,
+          secretName: BOOTSTRAP_SECRET,
+        }),
+      );
+      const eventLog = new MemoryEventLog(false);
+      const clog = log.child({ controller: identity });
+      eventLog.subscribe((e) => clog.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
+      current = await startControllerProcess({
+        auth,
+        clock,
+        identity,
+        namespace: DEV_NAMESPACE,
+        leaderElection: true,
+        // Short lease: a controller that died without releasing it is replaced quickly.
+        leaseDurationMs: 6_000,
+        renewDeadlineMs: 4_000,
+        retryPeriodMs: 1_000,
+        metricsPort: 0,
+        metricsHost: '127.0.0.1',
+        signals: NO_SIGNALS,
+        exit: () => undefined,
+        log: (level, msg) => clog[level](msg),
+        runtimeFactory: controllerRuntimeFactory({
+          // The runtime lives on the simulated cloud's clock (ARM's, moving with wall time):
+          // POST /_sim/clock/advance skips ARM's 180 s NIC reservation and the runtime's wait
+          // for it together. Leader election, informers and the Karpenter-side controllers
+          // (which compare with API-server timestamps) stay on the real clock.
+          clock: served.clock,
+          controllersClock: clock,
+          random: new CryptoRandom(),
+          catalog: new StaticInstanceTypeCatalog(),
+          userData: createUserDataRenderer(bootstrap),
+          eventLog,
+          live: new RuntimeLiveSource(`dev ${identity}`, served.clock, eventLog),
+          log: clog,
+          clusterName: DEV_CLUSTER_NAME,
+          intervals: o.intervals ?? DEV_INTERVALS,
+          armEndpoint: served.endpoint,
+          armTlsCa: armCa,
+          armCredential: SIM_ARM_CREDENTIAL,
+          config: { ...DEV_RUNTIME_CONFIG, ...o.runtimeConfig },
+        }),
+      });
+      return current;
+    };
+    const stopController = async (): Promise<void> => {
+      const proc = current;
+      current = undefined;
+      if (proc) await proc.shutdown('azflex dev: controller stop');
+    };
+    await startController();
+    cleanups.push(stopController);
+
+    const examplesDir = path.join(stateDir, 'examples');
+    await writeDevExamples(path.join(repoRoot, 'examples'), examplesDir, o.armConfig);
+
+    return {
+      kubeconfigPath,
+      armEndpoint: served.endpoint,
+      armCaCertPath: served.caCertPath,
+      examplesDir,
+      controlPlane,
+      served,
+      arm: served.arm,
+      controller: () => current,
+      stopController,
+      startController,
+      restartController: async () => {
+        await stopController();
+        return startController();
+      },
+      stop: cleanup,
+    };
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+}
+
+async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const run = promisify(execFile);
+  const crds = path.join(repoRoot, 'crds');
+  const env = { ...process.env, KUBECONFIG: kubeconfig };
+  await run(kubectl, ['apply', '--server-side', '-f', crds], { env });
+  await run(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds], { env });
+}

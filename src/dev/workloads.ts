@@ -1,0 +1,106 @@
+import { KubeApiError, type KubeRest } from '../k8s/rest.js';
+import { pollLoop, type PollLoop } from './loop.js';
+
+/**
+ * The part of kube-controller-manager `azflex dev` needs and envtest does not ship: a
+ * Deployment keeps `replicas` pods (created directly, without a ReplicaSet in between), and
+ * pods whose Deployment is gone are deleted (the garbage collector's job). Enough for
+ * `kubectl apply -f examples/`, `kubectl scale` and `kubectl delete deployment`.
+ */
+
+interface OwnerRef {
+  kind: string;
+  uid: string;
+}
+interface DeploymentObj {
+  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string };
+  spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> } };
+}
+interface PodObj {
+  metadata: { name: string; namespace: string; ownerReferences?: OwnerRef[]; deletionTimestamp?: string };
+  spec: { nodeName?: string };
+  status?: { phase?: string };
+}
+interface List<T> {
+  items: T[];
+}
+
+export interface DevWorkloadsOptions {
+  rest: KubeRest;
+  pollMs?: number;
+  onError?: (e: unknown) => void;
+}
+
+export class DevWorkloads {
+  private loop: PollLoop | undefined;
+
+  constructor(private readonly o: DevWorkloadsOptions) {}
+
+  start(): void {
+    this.loop ??= pollLoop(this.o.pollMs ?? 500, () => this.tick(), this.o.onError ?? (() => undefined));
+  }
+
+  async stop(): Promise<void> {
+    await this.loop?.stop();
+    this.loop = undefined;
+  }
+
+  async tick(): Promise<void> {
+    const rest = this.o.rest;
+    const [deployments, pods] = await Promise.all([
+      rest.request<List<DeploymentObj>>('GET', '/apis/apps/v1/deployments'),
+      rest.request<List<PodObj>>('GET', '/api/v1/pods'),
+    ]);
+    const ownerOf = (p: PodObj): string | undefined => p.metadata.ownerReferences?.find((r) => r.kind === 'Deployment')?.uid;
+    const live = new Set(deployments.items.filter((d) => !d.metadata.deletionTimestamp).map((d) => d.metadata.uid));
+    for (const pod of pods.items) {
+      const owner = ownerOf(pod);
+      if (owner !== undefined && !live.has(owner) && !pod.metadata.deletionTimestamp) await this.deletePod(pod);
+    }
+    for (const d of deployments.items) {
+      if (d.metadata.deletionTimestamp) continue;
+      const mine = pods.items.filter((p) => ownerOf(p) === d.metadata.uid && !p.metadata.deletionTimestamp);
+      const want = d.spec.replicas ?? 1;
+      for (let i = mine.length; i < want; i++) await this.createPod(d);
+      // Scale-down removes unscheduled pods first, as a ReplicaSet does.
+      const extra = [...mine].sort((a, b) => Number(Boolean(a.spec.nodeName)) - Number(Boolean(b.spec.nodeName))).slice(0, Math.max(0, mine.length - want));
+      for (const pod of extra) await this.deletePod(pod);
+      const ready = mine.filter((p) => p.status?.phase === 'Running').length;
+      await this.ignoreMissing(
+        rest.request('PATCH', `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, {
+          contentType: 'application/merge-patch+json',
+          body: { status: { replicas: Math.min(mine.length, want), readyReplicas: ready, availableReplicas: ready, updatedReplicas: Math.min(mine.length, want) } },
+        }),
+      );
+    }
+  }
+
+  private async createPod(d: DeploymentObj): Promise<void> {
+    const { name, namespace, uid } = d.metadata;
+    await this.o.rest.request('POST', `/api/v1/namespaces/${namespace}/pods`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          generateName: `${name}-`,
+          namespace,
+          labels: d.spec.template.metadata?.labels ?? {},
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: d.spec.template.spec,
+      },
+    });
+  }
+
+  private deletePod(pod: PodObj): Promise<void> {
+    return this.ignoreMissing(this.o.rest.request('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`));
+  }
+
+  private async ignoreMissing(p: Promise<unknown>): Promise<void> {
+    try {
+      await p;
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.code === 404)) throw e;
+    }
+  }
+}

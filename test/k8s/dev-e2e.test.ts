@@ -1,0 +1,142 @@
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDev, type DevEnvironment } from '../../src/dev/dev.js';
+import { defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
+import type { FakeArmLatency } from '../../src/sim/arm/types.js';
+import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
+
+const shared = inject('k8s');
+
+/** ARM's real latencies are minutes; the same shape in seconds keeps the test under 3 min. */
+const FAST: FakeArmLatency = {
+  read: { min: 0, max: 5 },
+  nicPut: { min: 50, max: 150 },
+  nicDelete: { min: 50, max: 150 },
+  vmPut: { min: 50, max: 150 },
+  vmCreate: { min: 1_500, max: 2_500 },
+  vmCreateFailure: { min: 500, max: 1_000 },
+  vmDelete: { min: 1_000, max: 1_500 },
+  diskDelete: { min: 100, max: 200 },
+};
+const H200_FAMILY = 'standardNDSH200v5Family';
+
+interface PodList {
+  items: Array<{ metadata: { name: string }; spec: { nodeName?: string }; status?: { phase?: string } }>;
+}
+interface NodeObj {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: { providerID?: string };
+}
+
+/**
+ * `azflex dev` end to end (issue 4, item 8): its own etcd + kube-apiserver + kube-scheduler,
+ * the fake ARM over HTTPS, the simulated kubelet and the real controller process. The user's
+ * path — kubectl apply the examples, watch a GPU pod get a node — then a quota storm with a
+ * controller restart in the middle, then scale to zero and nothing is left in ARM.
+ */
+describe('azflex dev end to end', () => {
+  let dev: DevEnvironment;
+  let cp: ControlPlaneInfo;
+  let stateDir: string;
+
+  beforeAll(async () => {
+    stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'azflex-dev-e2e-'));
+    dev = await startDev({
+      stateDir,
+      armConfig: { ...defaultFakeArmConfig(), latencyMs: FAST },
+      seed: 4,
+      binaries: shared.binaries,
+      logLevel: process.env.AZFLEX_DEV_LOG === 'debug' ? 'debug' : 'warn',
+      bootDelayMs: 500,
+      runtimeConfig: { orphanGraceMs: 10_000 },
+    });
+    cp = dev.controlPlane;
+  });
+
+  afterAll(async () => {
+    await dev?.stop();
+    if (stateDir && !process.env.AZFLEX_KEEP_ENVTEST) await fs.rm(stateDir, { recursive: true, force: true });
+  });
+
+  const pods = async (): Promise<PodList['items']> => ((await adminRequest(cp, 'GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dh200-trainer')) as PodList).items;
+  const node = async (name: string): Promise<NodeObj> => (await adminRequest(cp, 'GET', `/api/v1/nodes/${name}`)) as NodeObj;
+  const runningOnFlexNodes = async (n: number): Promise<NodeObj[] | undefined> => {
+    const running = (await pods()).filter((p) => p.status?.phase === 'Running' && p.spec.nodeName);
+    if (running.length < n) return undefined;
+    return Promise.all(running.map((p) => node(p.spec.nodeName!)));
+  };
+  const diag = async (): Promise<string> => {
+    const got = await kubectl(cp, ['get', 'nodeclaims,nodes,pods', '-A', '-o', 'wide']);
+    const claims = await kubectl(cp, ['get', 'nodeclaims', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions}{"\n"}{end}']);
+    const s = dev.arm.snapshot();
+    return `${got.stdout}\n${claims.stdout}\nARM: ${s.vms.length} VMs, ${s.nics.length} NICs, ${s.disks.length} disks, reservations ${JSON.stringify(s.reservations)}`;
+  };
+  const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> =>
+    eventually(what, fn, ms, 250).catch(async (e: unknown) => {
+      throw new Error(`${String(e)}\n${await diag()}`);
+    });
+
+  it('kubectl apply → GPU pod Running on a flex node; quota storm across a controller restart reaps the NIC; scale to zero leaves nothing', async () => {
+    expect(await fs.readFile(dev.kubeconfigPath, 'utf8')).toContain(cp.server);
+    expect(dev.armEndpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+/);
+
+    // What the user does: the eastus2 H200 NodeClass + NodePool + the H200 deployment.
+    const files = ['azureflexnodeclass-h200-eastus2.yaml', 'nodepool-h200-eastus2.yaml', 'h200-deployment.yaml'].map((f) => path.join(dev.examplesDir, f));
+    const applied = await kubectl(cp, ['apply', ...files.flatMap((f) => ['-f', f])]);
+    expect(applied.code, applied.stderr).toBe(0);
+    // Empty nodes go after 5 s instead of the example's 30 min, so scale-to-zero fits the test.
+    const patched = await kubectl(cp, ['patch', 'nodepool', 'h200-eastus2', '--type=merge', '-p', '{"spec":{"disruption":{"consolidateAfter":"5s"}}}']);
+    expect(patched.code, patched.stderr).toBe(0);
+
+    // 1. The pending GPU pod gets an azflex node in eastus2, and kube-scheduler puts it there.
+    const [first] = await waitFor('a GPU pod Running on an azure-flex node', () => runningOnFlexNodes(1), 60_000);
+    expect(first!.spec.providerID).toMatch(/^azure-flex:\/\/\/subscriptions\/.+\/virtualMachines\//i);
+    expect(first!.metadata.labels?.['topology.kubernetes.io/region']).toBe('eastus2');
+    expect(first!.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('Standard_ND96isr_H200_v5');
+    expect(dev.arm.currentVms().map((v) => v.name)).toEqual([first!.metadata.name]);
+
+    // 2. Quota storm: only the running VM's cores fit; a second replica's create is refused
+    //    after its NIC exists, and ARM reserves that NIC for 180 s.
+    dev.arm.injectFault({ kind: 'quota', location: 'eastus2', family: H200_FAMILY, cores: 96 });
+    const scaled = await kubectl(cp, ['scale', 'deployment/h200-trainer', '--replicas=2']);
+    expect(scaled.code, scaled.stderr).toBe(0);
+    const reserved = await waitFor(
+      'a refused create leaving a reserved NIC',
+      async () => dev.arm.snapshot().nics.find((n) => n.reservedFor !== undefined && !dev.arm.currentVms().some((v) => v.id.toLowerCase() === n.reservedFor!.toLowerCase())),
+      60_000,
+    );
+
+    // 3. Restart the controller in the middle of it: the new one takes the lease and resumes.
+    const before = dev.controller();
+    const after = await dev.restartController();
+    expect(after).not.toBe(before);
+    await waitFor('the new controller leads', async () => after.isLeader(), 30_000);
+
+    // 4. Skip the 180 s reservation on ARM's clock; the NIC is reaped, nothing else leaks.
+    await dev.served.clock.runUntil(dev.served.clock.now() + 181_000);
+    await waitFor('the refused NIC reaped', async () => !dev.arm.snapshot().nics.some((n) => n.id === reserved.id), 60_000);
+    expect(dev.arm.reapTimesSeconds().length).toBeGreaterThanOrEqual(1);
+    expect(dev.arm.currentVms().length).toBe(1);
+
+    // 5. Quota back: the second replica gets its node from the restarted controller, once
+    //    the 30 min the refusal marked the offering unavailable have passed (skipped too).
+    dev.arm.injectFault({ kind: 'quota', location: 'eastus2', family: H200_FAMILY, cores: 192 });
+    await dev.served.clock.runUntil(dev.served.clock.now() + 31 * 60_000);
+    const two = await waitFor('both replicas Running on azure-flex nodes', () => runningOnFlexNodes(2), 90_000);
+    for (const n of two) expect(n.spec.providerID).toMatch(/^azure-flex:\/\/\//);
+
+    // 6. Delete the deployment: the pods go, the empty nodes are consolidated, every VM, NIC
+    //    and disk is deleted.
+    const deleted = await kubectl(cp, ['delete', 'deployment', 'h200-trainer', '-n', 'default']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    await waitFor('no VM, NIC or disk left in ARM', async () => {
+      const s = dev.arm.snapshot();
+      return s.vms.length === 0 && s.nics.length === 0 && s.disks.length === 0;
+    }, 90_000);
+    const leaks = dev.arm.leaks(new Set());
+    expect({ nics: leaks.nics.length, vms: leaks.vms.length, disks: leaks.disks.length }).toEqual({ nics: 0, vms: 0, disks: 0 });
+    await waitFor('no NodeClaims left', async () => ((await adminRequest(cp, 'GET', '/apis/karpenter.sh/v1/nodeclaims')) as { items: unknown[] }).items.length === 0, 30_000);
+  });
+});
