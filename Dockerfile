@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1
 # Multi-stage: dependencies are installed (production only) in a build stage; the runtime
 # stage has no npm cache, no build tools, and runs as an unprivileged user.
-FROM node:22-slim AS deps
+FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
-FROM node:22-slim AS runtime
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
