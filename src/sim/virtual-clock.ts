@@ -118,8 +118,12 @@ function settle(): Promise<void> {
 /** Seeded PRNG (mulberry32): small, fast and good enough for fault schedules. */
 export class SeededRandom implements Random {
   private state: number;
+  /**
+   * The seed is the whole 32-bit state (mulberry32 is fine from 0), so every seed from 0 to
+   * 2^32 - 1 gives a different stream; callers validate that range (larger seeds would wrap).
+   */
   constructor(seed: number) {
-    this.state = seed >>> 0 || 0x9e3779b9;
+    this.state = seed >>> 0;
   }
   next(): number {
     let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);

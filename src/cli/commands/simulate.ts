@@ -8,6 +8,7 @@ import { sdkArmAdapter } from '../../sim/sdk-route.js';
 import { renderReportHtml, type SimulationReportInput } from '../../viz/report.js';
 import { runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
+import { defaultWorkers, MAX_WORKERS, runSweep, summarizeSweep, type SweepJob } from '../../sim/sweep/sweep.js';
 import { simulateWithLiveView } from '../../live/cli.js';
 import { formatComparison } from './simulate-format.js';
 
@@ -23,6 +24,20 @@ interface SimulateFlags {
   arm: 'direct' | 'sdk';
   ui?: number | true;
   report?: string;
+  seeds?: number[];
+  workers?: number;
+}
+
+/** Seeds are 32-bit: the PRNG's whole state, so distinct seeds in this range give distinct runs. */
+export const MAX_SEED = 2 ** 32 - 1;
+/** Most runs one sweep may ask for. */
+export const MAX_SWEEP_SEEDS = 100_000;
+
+export function bounded(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    return Number(raw);
+  };
 }
 
 export function integer(name: string, min: number) {
@@ -30,6 +45,23 @@ export function integer(name: string, min: number) {
     if (!/^\d+$/.test(raw) || Number(raw) < min) throw new InvalidArgumentError(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
     return Number(raw);
   };
+}
+
+/** `1..1000`, `7`, or `1,5,9` (ranges and single seeds, comma-separated), each within 0..MAX_SEED. */
+export function seedList(raw: string): number[] {
+  const seeds = new Set<number>();
+  const seed = (text: string): number => {
+    if (!/^\d{1,10}$/.test(text) || Number(text) > MAX_SEED) throw new InvalidArgumentError(`seeds are whole numbers from 0 to ${MAX_SEED}, got "${text}"`);
+    return Number(text);
+  };
+  for (const part of raw.split(',')) {
+    const range = /^(\d+)\.\.(\d+)$/.exec(part.trim());
+    const [from, to] = range ? [seed(range[1]!), seed(range[2]!)] : [seed(part.trim()), seed(part.trim())];
+    if (to < from) throw new InvalidArgumentError(`seed range "${part}" runs backwards`);
+    if (to - from + 1 + seeds.size > MAX_SWEEP_SEEDS) throw new InvalidArgumentError(`at most ${MAX_SWEEP_SEEDS} seeds per sweep, got more in "${raw}"`);
+    for (let s = from; s <= to; s++) seeds.add(s);
+  }
+  return [...seeds];
 }
 
 function positiveNumber(raw: string): number {
@@ -59,7 +91,9 @@ export function register(program: Command): void {
     .description('run the controller against the deterministic fake Azure and cluster, and count what leaks')
     .option('--scenario <name|file>', `built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file`, 'quota-storm')
     .option('--hours <n>', 'simulated hours (default: the scenario’s)', positiveNumber)
-    .option('--seed <n>', 'seed of every random choice; the same seed gives the same run', integer('--seed', 0), 1)
+    .option('--seed <n>', `seed of every random choice (0..${MAX_SEED}); the same seed gives the same run`, bounded('--seed', 0, MAX_SEED), 1)
+    .option('--seeds <list>', `sweep: run every seed of \`1..1000\` or \`1,5,9\` (at most ${MAX_SWEEP_SEEDS}) and print one JSON object`, seedList)
+    .option('--workers <n>', `sweep worker threads (1..${MAX_WORKERS}; default: the core count)`, bounded('--workers', 1, MAX_WORKERS))
     .addOption(new Option('--strategy <name>', 'NIC cleanup strategy to run').choices([...STRATEGIES, 'all']).default('machine'))
     .option('--restarts <n>', 'kill the controller at this many random await points (overrides the scenario)', integer('--restarts', 0))
     .option('--json', 'print exactly one JSON object instead of the report')
@@ -70,6 +104,8 @@ export function register(program: Command): void {
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags) => {
       const scenario = resolveScenario(flags.scenario);
+      if (flags.seeds) return sweep(flags, scenario);
+      if (flags.workers !== undefined) throw new UsageError('--workers goes with --seeds');
       if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario });
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
@@ -111,6 +147,55 @@ export function register(program: Command): void {
         }
       }
     });
+}
+
+/**
+ * `--seeds`: one job per seed and strategy on the worker pool; one JSON object with per-seed
+ * figures, the worst runs, and each failing run with the command that replays it.
+ */
+async function sweep(flags: SimulateFlags, scenario: Scenario): Promise<void> {
+  if (flags.ui !== undefined) throw new UsageError('--ui shows one run: it does not go with --seeds');
+  if (flags.report) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
+  const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
+  const jobs: SweepJob[] = flags.seeds!.flatMap((seed) =>
+    strategies.map((strategy) => ({
+      scenario,
+      seed,
+      strategy,
+      hours: flags.hours,
+      restarts: flags.restarts,
+      offeringsCache: flags.offeringsCache === false ? false : undefined,
+      reproduce: reproduceCommand(flags, seed, strategy),
+    })),
+  );
+  const workers = Math.min(flags.workers ?? defaultWorkers(), jobs.length);
+  const started = process.hrtime.bigint();
+  const progress = !flags.json && process.stderr.isTTY;
+  const outcomes = await runSweep(jobs, {
+    workers,
+    onOutcome: progress ? (_o, done, total) => process.stderr.write(`\r${done}/${total} runs${done === total ? '\r\x1b[K' : ''}`) : undefined,
+  });
+  const report = summarizeSweep(outcomes, { workers, wallSeconds: Number(process.hrtime.bigint() - started) / 1e9 });
+  process.stdout.write(`${JSON.stringify({ scenario: scenario.name, strategy: flags.strategy, ...report })}\n`);
+  if (report.failed > 0 && (flags.assertNoLeaks || report.failures.some((f) => f.error !== undefined))) {
+    process.stderr.write(`azflex: ${report.failed} of ${report.runs} runs failed; first: ${report.failures[0]!.reproduce}\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** The command line that replays one run of a sweep. */
+function reproduceCommand(flags: SimulateFlags, seed: number, strategy: StrategyName): string {
+  const args = ['npx azflex simulate', '--scenario', shellQuote(flags.scenario), '--seed', String(seed), '--strategy', strategy];
+  if (flags.hours !== undefined) args.push('--hours', String(flags.hours));
+  if (flags.restarts !== undefined) args.push('--restarts', String(flags.restarts));
+  if (flags.offeringsCache === false) args.push('--no-offerings-cache');
+  if (flags.arm !== 'direct') args.push('--arm', flags.arm);
+  args.push('--assert-no-leaks');
+  return args.join(' ');
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 function progressBar(runs: number): (run: number, fraction: number, label: string) => void {

@@ -1,0 +1,61 @@
+import type { StrategyName } from '../../runtime/deps.js';
+import type { Scenario } from '../scenario.js';
+import { runSimulation, type SimulationResult } from '../simulation.js';
+
+/**
+ * One simulation of a sweep: everything a worker needs, as plain data (it crosses a
+ * worker_threads boundary by structured clone).
+ */
+export interface SweepJob {
+  scenario: Scenario;
+  seed: number;
+  strategy: StrategyName;
+  hours?: number;
+  restarts?: number;
+  crashes?: Array<[number, number]>;
+  offeringsCache?: boolean;
+  /** The command line that replays this job alone (printed for failing seeds). */
+  reproduce: string;
+}
+
+export interface SweepOutcome {
+  seed: number;
+  strategy: StrategyName;
+  result?: SimulationResult;
+  /** What a settled world must not show: leaks, stuck NodeClaims, deletes of attached NICs. Empty when all is well. */
+  problems: string[];
+  /** The run threw (a bug in the controller or the simulator); the message. */
+  error?: string;
+  reproduce: string;
+}
+
+/** Runs one job in this thread. The workers call it; so does a sweep with one worker. */
+export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
+  const base = { seed: job.seed, strategy: job.strategy, reproduce: job.reproduce };
+  try {
+    let deletesWhileAttached = 0;
+    let subscribed = false;
+    const run = await runSimulation({
+      scenario: job.scenario,
+      seed: job.seed,
+      strategy: job.strategy,
+      hours: job.hours,
+      restarts: job.restarts,
+      crashes: job.crashes,
+      offeringsCache: job.offeringsCache,
+      keepEventLog: false,
+      onWorld: ({ eventLog }) => {
+        if (subscribed) return;
+        subscribed = true;
+        eventLog.subscribe((e) => {
+          if (e.kind === 'world' && e.event === 'nic.delete' && e.detail?.includes('NicInUse')) deletesWhileAttached++;
+        });
+      },
+    });
+    const problems = [...run.invariantViolations];
+    if (deletesWhileAttached > 0) problems.push(`${deletesWhileAttached} NIC delete(s) attempted while attached`);
+    return { ...base, result: run.result, problems };
+  } catch (err) {
+    return { ...base, problems: [], error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+  }
+}

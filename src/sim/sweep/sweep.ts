@@ -1,0 +1,156 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { runSweepJob, type SweepJob, type SweepOutcome } from './job.js';
+
+export type { SweepJob, SweepOutcome } from './job.js';
+
+export interface SweepOptions {
+  /** Worker threads; defaults to the core count. 1 runs every job in this thread. */
+  workers?: number;
+  /** Called as each job finishes (in completion order), e.g. for progress. */
+  onOutcome?: (outcome: SweepOutcome, done: number, total: number) => void;
+}
+
+/** Most worker threads a sweep starts, whatever is asked: each holds a whole simulation. */
+export const MAX_WORKERS = 64;
+
+export function defaultWorkers(): number {
+  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
+}
+
+/**
+ * Runs the jobs on a pool of worker threads (each job is one independent simulation, so
+ * they scale with cores) and returns the outcomes in job order. A job that throws becomes
+ * an outcome with `error`; a worker that dies is replaced and its job reported as failed.
+ */
+export async function runSweep(jobs: readonly SweepJob[], opts: SweepOptions = {}): Promise<SweepOutcome[]> {
+  const workers = Math.max(1, Math.min(opts.workers ?? defaultWorkers(), MAX_WORKERS, jobs.length || 1));
+  const outcomes: SweepOutcome[] = new Array<SweepOutcome>(jobs.length);
+  let done = 0;
+  const finish = (i: number, outcome: SweepOutcome): void => {
+    outcomes[i] = outcome;
+    opts.onOutcome?.(outcome, ++done, jobs.length);
+  };
+  if (workers === 1) {
+    for (const [i, job] of jobs.entries()) finish(i, await runSweepJob(job));
+    return outcomes;
+  }
+  let next = 0;
+  const lane = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let worker = spawnWorker();
+      let current = -1;
+      const feed = (): void => {
+        if (next >= jobs.length) {
+          void worker.terminate().then(() => resolve());
+          return;
+        }
+        current = next++;
+        worker.postMessage({ id: current, job: jobs[current] });
+      };
+      const attach = (w: Worker): void => {
+        w.on('message', (msg: { id: number; outcome: SweepOutcome }) => {
+          finish(msg.id, msg.outcome);
+          feed();
+        });
+        w.on('error', (err) => {
+          const job = jobs[current]!;
+          finish(current, { seed: job.seed, strategy: job.strategy, reproduce: job.reproduce, problems: [], error: `worker died: ${err.message}` });
+          worker = spawnWorker();
+          attach(worker);
+          feed();
+        });
+      };
+      attach(worker);
+      feed();
+    });
+  await Promise.all(Array.from({ length: workers }, lane));
+  return outcomes;
+}
+
+function spawnWorker(): Worker {
+  // Plenty for a 1,000-node world; a runaway job fails alone instead of taking the machine.
+  return new Worker(new URL('./worker.mjs', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 1024 } });
+}
+
+/** Per-seed figures a sweep reports (the full result stays available through the API). */
+export interface SeedSummary {
+  seed: number;
+  strategy: string;
+  ok: boolean;
+  nodeClaimsCreated: number;
+  createFailures: number;
+  leakedNics: number;
+  leakedVms: number;
+  leakedDisks: number;
+  reapMaxSeconds: number;
+  armWrites: number;
+  restarts: number;
+  wallSeconds: number;
+  eventLogSha256: string;
+  problems: string[];
+  error?: string;
+}
+
+export interface SweepReport {
+  seeds: number;
+  runs: number;
+  workers: number;
+  wallSeconds: number;
+  failed: number;
+  /** Each failing run with the command that replays it alone. */
+  failures: Array<{ seed: number; strategy: string; problems: string[]; error?: string; reproduce: string }>;
+  /** The runs at the tail of each figure that matters (largest first). */
+  worst: Record<'leaks' | 'reapMaxSeconds' | 'armWrites' | 'createFailures' | 'wallSeconds', Array<{ seed: number; strategy: string; value: number; reproduce: string }>>;
+  perSeed: SeedSummary[];
+}
+
+export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { workers: number; wallSeconds: number }, worstCount = 5): SweepReport {
+  const perSeed: SeedSummary[] = outcomes.map((o) => {
+    const r = o.result;
+    return {
+      seed: o.seed,
+      strategy: o.strategy,
+      ok: isOk(o),
+      nodeClaimsCreated: r?.nodeClaimsCreated ?? 0,
+      createFailures: r?.createFailures ?? 0,
+      leakedNics: r?.leakedNics ?? 0,
+      leakedVms: r?.leakedVms ?? 0,
+      leakedDisks: r?.leakedDisks ?? 0,
+      reapMaxSeconds: r?.timeToReapSeconds.max ?? 0,
+      armWrites: r?.armWrites ?? 0,
+      restarts: r?.restarts ?? 0,
+      wallSeconds: r?.wallSeconds ?? 0,
+      eventLogSha256: r?.eventLogSha256 ?? '',
+      problems: o.problems,
+      ...(o.error !== undefined ? { error: o.error } : {}),
+    };
+  });
+  const byRun = new Map(outcomes.map((o, i) => [perSeed[i]!, o]));
+  const worstBy = (value: (s: SeedSummary) => number) =>
+    [...perSeed]
+      .sort((a, b) => value(b) - value(a) || a.seed - b.seed)
+      .slice(0, worstCount)
+      .map((s) => ({ seed: s.seed, strategy: s.strategy, value: value(s), reproduce: byRun.get(s)!.reproduce }));
+  const failing = outcomes.filter((o) => !isOk(o));
+  return {
+    seeds: new Set(outcomes.map((o) => o.seed)).size,
+    runs: outcomes.length,
+    workers: meta.workers,
+    wallSeconds: Math.round(meta.wallSeconds * 1000) / 1000,
+    failed: failing.length,
+    failures: failing.map((o) => ({ seed: o.seed, strategy: o.strategy, problems: o.problems, ...(o.error !== undefined ? { error: o.error } : {}), reproduce: o.reproduce })),
+    worst: {
+      leaks: worstBy((s) => s.leakedNics + s.leakedVms + s.leakedDisks),
+      reapMaxSeconds: worstBy((s) => s.reapMaxSeconds),
+      armWrites: worstBy((s) => s.armWrites),
+      createFailures: worstBy((s) => s.createFailures),
+      wallSeconds: worstBy((s) => s.wallSeconds),
+    },
+    perSeed,
+  };
+}
+
+function isOk(o: SweepOutcome): boolean {
+  return o.error === undefined && o.problems.length === 0 && o.result !== undefined && o.result.leakedNics + o.result.leakedVms + o.result.leakedDisks === 0;
+}

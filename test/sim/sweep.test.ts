@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { builtInScenario } from '../../src/sim/scenarios.js';
+import { runSweep, summarizeSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
+import { SeededRandom } from '../../src/sim/virtual-clock.js';
+import { seedList } from '../../src/cli/commands/simulate.js';
+
+const scenario = builtInScenario('quota-storm')!;
+const job = (seed: number, strategy: SweepJob['strategy'] = 'machine'): SweepJob => ({ scenario, seed, strategy, hours: 0.5, reproduce: `repro ${seed} ${strategy}` });
+
+describe('seed sweeps', () => {
+  it('worker threads give the same runs as this thread, in job order', async () => {
+    const jobs = [job(1), job(2), job(3), job(4, 'naive')];
+    const pooled = await runSweep(jobs, { workers: 2 });
+    const inline = await runSweep(jobs, { workers: 1 });
+    expect(pooled.map((o) => o.seed)).toEqual([1, 2, 3, 4]);
+    expect(pooled.map((o) => o.result!.eventLogSha256)).toEqual(inline.map((o) => o.result!.eventLogSha256));
+    expect(new Set(pooled.map((o) => o.result!.eventLogSha256)).size).toBe(4);
+    const report = summarizeSweep(pooled, { workers: 2, wallSeconds: 1 });
+    expect(report.runs).toBe(4);
+    // The naive strategy leaks under quota failures: that run fails, with its replay command.
+    expect(report.failures.map((f) => [f.seed, f.strategy, f.reproduce])).toEqual([[4, 'naive', 'repro 4 naive']]);
+    expect(report.worst.leaks[0]!.seed).toBe(4);
+    expect(report.perSeed.filter((s) => s.ok).map((s) => s.seed)).toEqual([1, 2, 3]);
+  }, 120_000);
+
+  it('a job that throws is reported with its error, the others still run', async () => {
+    // A scenario object with no nodeClasses makes runSimulation throw.
+    const broken = { ...job(5), scenario: { ...scenario, nodeClasses: undefined } as unknown as SweepJob['scenario'] };
+    const outcomes = await runSweep([broken, job(6)], { workers: 2 });
+    expect(outcomes[0]!.error).toBeDefined();
+    expect(outcomes[1]!.error).toBeUndefined();
+    expect(summarizeSweep(outcomes, { workers: 2, wallSeconds: 1 }).failures.map((f) => f.seed)).toEqual([5]);
+  }, 120_000);
+
+  it('seed lists: ranges and single seeds, bounded, 32-bit seeds all distinct', () => {
+    expect(seedList('1..3,7,2')).toEqual([1, 2, 3, 7]);
+    expect(() => seedList('5..1')).toThrow('runs backwards');
+    expect(() => seedList('4294967296')).toThrow('from 0 to 4294967295');
+    expect(() => seedList('0..200000')).toThrow('at most 100000');
+    expect(() => seedList('1.5')).toThrow('whole numbers');
+    const first = (seed: number) => new SeededRandom(seed).next();
+    expect(first(0)).not.toBe(first(2 ** 32 - 1));
+    expect(first(0)).not.toBe(first(0x9e3779b9));
+  });
+});
