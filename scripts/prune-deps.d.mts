@@ -1,0 +1,1 @@
+export declare function pruneDeps(root: string): number;
