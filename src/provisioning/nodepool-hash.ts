@@ -25,7 +25,16 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** NodePools are replaced, never mutated, on every write: the hash is a function of the object. */
+const templateHashes = new WeakMap<NodePool, string>();
+
 export function nodePoolTemplateHash(nodePool: NodePool): string {
+  let hash = templateHashes.get(nodePool);
+  if (hash === undefined) templateHashes.set(nodePool, (hash = computeTemplateHash(nodePool)));
+  return hash;
+}
+
+function computeTemplateHash(nodePool: NodePool): string {
   const template = nodePool.spec.template;
   const hashed = {
     labels: template.metadata.labels,

@@ -19,6 +19,7 @@ import {
 import {
   NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash as defaultNodeClassHash,
 } from '../controllers/nodeclass/hash.js';
+import { inputsKey } from './inputs-key.js';
 import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
 
 export const ANNOTATION_NODECLASS_HASH = NODECLASS_HASH_ANNOTATION;
@@ -93,6 +94,14 @@ export class Provisioner {
   private readonly options: ProvisionerOptions;
   private readonly sentEvents = new Map<string, string>();
   private last: ProvisioningSummary | undefined;
+  /**
+   * What the last complete plan read: its inputs' fingerprint and every offering it asked
+   * about. With both unchanged, re-planning would decide the same (nothing to create, the
+   * same events already sent), so the reconcile stops there.
+   */
+  /** Calls that failed and must be retried by the next reconcile (which therefore may not be skipped). */
+  private failures = 0;
+  private lastInputs: { key: string; offerings: Array<[sku: string, region: string, capacityType: string, unavailable: boolean]> } | undefined;
 
   constructor(options: ProvisionerOptions) {
     this.options = options;
@@ -116,6 +125,17 @@ export class Provisioner {
       this.cluster.listNodeClaims(),
       this.catalog.list(),
     ]);
+    const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes);
+    const seen = this.lastInputs;
+    if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => this.options.isOfferingUnavailable(sku, region, type) === was)) return;
+    this.lastInputs = undefined;
+    const offerings: Array<[string, string, string, boolean]> = [];
+    const failuresBefore = this.failures;
+    const isOfferingUnavailable = (sku: string, region: string, type: string): boolean => {
+      const unavailable = this.options.isOfferingUnavailable(sku, region, type);
+      offerings.push([sku, region, type, unavailable]);
+      return unavailable;
+    };
     const flexPools = nodePools.filter(isFlexNodePool);
     const pending = pods.filter(isProvisionable);
     const created: NodeClaim[] = [];
@@ -129,7 +149,7 @@ export class Provisioner {
         existingNodeClaims: nodeClaims,
         boundPods: pods.filter((p) => p.spec.nodeName !== undefined),
         daemonSetPods: daemonSetRepresentatives(pods),
-        isOfferingUnavailable: this.options.isOfferingUnavailable,
+        isOfferingUnavailable,
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
       });
       const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
@@ -152,6 +172,8 @@ export class Provisioner {
     }
     this.forgetEventsOfGonePods(pending);
     await this.updateNodePoolResources(flexPools, [...nodeClaims, ...created], instanceTypes, nodeClasses);
+    // A plan that created nothing and failed nothing would be made again from the same inputs.
+    if (this.failures === failuresBefore && created.length === 0) this.lastInputs = { key, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
     if (created.length > 0 || result.unschedulable.length > 0) {
       this.log.info(
@@ -178,10 +200,12 @@ export class Provisioner {
       } catch (error) {
         if (error instanceof ClusterError && error.reason === 'AlreadyExists') continue;
         // Leave it for the next reconcile: the pods are still pending and will be re-planned.
+        this.failures++;
         this.log.error({ nodeClaim: name, err: error instanceof Error ? error.message : String(error) }, 'creating NodeClaim failed');
         return undefined;
       }
     }
+    this.failures++;
     this.log.error({ nodePool: plan.nodePoolName }, 'no free NodeClaim name after retries');
     return undefined;
   }
@@ -199,6 +223,7 @@ export class Provisioner {
     } catch (error) {
       // Events are best effort; forget it so the next reconcile tries again.
       this.sentEvents.delete(key);
+      this.failures++;
       this.log.warn({ pod: podKey(pod), err: error instanceof Error ? error.message : String(error) }, 'recording event failed');
     }
   }
@@ -229,6 +254,7 @@ export class Provisioner {
       try {
         await this.cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, resources });
       } catch (error) {
+        this.failures++;
         this.log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool status failed');
       }
     }

@@ -42,9 +42,12 @@ export class Runtime {
   private stopped = false;
   /** The caller's dependencies, with ARM behind the shared Retry-After gate. */
   private readonly deps: RuntimeDeps;
+  /** One timer adapter for every actor (XState keeps a reference; building one per spawn showed in profiles). */
+  private readonly actorClock: ReturnType<typeof xstateClock>;
 
   constructor(deps: RuntimeDeps) {
     this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock) };
+    this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
     this.effects = new Effects(this.deps, () => this.world);
     this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.effects);
@@ -249,7 +252,7 @@ export class Runtime {
   private spawnNodeClaim(name: string, observed: NodeClaimObservation): NodeClaimActor {
     const actor = createActor(this.nodeClaimMachine, {
       input: { name, nicName: nicNameFor(name), observed },
-      clock: xstateClock(this.deps.clock),
+      clock: this.actorClock,
       inspect: this.tracer(`nodeclaim/${name}`),
     });
     this.claims.set(name, actor);
@@ -273,7 +276,7 @@ export class Runtime {
   }
 
   private spawnNic(name: string, observed: NicObservation): NicActor {
-    const actor = createActor(this.nicMachine, { input: { name, observed }, clock: xstateClock(this.deps.clock), inspect: this.tracer(`nic/${name}`) });
+    const actor = createActor(this.nicMachine, { input: { name, observed }, clock: this.actorClock, inspect: this.tracer(`nic/${name}`) });
     this.nics.set(name, actor);
     actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
     actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));

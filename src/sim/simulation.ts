@@ -91,6 +91,13 @@ export interface SimulationResult {
   subnetIpsUsedAtEnd: number;
   armCalls: Record<string, Record<string, number>>;
   armWrites: number;
+  /**
+   * GETs and LISTs the controller sent to ARM per simulated hour of the main run (settling
+   * excluded), per subscription, and the largest: ARM refills 25 reads/s per subscription
+   * for every tool in it.
+   */
+  armReadsPerHourBySubscription: Record<string, number>;
+  armReadsPerHourPerSubscription: number;
   timeToReapSeconds: Percentiles;
   podsRunning: number;
   podsPending: number;
@@ -152,7 +159,8 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     eventLog.record({ t: e.t, actor: `arm/${e.name}`, kind: 'world', event: e.op, detail: e.code ? `${e.status} ${e.code}` : String(e.status) });
   };
   const arm = new FakeArm({ clock, random: random.fork('arm'), config: armConfigOf(scenario), instanceTypes: STATIC_INSTANCE_TYPES, onEvent: onArmEvent });
-  const armPort: AzurePort = opts.armAdapter ? opts.armAdapter(arm, clock) : arm;
+  const reads = new Map<string, number>();
+  const armPort: AzurePort = countReads(opts.armAdapter ? opts.armAdapter(arm, clock) : arm, reads, () => provisioning);
   const cluster = new FakeCluster(clock);
   seedCluster(cluster, scenario);
   const catalog = new StaticInstanceTypeCatalog();
@@ -286,6 +294,8 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     subnetIpsUsedAtEnd: snapshot.subnets.reduce((n, s) => n + s.used, 0),
     armCalls,
     armWrites: counters.writes,
+    armReadsPerHourBySubscription: Object.fromEntries([...reads].sort().map(([sub, n]) => [sub, Math.round((n / hours) * 10) / 10])),
+    armReadsPerHourPerSubscription: Math.round((Math.max(0, ...reads.values()) / hours) * 10) / 10,
     timeToReapSeconds: reap,
     podsRunning: pods.filter((p) => p.spec.nodeName).length,
     podsPending: pods.filter((p) => !p.spec.nodeName).length,
@@ -316,6 +326,23 @@ export function settledInvariants(arm: FakeArm, cluster: FakeCluster): string[] 
   const used = snap.subnets.reduce((n, s) => n + s.used, 0);
   if (used !== snap.nics.length) problems.push(`subnet addresses used ${used} != NICs ${snap.nics.length}`);
   return problems;
+}
+
+/** Counts the controller's ARM reads (get*, list*) by subscription while `counting()` holds. */
+function countReads(port: AzurePort, reads: Map<string, number>, counting: () => boolean): AzurePort {
+  return new Proxy(port, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || typeof prop !== 'string' || !/^(get|list)[A-Z]/.test(prop)) return value;
+      return (scope: { subscriptionId: string }, ...rest: unknown[]) => {
+        if (counting()) {
+          const sub = scope.subscriptionId.toLowerCase();
+          reads.set(sub, (reads.get(sub) ?? 0) + 1);
+        }
+        return (value as (...a: unknown[]) => unknown).call(target, scope, ...rest);
+      };
+    },
+  });
 }
 
 function randomCrashes(random: SeededRandom, count: number, mainMs: number): Array<[number, number]> {

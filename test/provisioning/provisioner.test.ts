@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { ClusterError } from '../../src/ports/cluster.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { FakeCluster as SimCluster } from '../../src/sim/cluster.js';
 import { Provisioner, daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/provisioner.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
@@ -128,5 +129,41 @@ describe('Provisioner', () => {
       makePod('dcgm-exporter-zzzzz', { ownerKind: 'DaemonSet', nodeName: 'n1' }), makePod('web', {}),
     ];
     expect(daemonSetRepresentatives(pods).map((p) => p.metadata.name)).toEqual(['cilium-abcde', 'dcgm-exporter-zzzzz']);
+  });
+
+  it('skips re-planning while neither its inputs nor the offerings it asked about changed', async () => {
+    // The simulator's API server: resourceVersions bumped on every write, like a real one.
+    const clock = new VirtualClock(T0);
+    const cluster = new SimCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    for (const pool of setup().cluster.nodePools) cluster.putNodePool(pool);
+    let unavailable = true;
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: seqRandom(7),
+      isOfferingUnavailable: (sku) => unavailable && sku === 'Standard_ND96isr_H200_v5', clusterName: 'test', log: silentLog,
+    });
+    cluster.putPod(h200Pod('a'));
+    // The first reconcile writes NodePool status (a new input); the second settles.
+    await provisioner.reconcile();
+    await provisioner.reconcile();
+    const first = provisioner.lastSummary;
+    expect(first?.createdNodeClaims).toEqual([]);
+    await provisioner.reconcile();
+    expect(provisioner.lastSummary).toBe(first);
+    // A new pod (a write) is a new input.
+    cluster.putPod(makePod('web', { requests: { cpu: '1', memory: '1Gi' } }));
+    await provisioner.reconcile();
+    expect(provisioner.lastSummary).not.toBe(first);
+    expect(cluster.nodeClaims.size).toBe(1);
+    await provisioner.reconcile();
+    await provisioner.reconcile();
+    const idle = provisioner.lastSummary;
+    await provisioner.reconcile();
+    expect(provisioner.lastSummary).toBe(idle);
+    // The offering comes back: same objects, a different answer, so it plans again.
+    unavailable = false;
+    await provisioner.reconcile();
+    expect(provisioner.lastSummary).not.toBe(idle);
+    expect(cluster.nodeClaims.size).toBe(2);
   });
 });
