@@ -12,7 +12,7 @@ export async function benchSimulation(): Promise<Record<string, unknown>> {
   const samples: Array<{ ratio: number; wall: number; nodeClaims: number; transitionsPerSecond: number }> = [];
   for (let i = 0; i < RUNS; i++) {
     const { result } = await runSimulation({ scenario, seed: 1 + i, strategy: 'machine', offeringsCache: false, keepEventLog: false });
-    const simulated = result.simulatedSeconds + 20 * 60;
+    const simulated = result.simulatedSeconds + result.settleSeconds;
     samples.push({
       ratio: simulated / result.wallSeconds,
       wall: result.wallSeconds,

@@ -94,6 +94,18 @@ export async function driveLro<T>(clock: Clock, timing: LroTiming, what: string,
   return poller.result;
 }
 
+/**
+ * Sends an LRO's initial request and returns once ARM accepted it, without polling: for
+ * deletes the caller observes to their end. Rejects with what the SDK raised for the request.
+ */
+export async function submitLro<T>(start: () => LroPoller<T>): Promise<void> {
+  const responses = new LroResponses();
+  const poller = lroContext.run(responses, () => start());
+  await poller.submitted();
+  const state = poller.operationState;
+  if (state?.status === 'failed') throw state.error ?? new Error('The long-running operation has failed');
+}
+
 export interface ReadRetryOptions {
   maxRetries: number;
   baseDelayMs: number;

@@ -18,7 +18,7 @@ import {
 import type { Clock } from '../ports/clock.js';
 import type { ArmRequestMetrics } from '../metrics/arm.js';
 import { createArmClients, type ArmClients } from './clients.js';
-import { DEFAULT_LRO_TIMING, DEFAULT_READ_RETRY, driveLro, type LroPoller, type LroTiming, type ReadRetryOptions } from './lro.js';
+import { DEFAULT_LRO_TIMING, DEFAULT_READ_RETRY, driveLro, submitLro, type LroPoller, type LroTiming, type ReadRetryOptions } from './lro.js';
 import { toAzureError } from './sdk-errors.js';
 
 /**
@@ -132,9 +132,10 @@ export class SdkAzure implements AzurePort {
     return created ? toVm(created, spec.ref) : this.mustGet(() => this.getVm(spec.ref), spec.ref);
   }
 
+  /** Sends the DELETE and returns once ARM accepted it: the caller observes the VM go (minutes for a GPU VM). */
   async deleteVm(ref: ResourceRef): Promise<void> {
     const { compute } = await this.clientsFor(ref.subscriptionId);
-    await this.delete(`VM ${ref.name}`, () => compute.virtualMachines.delete(ref.resourceGroup, ref.name));
+    await this.delete(`VM ${ref.name}`, () => compute.virtualMachines.delete(ref.resourceGroup, ref.name), { wait: false });
   }
 
   async listVms(scope: ResourceGroupScope): Promise<Vm[]> {
@@ -215,9 +216,10 @@ export class SdkAzure implements AzurePort {
     }
   }
 
-  private async delete(what: string, start: () => LroPoller<void>): Promise<void> {
+  private async delete(what: string, start: () => LroPoller<void>, opts: { wait: boolean } = { wait: true }): Promise<void> {
     try {
-      await driveLro(this.options.clock, this.lroTiming, `delete ${what}`, start);
+      if (opts.wait) await driveLro(this.options.clock, this.lroTiming, `delete ${what}`, start);
+      else await submitLro(start);
     } catch (err) {
       const mapped = toAzureError(err, this.options.clock.now());
       if (mapped.code !== 'ResourceNotFound') throw mapped;

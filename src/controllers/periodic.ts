@@ -24,7 +24,10 @@ export interface PeriodicControllerDeps {
   clusterName: string;
   log: ProvisionerLog;
   intervals: PeriodicIntervals;
-  /** Lets the simulator stop these controllers while the world settles (the actors keep going). */
+  /**
+   * Lets the simulator stop provisioning and disruption while the world settles (the actors
+   * keep going, and so does liveness: it is how a node that never joins gets cleaned up).
+   */
   enabled?: () => boolean;
 }
 
@@ -62,7 +65,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
   return [
     { name: 'provisioner', intervalMs: deps.intervals.provisionMs, reconcile: when(() => provisioner.reconcile()) },
     { name: 'disruption', intervalMs: deps.intervals.disruptionMs, reconcile: when(() => disruption.reconcile()) },
-    { name: 'liveness', intervalMs: deps.intervals.livenessMs, reconcile: when(() => liveness.reconcile()) },
+    { name: 'liveness', intervalMs: deps.intervals.livenessMs, reconcile: async () => void (await liveness.reconcile()) },
   ];
 }
 

@@ -3,6 +3,7 @@ import { formatComparison } from '../cli/commands/simulate-format.js';
 import type { StrategyName } from '../runtime/deps.js';
 import type { Scenario } from '../sim/scenario.js';
 import { sdkArmAdapter } from '../sim/sdk-route.js';
+import { leakSummary } from '../sim/simulation.js';
 import { startLiveSimulation } from './sim-run.js';
 
 export interface SimulateUiOptions {
@@ -60,8 +61,9 @@ export async function simulateWithLiveView(o: SimulateUiOptions): Promise<void> 
   }
   const result = outcome.result;
   process.stdout.write(o.json ? `${JSON.stringify(result)}\n` : formatComparison(o.scenario, [result]));
-  if (o.assertNoLeaks && result.leakedNics + result.leakedVms + result.leakedDisks > 0) {
-    process.stderr.write(`azflex: leaks found with strategy ${result.strategy} (${result.leakedNics} NICs, ${result.leakedVms} VMs, ${result.leakedDisks} disks)\n`);
+  const leaks = leakSummary(result);
+  if (o.assertNoLeaks && leaks !== undefined) {
+    process.stderr.write(`azflex: leaks found with strategy ${result.strategy} (${leaks})\n`);
     process.exitCode = 1;
   }
   process.stderr.write(`azflex: simulation finished; the live view stays up at ${live.server.url} until Ctrl-C\n`);

@@ -52,7 +52,7 @@ export class SimulationLiveSource implements LiveSource {
     return {
       pace: this.clock.pace,
       onWorld: (world) => this.attach(world),
-      // The main phase is over; the world settles unpaced (QUIESCE_MS) right after.
+      // The main phase is over; the world settles unpaced (until quiescent) right after.
       onProgress: (fraction) => {
         if (fraction >= 1) this.clock.finish();
       },

@@ -118,6 +118,9 @@ export function createNodeClaimMachine(env: MachineEnv) {
       nicReleased: ({ context }) => context.nicGone,
       observedNicGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.nicExists,
       observedNicPresent: ({ event }) => event.type === 'OBSERVED' && event.observed.nicExists,
+      /** The VM is still there and no delete is running (a stale list, or a delete ARM failed): ask again. */
+      observedVmNotDeleting: ({ event }) =>
+        event.type === 'OBSERVED' && event.observed.vm !== undefined && event.observed.vm !== 'Deleting',
     },
     actions: {
       storeObservation: assign({
@@ -367,12 +370,15 @@ export function createNodeClaimMachine(env: MachineEnv) {
           'delete-backoff': { after: { untilRetry: 'deleting-vm' } },
           // The finalizer stays until the NIC machine has reaped the NIC: the NodeClaim
           // (and its vm-attempt annotation) is the durable record that guards against a leak.
+          // The VM delete was only started (GPU VMs take minutes): the world shows it finish,
+          // and a VM seen again without a running delete is deleted again.
           'awaiting-nic-release': {
             always: { guard: 'nicReleased', target: 'finalizing' },
             on: {
               NIC_REAPED: { target: 'finalizing', actions: 'markNicGone' },
               OBSERVED: [
                 { guard: 'observedNicGone', target: 'finalizing', actions: ['storeObservation', 'noteNicFromObservation'] },
+                { guard: 'observedVmNotDeleting', target: 'deleting-vm', actions: 'storeObservation' },
                 { actions: 'storeObservation' },
               ],
             },

@@ -85,7 +85,11 @@ export interface AzurePort {
   getVm(ref: ResourceRef): Promise<Vm | undefined>;
   /** PUT and poll the long-running operation to its end. Rejects with AzureError. */
   createVm(spec: VmSpec): Promise<Vm>;
-  /** DELETE and poll; 404 is success. NIC and OS disk go too (deleteOption: Delete). */
+  /**
+   * DELETE; resolves once ARM has accepted it (202) or the VM is gone (404), without waiting
+   * for the operation: a GPU VM takes minutes to delete, and callers observe it go (the VM
+   * shows Deleting, then disappears with its NIC and OS disk: deleteOption: Delete).
+   */
   deleteVm(ref: ResourceRef): Promise<void>;
   listVms(scope: ResourceGroupScope): Promise<Vm[]>;
   listDisks(scope: ResourceGroupScope): Promise<Disk[]>;

@@ -31,6 +31,8 @@ export class Runtime {
   private readonly lastObserved = new WeakMap<object, string>();
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
   private readonly nicOwners = new Map<string, string>();
+  /** GC deletes whose request is still unanswered (not a record of what to delete: that is the world). */
+  private readonly gcInFlight = new Set<string>();
   private readonly effects: Effects;
   private readonly nodeClaimMachine: NodeClaimMachine;
   private readonly nicMachine: NicMachine;
@@ -148,7 +150,7 @@ export class Runtime {
       this.reconcileNodeClaims(world);
       if (!this.legacy) {
         this.reconcileNics(world);
-        await this.collectGarbage(world);
+        this.collectGarbage(world);
       }
     } finally {
       this.resyncing = false;
@@ -231,22 +233,35 @@ export class Runtime {
     };
   }
 
-  /** VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through their machine). */
-  private async collectGarbage(world: WorldView): Promise<void> {
+  /**
+   * VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through
+   * their machine). Fire and observe: the deletes are started, never awaited here, so a GPU
+   * VM's minutes-long delete holds no observation back; a later pass sees the VM Deleting (or
+   * gone, or back, if the delete failed, and then starts it again). `gcInFlight` only stops
+   * one pass from re-sending a request the previous pass has not had answered yet.
+   */
+  private collectGarbage(world: WorldView): void {
     const owned = new Set([...world.nodeClaims.keys()].map((n) => vmNameFor(n)));
     for (const vm of world.vms.values()) {
       if (owned.has(vm.name) || vm.provisioningState === 'Deleting') continue;
       if (world.at - (createdAtTag(vm.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.log(`vm/${vm.name}`, 'gc', 'orphan VM deleted');
-      await this.effects.deleteVmById(vm.id).catch((err: unknown) => this.log(`vm/${vm.name}`, 'gc-error', String(err)));
+      this.startGcDelete(`vm/${vm.name}`, 'orphan VM deleted', () => this.effects.deleteVmById(vm.id));
     }
     for (const disk of world.disks?.values() ?? []) {
       const ownerVm = disk.managedBy ? world.vms.has(disk.managedBy.slice(disk.managedBy.lastIndexOf('/') + 1)) : false;
       if (ownerVm || owned.has(disk.name.replace(/-osdisk$/, ''))) continue;
       if (world.at - (createdAtTag(disk.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.log(`disk/${disk.name}`, 'gc', 'orphan disk deleted');
-      await this.effects.deleteDiskById(disk.id).catch((err: unknown) => this.log(`disk/${disk.name}`, 'gc-error', String(err)));
+      this.startGcDelete(`disk/${disk.name}`, 'orphan disk deleted', () => this.effects.deleteDiskById(disk.id));
     }
+  }
+
+  private startGcDelete(actor: string, why: string, run: () => Promise<void>): void {
+    if (this.gcInFlight.has(actor)) return;
+    this.gcInFlight.add(actor);
+    this.log(actor, 'gc', why);
+    run()
+      .catch((err: unknown) => this.log(actor, 'gc-error', errorCode(err)))
+      .finally(() => this.gcInFlight.delete(actor));
   }
 
   private spawnNodeClaim(name: string, observed: NodeClaimObservation): NodeClaimActor {

@@ -198,9 +198,10 @@ export class Effects {
     const vm = this.world()?.vms.get(vmNameFor(name));
     const ref = cls ? this.ref(cls, vmNameFor(name)) : vm ? refFromId(vm.id) : undefined;
     if (!ref) return;
-    // A read first: a failed launch left no VM, and a DELETE would spend a write token on a 404.
+    // A read first: a failed launch left no VM, and a DELETE would spend a write token on a
+    // 404; a VM already Deleting needs nothing (the delete runs for minutes; we observe it go).
     const existing = await this.deps.arm.getVm(ref);
-    if (!existing) return;
+    if (!existing || existing.provisioningState === 'Deleting') return;
     await this.deps.arm.deleteVm(ref);
     if (existing.provisioningState === 'Succeeded') this.deps.offerings?.noteCoresFreed(existing.vmSize, existing.location);
   }

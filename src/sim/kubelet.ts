@@ -28,6 +28,8 @@ export class SimKubelet {
     private readonly random: Random,
     private readonly instanceTypes: ReadonlyMap<string, InstanceType>,
     private readonly bootMs: { min: number; max: number },
+    /** Fraction of booted VMs whose node never registers (failed bootstrap, expired join token). */
+    private readonly neverJoinRate = 0,
   ) {}
 
   tick(): void {
@@ -49,12 +51,15 @@ export class SimKubelet {
       let at = this.readyAt.get(vm.id);
       if (at === undefined) {
         at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
+        if (this.neverJoinRate > 0 && this.random.next() < this.neverJoinRate) at = Number.POSITIVE_INFINITY;
         this.readyAt.set(vm.id, at);
       }
       if (now < at) continue;
       this.readyAt.delete(vm.id);
       this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now));
     }
+    // Forget boot plans of VMs that went away (a node that never joined has one forever).
+    for (const id of this.readyAt.keys()) if (!live.has((PROVIDER_ID_PREFIX + id).toLowerCase())) this.readyAt.delete(id);
     for (const node of this.cluster.nodes.values()) {
       const pid = node.spec.providerID?.toLowerCase();
       if (!pid || live.has(pid) || !isReady(node)) continue;

@@ -1,6 +1,6 @@
 import type { SimulationReportInput, NamedSeries, TimePoint } from '../viz/report.js';
 import type { LogEntry } from '../runtime/event-log.js';
-import { QUIESCE_MS, SIM_EPOCH_MS, type SimulationResult, type SimulationWorld } from './simulation.js';
+import { SIM_EPOCH_MS, type SimulationResult, type SimulationWorld } from './simulation.js';
 
 const SAMPLE_MS = 60_000;
 
@@ -37,7 +37,7 @@ export class ReportRecorder {
     return {
       name: result.strategy,
       subtitle: `${result.scenario}, seed ${result.seed}`,
-      durationMs: result.simulatedSeconds * 1000 + QUIESCE_MS,
+      durationMs: (result.simulatedSeconds + result.settleSeconds) * 1000,
       nicsByState: series(this.nics),
       subnetIpsUsed: series(this.subnets),
       subnetCapacity: [...this.capacity].map(([name, capacity]) => ({ name, capacity })),

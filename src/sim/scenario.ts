@@ -86,10 +86,15 @@ export const ScenarioSchema = z.strictObject({
       /** Controller crashes at random await points, spread over the run (the CLI's --restarts overrides). */
       restarts: z.number().int().nonnegative().default(0),
       restartDelaySeconds: z.number().nonnegative().default(30),
+      /**
+       * Fraction of booted VMs whose node never registers (a failed bootstrap, an expired join
+       * token): registration liveness must delete them, leak-free. Real fleets see a few percent.
+       */
+      nodeNeverJoinsRate: z.number().min(0).max(1).default(0.02),
       /** Scheduled faults: at a time, inject into the fake ARM (same shapes as POST /_sim/faults). */
       schedule: z.array(z.strictObject({ at: z.number().nonnegative(), fault: ArmFaultSchema })).default([]),
     })
-    .default({ throttling: true, transientFaultRate: 0, timeoutRate: 0, restarts: 0, restartDelaySeconds: 30, schedule: [] }),
+    .default({ throttling: true, transientFaultRate: 0, timeoutRate: 0, restarts: 0, restartDelaySeconds: 30, nodeNeverJoinsRate: 0.02, schedule: [] }),
   controller: z
     .strictObject({
       provisionIntervalSeconds: z.number().positive().default(10),

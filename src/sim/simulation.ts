@@ -22,8 +22,15 @@ import { Workload } from './workload.js';
 /** Every simulation starts at the same instant, so logs from the same seed are identical. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
 const KUBELET_TICK_MS = 10_000;
-/** After the run, Karpenter's controllers stop and the world gets this long to settle before leaks are counted. */
-export const QUIESCE_MS = 20 * 60_000;
+/**
+ * After the run, provisioning and disruption stop and the world settles until it is
+ * quiescent (no operation in flight, every NodeClaim registered or gone, every NIC, VM and
+ * disk owned), looked at every SETTLE_STEP_MS and for at most MAX_SETTLE_MS: longer than any
+ * legitimate wait (launch and registration deadlines, reservations, GPU VM deletes, a long
+ * Retry-After), so what is left then is stuck or leaked.
+ */
+export const MAX_SETTLE_MS = 2 * 3_600_000;
+const SETTLE_STEP_MS = 60_000;
 
 export interface SimulationOptions {
   scenario: Scenario;
@@ -77,6 +84,8 @@ export interface SimulationResult {
   simulatedSeconds: number;
   wallSeconds: number;
   restarts: number;
+  /** How long the world took to settle after the run (MAX_SETTLE_MS if it never did). */
+  settleSeconds: number;
   nodeClaimsCreated: number;
   nodeClaimsLaunched: number;
   createFailures: number;
@@ -87,6 +96,10 @@ export interface SimulationResult {
   leakedNics: number;
   leakedVms: number;
   leakedDisks: number;
+  /** NodeClaims that made no progress past their liveness deadline (not registered, or still terminating) once settled. */
+  stuckNodeClaims: number;
+  /** VMs ARM still shows in provisioningState Failed once settled. */
+  failedVmsLeft: number;
   peakSubnetIpsUsed: number;
   subnetIpsUsedAtEnd: number;
   armCalls: Record<string, Record<string, number>>;
@@ -99,6 +112,8 @@ export interface SimulationResult {
   armReadsPerHourBySubscription: Record<string, number>;
   armReadsPerHourPerSubscription: number;
   timeToReapSeconds: Percentiles;
+  /** Seconds from the end of ARM's reservation on a failed attempt's NIC to the NIC gone (target: ≤ 5 at p100). */
+  reapAfterReservationSeconds: Percentiles;
   podsRunning: number;
   podsPending: number;
   eventLogSha256: string;
@@ -147,7 +162,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   const failuresByCode: Record<string, number> = {};
   const onArmEvent = (e: ArmEvent): void => {
     const status = Number(e.status);
-    if (e.op === 'nic.put' && status === 201) counters.nicsCreated++;
+    if (e.op === 'nic.created') counters.nicsCreated++;
     if (e.op === 'nic.removed') counters.nicsDeleted++;
     if ((e.op === 'vm.put' && status === 409) || e.op === 'vm.failed') {
       counters.createFailures++;
@@ -171,6 +186,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     random.fork('kubelet'),
     new Map(STATIC_INSTANCE_TYPES.map((t) => [t.name.toLowerCase(), t])),
     { min: scenario.controller.bootSeconds[0] * 1000, max: scenario.controller.bootSeconds[1] * 1000 },
+    scenario.faults.nodeNeverJoinsRate,
   );
   const workload = new Workload(cluster, clock, scenario.workload);
   const every = (ms: number, fn: () => void): void => {
@@ -262,13 +278,19 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   // Settle: no new pods, no provisioning or disruption, no more crashes; in-flight work finishes.
   provisioning = false;
   workload.freeze();
-  await clock.runUntil(end + QUIESCE_MS);
+  let settled = end;
+  while (settled < end + MAX_SETTLE_MS && !quiescent(arm, cluster)) {
+    settled += SETTLE_STEP_MS;
+    await clock.runUntil(settled);
+  }
   runtime?.stop();
 
-  const live = new Set(cluster.nodeClaims.keys());
+  const stuck = stuckNodeClaims(cluster);
+  const live = new Set([...cluster.nodeClaims.keys()].filter((n) => !stuck.includes(n)));
   const leaks = arm.leaks(live);
   const reap = percentiles(arm.reapTimesSeconds());
   const snapshot = arm.snapshot();
+  const failedVms = snapshot.vms.filter((v) => v.provisioningState === 'Failed');
   const pods = [...cluster.pods.values()];
   const armCalls = arm.armCalls();
   const wallSeconds = Number(process.hrtime.bigint() - wallStart) / 1e9;
@@ -280,6 +302,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     simulatedSeconds: mainMs / 1000,
     wallSeconds: Math.round(wallSeconds * 1000) / 1000,
     restarts,
+    settleSeconds: (settled - end) / 1000,
     nodeClaimsCreated: cluster.stats.nodeClaimsCreated,
     nodeClaimsLaunched: counters.launched,
     createFailures: failedAttempts,
@@ -290,6 +313,8 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     leakedNics: leaks.nics.length,
     leakedVms: leaks.vms.length,
     leakedDisks: leaks.disks.length,
+    stuckNodeClaims: stuck.length,
+    failedVmsLeft: failedVms.length,
     peakSubnetIpsUsed: arm.peakSubnetIpsUsed(),
     subnetIpsUsedAtEnd: snapshot.subnets.reduce((n, s) => n + s.used, 0),
     armCalls,
@@ -297,6 +322,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     armReadsPerHourBySubscription: Object.fromEntries([...reads].sort().map(([sub, n]) => [sub, Math.round((n / hours) * 10) / 10])),
     armReadsPerHourPerSubscription: Math.round((Math.max(0, ...reads.values()) / hours) * 10) / 10,
     timeToReapSeconds: reap,
+    reapAfterReservationSeconds: percentiles(arm.reapAfterReservationSeconds()),
     podsRunning: pods.filter((p) => p.spec.nodeName).length,
     podsPending: pods.filter((p) => !p.spec.nodeName).length,
     eventLogSha256: hash.digest('hex'),
@@ -306,21 +332,24 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
 }
 
 /**
- * What a settled world must look like under the machine strategy: every NodeClaim running
- * or gone, every NIC attached to a VM of a live NodeClaim, every VM and disk owned, subnet
- * addresses returned.
+ * What a settled world must look like under the machine strategy: every NodeClaim
+ * registered or gone, every NIC attached to a VM of a live NodeClaim, every VM Succeeded and
+ * owned, every disk owned, subnet addresses returned. Resources of a stuck NodeClaim count
+ * as leaked: nothing will ever release them.
  */
 export function settledInvariants(arm: FakeArm, cluster: FakeCluster): string[] {
   const problems: string[] = [];
   const snap = arm.snapshot();
-  const leaks = arm.leaks(new Set(cluster.nodeClaims.keys()));
+  const stuck = stuckNodeClaims(cluster);
+  const leaks = arm.leaks(new Set([...cluster.nodeClaims.keys()].filter((n) => !stuck.includes(n))));
   for (const n of leaks.nics) problems.push(`leaked NIC ${n.name}`);
   for (const v of leaks.vms) problems.push(`leaked VM ${v.name}`);
   for (const d of leaks.disks) problems.push(`leaked disk ${d.name}`);
-  for (const nc of cluster.nodeClaims.values()) {
-    if (nc.metadata.deletionTimestamp) problems.push(`NodeClaim ${nc.metadata.name} still terminating`);
-    else if (!nc.status.providerID) problems.push(`NodeClaim ${nc.metadata.name} never launched`);
+  for (const name of stuck) {
+    const nc = cluster.nodeClaims.get(name)!;
+    problems.push(`NodeClaim ${name} stuck ${nc.metadata.deletionTimestamp ? 'terminating' : nc.status.providerID ? 'unregistered' : 'unlaunched'}`);
   }
+  for (const v of snap.vms) if (v.provisioningState !== 'Succeeded') problems.push(`VM ${v.name} left ${v.provisioningState}`);
   const attached = snap.nics.filter((n) => n.virtualMachineId).length;
   if (attached !== snap.nics.length) problems.push(`${snap.nics.length - attached} NIC(s) without a VM`);
   const used = snap.subnets.reduce((n, s) => n + s.used, 0);
@@ -345,10 +374,43 @@ function countReads(port: AzurePort, reads: Map<string, number>, counting: () =>
   });
 }
 
+/** Settled: no ARM operation in flight and nothing the invariants object to. */
+function quiescent(arm: FakeArm, cluster: FakeCluster): boolean {
+  return arm.snapshot().operations.inProgress === 0 && settledInvariants(arm, cluster).length === 0;
+}
+
+/**
+ * NodeClaims a settled world still holds that are not a working node: still terminating, or
+ * not registered. Called once the world has settled (or MAX_SETTLE_MS has passed), which is
+ * beyond every liveness deadline, so each of these made no progress past it.
+ */
+export function stuckNodeClaims(cluster: FakeCluster): string[] {
+  const out: string[] = [];
+  for (const nc of cluster.nodeClaims.values()) {
+    const registered = nc.status.conditions.some((c) => c.type === 'Registered' && c.status === 'True');
+    if (nc.metadata.deletionTimestamp || !registered) out.push(nc.metadata.name);
+  }
+  return out;
+}
+
 function randomCrashes(random: SeededRandom, count: number, mainMs: number): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (let i = 0; i < count; i++) out.push([Math.floor(random.next() * mainMs), Math.floor(random.next() * 20)]);
   return out.sort((a, b) => a[0] - b[0]);
+}
+
+/** What `--assert-no-leaks` refuses: any leaked NIC, VM or disk, a stuck NodeClaim or a Failed VM left behind. */
+export function leakSummary(r: SimulationResult): string | undefined {
+  const parts: string[] = [];
+  const add = (n: number, what: string) => {
+    if (n > 0) parts.push(`${n} ${what}`);
+  };
+  add(r.leakedNics, 'NICs');
+  add(r.leakedVms, 'VMs');
+  add(r.leakedDisks, 'disks');
+  add(r.stuckNodeClaims, 'stuck NodeClaims');
+  add(r.failedVmsLeft, 'Failed VMs left');
+  return parts.length ? parts.join(', ') : undefined;
 }
 
 export function percentiles(values: number[]): Percentiles {

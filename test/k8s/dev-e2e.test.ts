@@ -14,10 +14,12 @@ const FAST: FakeArmLatency = {
   read: { min: 0, max: 5 },
   nicPut: { min: 50, max: 150 },
   nicDelete: { min: 50, max: 150 },
+  nicDeleteOperation: { min: 50, max: 150 },
   vmPut: { min: 50, max: 150 },
   vmCreate: { min: 1_500, max: 2_500 },
   vmCreateFailure: { min: 500, max: 1_000 },
   vmDelete: { min: 1_000, max: 1_500 },
+  gpuVmDelete: { min: 1_500, max: 2_500 },
   diskDelete: { min: 100, max: 200 },
 };
 const H200_FAMILY = 'standardNDSH200v5Family';

@@ -108,7 +108,7 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
     await h.run(arm.deleteNic(ref(nicNameFor('a'))));
     expect(arm.nicList({ subscriptionId: SUB, resourceGroup: 'rg-gpu' })).toEqual([]);
     expect(arm.reapTimesSeconds()).toEqual([180]);
-    expect(arm.armCalls()['nic.delete']).toEqual({ '400': 1, '200': 1 });
+    expect(arm.armCalls()['nic.delete']).toEqual({ '400': 1, '202': 1 });
     expect(arm.armCalls()['vm.put']).toEqual({ '409': 1 });
     expect(arm.vmList({ subscriptionId: SUB, resourceGroup: 'rg-gpu' })).toEqual([]);
   });
@@ -235,8 +235,11 @@ describe('FakeArm VM lifecycle', () => {
     await h.advance(2_000);
     expect(arm.vmGet(ref(vmNameFor('a')))?.provisioningState).toBe('Deleting');
     expect(arm.snapshot().quota[0]?.usedCores).toBe(96);
-    await h.advance(90_000);
+    // accepted, not finished: a GPU VM takes 2-8 minutes to delete
     expect(delP.done).toBe(true);
+    await h.advance(120_000);
+    expect(arm.vmGet(ref(vmNameFor('a')))).toBeDefined();
+    await h.advance(360_000);
     expect(delP.error).toBeUndefined();
     const snap = arm.snapshot();
     expect(snap.vms).toEqual([]);
@@ -271,8 +274,14 @@ describe('FakeArm VM lifecycle', () => {
     expect(arm.snapshot().reservations[0]?.until).toBe(put + 180_000);
     expect(() => arm.nicDelete(ref(nicNameFor('a')))).toThrowError(/NicReservedForAnotherVm/);
     await h.advance(put + 180_000 - h.clock.now());
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toBe('deleted');
-    expect(arm.reapTimesSeconds()).toEqual([(put + 180_000 - failed.t) / 1000]);
+    expect(arm.nicDelete(ref(nicNameFor('a')))).toHaveProperty('operationId');
+    // accepted; the NIC goes when its delete operation ends (1-2.5 s later)
+    expect(arm.nicGet(ref(nicNameFor('a')))?.provisioningState).toBe('Deleting');
+    await h.advance(2_500);
+    const [afterReservation] = arm.reapAfterReservationSeconds();
+    expect(afterReservation).toBeGreaterThanOrEqual(1);
+    expect(afterReservation).toBeLessThanOrEqual(2.5);
+    expect(arm.reapTimesSeconds()).toEqual([(put + 180_000 - failed.t) / 1000 + afterReservation!]);
     // the failed create's quota came back: a second region-wide create fits again
     expect(arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
   });

@@ -25,7 +25,7 @@ describe('FakeArm throttling', () => {
     expect(e.statusCode).toBe(429);
     expect(e.retryAfterSeconds).toBe(1);
     // Deletes and reads have their own buckets.
-    expect(arm.nicDelete(ref(nicNameFor('n0')))).toBe('deleted');
+    expect(arm.nicDelete(ref(nicNameFor('n0')))).toHaveProperty('operationId');
     expect(arm.nicGet(ref(nicNameFor('n1')))?.name).toBe(nicNameFor('n1'));
     await h.advance(99);
     expect(() => arm.nicPut(nicSpec('x'))).toThrowError(/TooManyRequests/);
@@ -73,7 +73,7 @@ describe('FakeArm throttling', () => {
     expect(e.retryAfterSeconds).toBe(1);
     expect(arm.nicPut(nicSpec('b')).created).toBe(true); // writes untouched
     arm.injectFault({ kind: 'throttle', enabled: false });
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toBe('deleted');
+    expect(arm.nicDelete(ref(nicNameFor('a')))).toHaveProperty('operationId');
     expect(h.events.filter((ev) => ev.op === 'fault.injected')).toHaveLength(2);
   });
 });
@@ -213,6 +213,6 @@ describe('FakeArm determinism and scale', () => {
     for (const spec of specs) h.arm.nicPut(spec);
     for (const spec of specs) h.arm.nicDelete(spec.ref);
     expect(h.arm.subnetIpsUsed(SUBNET)).toBe(0);
-    expect(h.arm.armCalls()).toEqual({ 'nic.put': { '201': n }, 'nic.delete': { '200': n } });
+    expect(h.arm.armCalls()).toEqual({ 'nic.put': { '201': n }, 'nic.delete': { '202': n } });
   });
 });

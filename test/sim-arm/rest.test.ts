@@ -125,7 +125,7 @@ describe('ARM REST face: network interfaces', () => {
   });
 
   it('DELETE: 202 with Azure-AsyncOperation and Location; 204 when already gone; 400 SubnetIsFull body', async () => {
-    const { call } = rest(baseConfig({ subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/29' }] }));
+    const { call, h } = rest(baseConfig({ subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/29' }] }));
     for (const n of ['a', 'b', 'c']) expect((await call('PUT', `${nicPath(n)}?api-version=${NET_API}`, nicBody())).status).toBe(201);
     const full = await call('PUT', `${nicPath('d')}?api-version=${NET_API}`, nicBody());
     expect(full.status).toBe(400);
@@ -135,6 +135,10 @@ describe('ARM REST face: network interfaces', () => {
     expect(del.status).toBe(202);
     expect(del.headers['azure-asyncoperation']).toContain('/providers/Microsoft.Network/locations/eastus2/operations/');
     expect(del.headers['location']).toContain('/providers/Microsoft.Network/locations/eastus2/operationResults/');
+    // Microsoft.Network deletes asynchronously: in progress, then done a few seconds later
+    expect((await call('GET', rel(del.headers['location']!))).status).toBe(202);
+    expect((await call('GET', `${nicPath('a')}?api-version=${NET_API}`)).json).toMatchObject({ properties: { provisioningState: 'Deleting' } });
+    await h.advance(2_500);
     expect((await call('GET', rel(del.headers['location']!))).status).toBe(204);
     const gone = await call('DELETE', `${nicPath('a')}?api-version=${NET_API}`);
     expect(gone.status).toBe(204);
@@ -168,7 +172,7 @@ describe('ARM REST face: virtual machines', () => {
     const nic = await call('GET', `${nicPath('nic-a')}?api-version=${NET_API}`);
     expect(nic.json).toMatchObject({ properties: { virtualMachine: { id: vmPath('vm-a') } } });
 
-    await h.advance(120_000);
+    await h.advance(240_000);
     const done = await call('GET', rel(op));
     expect(done.json).toMatchObject({ status: 'Succeeded' });
     expect(typeof done.json['endTime']).toBe('string');
@@ -298,8 +302,13 @@ describe('ARM REST face: throttling, SKUs and simulator control', () => {
     const adv = await call('POST', '/_sim/clock/advance?seconds=180');
     expect(adv.json['t']).toBe(t0 + 180_000);
     expect((await call('DELETE', `${nicPath('nic-a')}?api-version=${NET_API}`)).status).toBe(202);
+    await call('POST', '/_sim/clock/advance?seconds=3');
     const state = await call('GET', '/_sim/state');
-    expect(state.json).toMatchObject({ nics: [], vms: [], reapTimesSeconds: [180], armCalls: { 'vm.put': { '409': 1 } } });
+    expect(state.json).toMatchObject({ nics: [], vms: [], armCalls: { 'vm.put': { '409': 1 } } });
+    // gone once the delete operation ended, 1-2.5 s after ARM accepted it at 180 s
+    const [reaped] = state.json['reapTimesSeconds'] as number[];
+    expect(reaped).toBeGreaterThanOrEqual(181);
+    expect(reaped).toBeLessThanOrEqual(182.5);
     expect(state.json['quota']).toEqual([{ subscriptionId: SUB, location: 'eastus2', family: 'standardNDSH200v5Family', usedCores: 0, limitCores: 0 }]);
   });
 });

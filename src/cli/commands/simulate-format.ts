@@ -1,5 +1,5 @@
 import type { Scenario } from '../../sim/scenario.js';
-import type { SimulationResult } from '../../sim/simulation.js';
+import { leakSummary, MAX_SETTLE_MS, type SimulationResult } from '../../sim/simulation.js';
 
 type Row = [label: string, value: (r: SimulationResult) => string];
 
@@ -13,6 +13,8 @@ const ROWS: Row[] = [
   ['leaked NICs', (r) => String(r.leakedNics)],
   ['leaked VMs', (r) => String(r.leakedVms)],
   ['leaked disks', (r) => String(r.leakedDisks)],
+  ['stuck NodeClaims', (r) => String(r.stuckNodeClaims)],
+  ['Failed VMs left', (r) => String(r.failedVmsLeft)],
   ['peak subnet IPs used', (r) => String(r.peakSubnetIpsUsed)],
   ['subnet IPs used at end', (r) => String(r.subnetIpsUsedAtEnd)],
   ['time to reap p50 / max (s)', (r) => (r.timeToReapSeconds.count ? `${r.timeToReapSeconds.p50} / ${r.timeToReapSeconds.max}` : '-')],
@@ -38,14 +40,20 @@ export function formatComparison(scenario: Scenario, results: SimulationResult[]
     '',
   ];
   for (const r of results) {
-    const leaked = r.leakedNics + r.leakedVms + r.leakedDisks;
+    const leaked = leakSummary(r);
     const codes = Object.entries(r.createFailuresByCode).map(([c, n]) => `${c}×${n}`).join(', ');
     out.push(
-      leaked === 0
+      leaked === undefined
         ? `  ${r.strategy}: nothing leaked${codes ? ` (failures: ${codes})` : ''}`
-        : `  ${r.strategy}: LEAKED ${r.leakedNics} NICs, ${r.leakedVms} VMs, ${r.leakedDisks} disks${codes ? ` (failures: ${codes})` : ''}`,
+        : `  ${r.strategy}: LEAKED ${leaked}${codes ? ` (failures: ${codes})` : ''}`,
     );
   }
-  out.push('', 'Leaks are counted after the run, once provisioning and disruption have stopped and the world has had 20 simulated minutes to settle.', '');
+  out.push(
+    '',
+    'Leaks are counted once the world has settled after the run (provisioning and disruption stopped, no operation in flight,',
+    `every NodeClaim registered or gone; at most ${MAX_SETTLE_MS / 3_600_000} simulated hours): a NodeClaim still unregistered or terminating then is stuck,`,
+    'and what it holds counts as leaked.',
+    '',
+  );
   return out.join('\n');
 }

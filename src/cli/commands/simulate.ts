@@ -6,7 +6,7 @@ import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
 import { ReportRecorder } from '../../sim/report-recorder.js';
 import { sdkArmAdapter } from '../../sim/sdk-route.js';
 import { renderReportHtml, type SimulationReportInput } from '../../viz/report.js';
-import { runSimulation, type SimulationResult } from '../../sim/simulation.js';
+import { leakSummary, runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
 import { defaultWorkers, MAX_WORKERS, runSweep, summarizeSweep, type SweepJob } from '../../sim/sweep/sweep.js';
 import { simulateWithLiveView } from '../../live/cli.js';
@@ -97,7 +97,7 @@ export function register(program: Command): void {
     .addOption(new Option('--strategy <name>', 'NIC cleanup strategy to run').choices([...STRATEGIES, 'all']).default('machine'))
     .option('--restarts <n>', 'kill the controller at this many random await points (overrides the scenario)', integer('--restarts', 0))
     .option('--json', 'print exactly one JSON object instead of the report')
-    .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked')
+    .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked, a NodeClaim is stuck or a Failed VM is left')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
     .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', integer('--ui', 0))
@@ -140,9 +140,9 @@ export function register(program: Command): void {
         process.stdout.write(formatComparison(scenario, results));
       }
       if (flags.assertNoLeaks) {
-        const leaky = results.filter((r) => r.leakedNics + r.leakedVms + r.leakedDisks > 0);
+        const leaky = results.filter((r) => leakSummary(r) !== undefined);
         if (leaky.length > 0) {
-          process.stderr.write(`azflex: leaks found with strategy ${leaky.map((r) => `${r.strategy} (${r.leakedNics} NICs, ${r.leakedVms} VMs, ${r.leakedDisks} disks)`).join(', ')}\n`);
+          process.stderr.write(`azflex: leaks found with strategy ${leaky.map((r) => `${r.strategy} (${leakSummary(r)})`).join(', ')}\n`);
           process.exitCode = 1;
         }
       }

@@ -118,6 +118,7 @@ export class FakeArm implements AzurePort {
 
   private readonly calls = new Map<string, Map<number, number>>();
   private readonly reapTimes: number[] = [];
+  private readonly reapAfterReservation: number[] = [];
   private peakTotalIps = 0;
   private totalIps = 0;
   private lastBucket: { kind: BucketKind; remaining: number } | undefined;
@@ -149,10 +150,12 @@ export class FakeArm implements AzurePort {
     return this.respond(this.latency.nicPut, () => this.nicPut(spec).nic);
   }
 
-  deleteNic(ref: ResourceRef): Promise<void> {
-    return this.respond(this.latency.nicDelete, () => {
-      this.nicDelete(ref);
-    });
+  /** DELETE, then waits for the delete operation (Microsoft.Network deletes NICs asynchronously). */
+  async deleteNic(ref: ResourceRef): Promise<void> {
+    const begun = await this.respond(this.latency.nicDelete, () => this.nicDelete(ref));
+    if (begun === 'notFound') return;
+    const op = this.ops.get(begun.operationId);
+    if (op) await this.waitOp(op);
   }
 
   listNics(scope: ResourceGroupScope): Promise<Nic[]> {
@@ -189,12 +192,9 @@ export class FakeArm implements AzurePort {
     return op.result ?? toVm(begun.vm);
   }
 
+  /** Accepted or gone: the delete runs on (see AzurePort.deleteVm). */
   async deleteVm(ref: ResourceRef): Promise<void> {
-    const begun = await this.respond(this.latency.vmPut, () => this.beginDeleteVm(ref));
-    if (!begun) return;
-    const op = this.ops.get(begun.operationId)!;
-    await this.waitOp(op);
-    if (op.status.status === 'Failed') throw toAzureError(op.status.error, 500);
+    await this.respond(this.latency.vmPut, () => this.beginDeleteVm(ref));
   }
 
   listVms(scope: ResourceGroupScope): Promise<Vm[]> {
@@ -219,6 +219,7 @@ export class FakeArm implements AzurePort {
     return this.invoke<{ nic: Nic; created: boolean }>('nic.put', 'writes', spec.ref.subscriptionId, spec.location, spec.ref.name, () => {
       const key = id.toLowerCase();
       const existing = this.nics.get(key);
+      if (existing?.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${id} is being deleted.`);
       if (existing) return { status: 200, value: { nic: this.nicView(existing), created: false } };
       const subnet = this.subnets.get(spec.subnetId.toLowerCase());
       if (!subnet) throw msg.invalid(`Subnet ${spec.subnetId} referenced by resource ${id} was not found.`);
@@ -231,6 +232,8 @@ export class FakeArm implements AzurePort {
         ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0,
       };
       this.nics.set(key, rec);
+      // Reported here, inside the call: a PUT whose reply is lost still created the NIC.
+      this.emit('nic.created', rec.name, 'Created');
       return { status: 201, value: { nic: this.nicView(rec), created: true } };
     });
   }
@@ -239,17 +242,31 @@ export class FakeArm implements AzurePort {
     return this.getOne('nic.get', ref, this.nics, 'Microsoft.Network/networkInterfaces', (rec) => this.nicView(rec));
   }
 
-  /** NIC DELETE: 'notFound' is a success counted as 404. Refuses NICs in use or reserved. */
-  nicDelete(ref: ResourceRef): 'deleted' | 'notFound' {
+  /**
+   * NIC DELETE: 'notFound' is a success counted as 404. Refuses NICs in use or reserved.
+   * Accepted (202), the NIC shows Deleting until its delete operation ends.
+   */
+  nicDelete(ref: ResourceRef): { operationId: string } | 'notFound' {
     const key = armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase();
     const rec = this.nics.get(key);
-    return this.invoke('nic.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
-      if (!rec) return { status: 404, value: 'notFound' as const };
+    return this.invoke<{ operationId: string } | 'notFound'>('nic.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      if (!rec) return { status: 404, value: 'notFound' };
+      if (rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
       const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
       if (vm) throw msg.nicInUse(rec.id, vm.id);
       if (this.clock.now() < rec.reservedUntil) throw msg.nicReserved(rec.reservedFor ?? '', this.reservationSeconds);
-      this.removeNic(rec);
-      return { status: 200, value: 'deleted' as const };
+      const op = this.newOp('delete');
+      rec.deleteOp = op;
+      rec.view = undefined;
+      const delay = this.draw(this.latency.nicDeleteOperation);
+      if (delay <= 0) this.removeNic(rec);
+      else {
+        rec.deleteTimer = this.clock.setTimer(delay, () => {
+          rec.deleteTimer = undefined;
+          if (this.nics.get(rec.key) === rec) this.removeNic(rec);
+        });
+      }
+      return { status: 202, value: { operationId: op.id } };
     });
   }
 
@@ -278,7 +295,7 @@ export class FakeArm implements AzurePort {
       const nics: NicRecord[] = [];
       for (const nicId of req.nicIds) {
         const nic = this.nics.get(nicId.toLowerCase());
-        if (!nic) throw msg.invalid(`Resource ${nicId} referenced by resource ${id} was not found.`);
+        if (!nic || nic.deleteOp) throw msg.invalid(`Resource ${nicId} referenced by resource ${id} was not found.`);
         const owner = nic.attachedVmKey === undefined ? undefined : this.vms.get(nic.attachedVmKey);
         // An attached NIC is owned; a refused PUT does not reserve it (the owner keeps it).
         if (owner && owner.key !== key) throw msg.nicInUse(nic.id, owner.id);
@@ -336,6 +353,7 @@ export class FakeArm implements AzurePort {
       if (rec.provisioningState === 'Deleting' && rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
       if (rec.timer !== undefined) this.clock.clearTimer(rec.timer);
       rec.timer = undefined;
+      const wasAllocated = rec.provisioningState === 'Succeeded';
       if (rec.provisioningState === 'Creating' && rec.createOp) {
         this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
       }
@@ -343,7 +361,7 @@ export class FakeArm implements AzurePort {
       rec.view = undefined;
       const op = this.newOp('delete');
       rec.deleteOp = op;
-      const delay = this.draw(this.latency.vmDelete);
+      const delay = this.draw(this.deleteLatency(rec, wasAllocated));
       rec.timer = this.clock.setTimer(delay, () => {
         rec.timer = undefined;
         this.removeVm(rec);
@@ -490,6 +508,11 @@ export class FakeArm implements AzurePort {
    */
   reapTimesSeconds(): number[] {
     return [...this.reapTimes];
+  }
+
+  /** For the same NICs: seconds from the end of ARM's own reservation on the NIC to its deletion (the p100 target is ≤ 5 s). */
+  reapAfterReservationSeconds(): number[] {
+    return [...this.reapAfterReservation];
   }
 
   snapshot(): SnapshotJson {
@@ -752,11 +775,23 @@ export class FakeArm implements AzurePort {
     this.emit('vm.removed', vm.name, 'Deleted');
   }
 
+  /** How long deleting this VM takes: GPU hosts take minutes to deprovision; a VM that never allocated has nothing to release. */
+  private deleteLatency(vm: VmRecord, allocated: boolean): LatencyRangeMs {
+    const gpu = (this.types.get(vm.vmSize.toLowerCase())?.gpuCount ?? 0) > 0;
+    return allocated && gpu ? this.latency.gpuVmDelete : this.latency.vmDelete;
+  }
+
   private removeNic(nic: NicRecord): void {
     this.nics.delete(nic.key);
+    if (nic.deleteTimer !== undefined) this.clock.clearTimer(nic.deleteTimer);
+    nic.deleteTimer = undefined;
+    if (nic.deleteOp) this.finishOp(nic.deleteOp, { status: 'Succeeded' });
     nic.subnet.release(nic.ipOffset);
     this.totalIps--;
-    if (nic.failedAt !== undefined) this.reapTimes.push((this.clock.now() - nic.failedAt) / 1000);
+    if (nic.failedAt !== undefined) {
+      this.reapTimes.push((this.clock.now() - nic.failedAt) / 1000);
+      this.reapAfterReservation.push((this.clock.now() - nic.reservedUntil) / 1000);
+    }
     this.emit('nic.removed', nic.name, 'Deleted');
   }
 
@@ -853,7 +888,7 @@ export class FakeArm implements AzurePort {
     if (rec.view) return rec.view;
     const nic: Nic = {
       id: rec.id, name: rec.name, location: rec.location, subnetId: rec.subnetId, privateIpAddress: rec.ip,
-      provisioningState: 'Succeeded', tags: Object.freeze({ ...rec.tags }),
+      provisioningState: rec.deleteOp ? 'Deleting' : 'Succeeded', tags: Object.freeze({ ...rec.tags }),
     };
     const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
     if (vm) nic.virtualMachineId = vm.id;

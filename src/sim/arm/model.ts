@@ -122,6 +122,9 @@ export interface NicRecord {
   reservedFor?: string;
   /** First VM-create failure since the NIC was last attached successfully (for reapTimesSeconds). */
   failedAt?: number;
+  /** Set while an accepted DELETE runs (the NIC shows Deleting). */
+  deleteOp?: OpRecord;
+  deleteTimer?: TimerId;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Nic;
 }

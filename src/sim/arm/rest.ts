@@ -167,9 +167,9 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       }
       case 'DELETE': {
         const existing = arm.nicLocation(ref);
-        if (arm.nicDelete(ref) === 'notFound') return { status: 204, headers: {} };
-        const opId = arm.completedOperation('delete');
-        return { status: 202, headers: asyncHeaders('Microsoft.Network', ref.subscriptionId, existing ?? 'global', opId, apiVersion, true) };
+        const begun = arm.nicDelete(ref);
+        if (begun === 'notFound') return { status: 204, headers: {} };
+        return { status: 202, headers: asyncHeaders('Microsoft.Network', ref.subscriptionId, existing ?? 'global', begun.operationId, apiVersion, true) };
       }
       default:
         throw methodNotAllowed(method, url);

@@ -28,7 +28,8 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.object({
   subnets: z.array(z.object({ id: z.string().startsWith('/subscriptions/'), addressPrefix: z.string() })),
   latencyMs: z
     .object({
-      read: range, nicPut: range, nicDelete: range, vmPut: range, vmCreate: range, vmCreateFailure: range, vmDelete: range, diskDelete: range,
+      read: range, nicPut: range, nicDelete: range, nicDeleteOperation: range, vmPut: range, vmCreate: range, vmCreateFailure: range,
+      vmDelete: range, gpuVmDelete: range, diskDelete: range,
     })
     .partial()
     .optional(),

@@ -15,15 +15,20 @@ export interface FakeArmLatency {
   read: LatencyRangeMs;
   /** NIC PUT until the response (the NIC is usable as soon as it exists). */
   nicPut: LatencyRangeMs;
+  /** NIC DELETE until ARM accepts it (202). */
   nicDelete: LatencyRangeMs;
+  /** NIC delete operation, from acceptance to the NIC being gone (the NIC shows Deleting meanwhile). */
+  nicDeleteOperation: LatencyRangeMs;
   /** The synchronous answer of a VM PUT (accepted or refused). */
   vmPut: LatencyRangeMs;
   /** VM create LRO, from acceptance to Succeeded. */
   vmCreate: LatencyRangeMs;
   /** VM create LRO, from acceptance to an async allocation failure. */
   vmCreateFailure: LatencyRangeMs;
-  /** VM delete LRO, from acceptance to the VM (and its cascade) being gone. */
+  /** VM delete LRO, from acceptance to the VM (and its cascade) being gone: VMs without GPUs, and VMs that never allocated (Failed). */
   vmDelete: LatencyRangeMs;
+  /** The same for an allocated VM whose size has GPUs. */
+  gpuVmDelete: LatencyRangeMs;
   diskDelete: LatencyRangeMs;
 }
 
@@ -85,6 +90,7 @@ export type ArmStateChange =
   | 'vm.provisioned'
   | 'vm.failed'
   | 'vm.removed'
+  | 'nic.created'
   | 'nic.removed'
   | 'disk.created'
   | 'disk.removed'
