@@ -1,101 +1,73 @@
 /**
- * The "done when" sweep of issue 9: the built-in scenarios × seeds × controller restarts,
- * machine strategy, strict accounting. Prints one JSON object: per-run failures (anything
- * --assert-no-leaks refuses) and the reap latency after ARM's reservation ends, split into
- * runs without throttling or controller downtime (the p100 ≤ 5 s target) and the rest.
+ * The "done when" sweep of issue 9: every built-in scenario × seeds × controller restarts,
+ * machine strategy, strict accounting, on the simulator's sweep pool (src/sim/sweep). Prints
+ * one JSON object: the failing runs (anything `--assert-no-leaks` refuses, or an invariant
+ * a settled world breaks) with replay commands, and the time from the end of ARM's
+ * reservation on a failed attempt's NIC to the NIC gone, pooled over all runs, split into
+ * runs without throttling or controller downtime (target: p100 ≤ 5 s) and the rest.
  *
- *   npx tsx scripts/leak-sweep.ts [--seeds 1..25] [--restarts 0,5,25] [--scenarios a,b] [--shard i/n]
- *
- * `--shard i/n` runs every n-th case from the i-th (0-based), so two processes share two cores;
- * merge their outputs with `--merge a.json b.json`.
+ *   npx tsx scripts/leak-sweep.ts [--seeds 1..25] [--restarts 0,5,25] [--scenarios a,b] [--workers 2]
  */
-import { readFileSync } from 'node:fs';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../src/sim/scenarios.js';
-import { leakSummary, runSimulation, type Percentiles } from '../src/sim/simulation.js';
-
-interface CaseResult {
-  scenario: string;
-  seed: number;
-  restarts: number;
-  problem?: string;
-  throttled: boolean;
-  reapAfterReservation: number[];
-  reapFromFailure: number[];
-  wallSeconds: number;
-}
+import { percentiles } from '../src/sim/simulation.js';
+import { runSweep, type SweepJob, type SweepOutcome } from '../src/sim/sweep/sweep.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-function range(spec: string): number[] {
+function list(spec: string): number[] {
   const m = /^(\d+)\.\.(\d+)$/.exec(spec);
   if (m) return Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i);
   return spec.split(',').map(Number);
 }
 
-function pct(values: number[]): Percentiles {
-  if (values.length === 0) return { p50: 0, p99: 0, max: 0, count: 0 };
-  const s = [...values].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
-  const r = (x: number) => Math.round(x * 10) / 10;
-  return { p50: r(at(0.5)), p99: r(at(0.99)), max: r(s[s.length - 1]!), count: s.length };
-}
+const seeds = list(arg('--seeds') ?? '1..25');
+const restartCounts = list(arg('--restarts') ?? '0,5,25');
+const scenarios = (arg('--scenarios') ?? BUILT_IN_SCENARIOS.join(',')).split(',');
+const workers = Number(arg('--workers') ?? 2);
 
-function summarise(cases: CaseResult[]): unknown {
-  const clean = cases.filter((c) => !c.throttled && c.restarts === 0);
-  const rest = cases.filter((c) => c.throttled || c.restarts > 0);
-  const failures = cases.filter((c) => c.problem !== undefined);
-  return {
-    runs: cases.length,
-    failedRuns: failures.length,
-    failures: failures.map((c) => ({ scenario: c.scenario, seed: c.seed, restarts: c.restarts, problem: c.problem })),
-    reapAfterReservationEndSeconds: {
-      withoutThrottlingOrDowntime: pct(clean.flatMap((c) => c.reapAfterReservation)),
-      withThrottlingOrDowntime: pct(rest.flatMap((c) => c.reapAfterReservation)),
-      all: pct(cases.flatMap((c) => c.reapAfterReservation)),
-    },
-    timeToReapFromFailureSeconds: {
-      withoutThrottlingOrDowntime: pct(clean.flatMap((c) => c.reapFromFailure)),
-      withThrottlingOrDowntime: pct(rest.flatMap((c) => c.reapFromFailure)),
-    },
-    wallSeconds: Math.round(cases.reduce((n, c) => n + c.wallSeconds, 0)),
-  };
-}
-
-const merge = process.argv.indexOf('--merge');
-if (merge >= 0) {
-  const cases = process.argv.slice(merge + 1).flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { cases: CaseResult[] }).cases);
-  process.stdout.write(`${JSON.stringify(summarise(cases), null, 2)}\n`);
-} else {
-  const seeds = range(arg('--seeds') ?? '1..25');
-  const restartCounts = range(arg('--restarts') ?? '0,5,25');
-  const scenarios = (arg('--scenarios') ?? BUILT_IN_SCENARIOS.join(',')).split(',');
-  const [shard, shards] = (arg('--shard') ?? '0/1').split('/').map(Number) as [number, number];
-  const cases: CaseResult[] = [];
-  let i = 0;
-  for (const name of scenarios) {
-    const scenario = builtInScenario(name);
-    if (!scenario) throw new Error(`unknown scenario ${name}`);
-    for (const restarts of restartCounts) {
-      for (const seed of seeds) {
-        if (i++ % shards !== shard) continue;
-        const run = await runSimulation({ scenario, seed, strategy: 'machine', restarts, keepEventLog: false });
-        const r = run.result;
-        const throttled = Object.values(r.armCalls).some((byStatus) => (byStatus['429'] ?? 0) > 0);
-        const c: CaseResult = {
-          scenario: name, seed, restarts, throttled,
-          reapAfterReservation: run.arm.reapAfterReservationSeconds(),
-          reapFromFailure: run.arm.reapTimesSeconds(),
-          wallSeconds: r.wallSeconds,
-        };
-        const problem = leakSummary(r) ?? (run.invariantViolations.length ? run.invariantViolations.slice(0, 3).join('; ') : undefined);
-        if (problem !== undefined) c.problem = problem;
-        cases.push(c);
-        process.stderr.write(`${name} seed=${seed} restarts=${restarts} ${problem ?? 'ok'} (${r.wallSeconds}s)\n`);
-      }
+const jobs: Array<SweepJob & { name: string }> = [];
+for (const name of scenarios) {
+  const scenario = builtInScenario(name);
+  if (!scenario) throw new Error(`unknown scenario ${name}`);
+  for (const restarts of restartCounts) {
+    for (const seed of seeds) {
+      jobs.push({
+        name, scenario, seed, restarts, strategy: 'machine',
+        reproduce: `npx azflex simulate --scenario ${name} --seed ${seed} --restarts ${restarts} --assert-no-leaks`,
+      });
     }
   }
-  process.stdout.write(`${JSON.stringify({ summary: summarise(cases), cases })}\n`);
 }
+
+const started = process.hrtime.bigint();
+const outcomes = await runSweep(jobs, {
+  workers,
+  onOutcome: (o, done, total) => process.stderr.write(`[${done}/${total}] ${o.reproduce}: ${o.error ? 'ERROR' : o.problems.length ? o.problems.slice(0, 2).join('; ') : 'ok'}\n`),
+});
+const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+
+const throttledOrDown = (o: SweepOutcome): boolean =>
+  (o.result?.restarts ?? 0) > 0 || Object.values(o.result?.armCalls ?? {}).some((byStatus) => (byStatus['429'] ?? 0) > 0);
+const pooled = (of: SweepOutcome[]) => percentiles(of.flatMap((o) => o.reapAfterReservationSeconds ?? []));
+const failing = outcomes.filter((o) => o.error !== undefined || o.problems.length > 0);
+const total = (k: 'leakedNics' | 'leakedVms' | 'leakedDisks' | 'stuckNodeClaims' | 'failedVmsLeft') => outcomes.reduce((n, o) => n + (o.result?.[k] ?? 0), 0);
+
+process.stdout.write(`${JSON.stringify({
+  scenarios, seeds: `${seeds[0]}..${seeds[seeds.length - 1]}`, restarts: restartCounts,
+  runs: outcomes.length,
+  failedRuns: failing.length,
+  leakedNics: total('leakedNics'), leakedVms: total('leakedVms'), leakedDisks: total('leakedDisks'),
+  stuckNodeClaims: total('stuckNodeClaims'), failedVmsLeft: total('failedVmsLeft'),
+  failures: failing.map((o) => ({ problems: o.problems.slice(0, 5), error: o.error?.split('\n')[0], reproduce: o.reproduce })),
+  reapAfterReservationEndSeconds: {
+    withoutThrottlingOrDowntime: pooled(outcomes.filter((o) => !throttledOrDown(o))),
+    withThrottlingOrDowntime: pooled(outcomes.filter(throttledOrDown)),
+  },
+  runsWithoutThrottlingOrDowntime: outcomes.filter((o) => !throttledOrDown(o)).length,
+  maxSettleSeconds: Math.max(...outcomes.map((o) => o.result?.settleSeconds ?? 0)),
+  workers,
+  wallSeconds: Math.round(wallSeconds),
+}, null, 2)}\n`);

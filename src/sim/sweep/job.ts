@@ -26,6 +26,8 @@ export interface SweepOutcome {
   problems: string[];
   /** The run threw (a bug in the controller or the simulator); the message. */
   error?: string;
+  /** Per failed attempt's NIC: seconds from the end of ARM's reservation to the NIC gone (for pooled percentiles). */
+  reapAfterReservationSeconds?: number[];
   reproduce: string;
 }
 
@@ -54,7 +56,7 @@ export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
     });
     const problems = [...run.invariantViolations];
     if (deletesWhileAttached > 0) problems.push(`${deletesWhileAttached} NIC delete(s) attempted while attached`);
-    return { ...base, result: run.result, problems };
+    return { ...base, result: run.result, problems, reapAfterReservationSeconds: run.arm.reapAfterReservationSeconds() };
   } catch (err) {
     return { ...base, problems: [], error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
   }

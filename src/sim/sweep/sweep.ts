@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { leakSummary } from '../simulation.js';
 import { runSweepJob, type SweepJob, type SweepOutcome } from './job.js';
 
 export type { SweepJob, SweepOutcome } from './job.js';
@@ -83,6 +84,8 @@ export interface SeedSummary {
   leakedNics: number;
   leakedVms: number;
   leakedDisks: number;
+  stuckNodeClaims: number;
+  failedVmsLeft: number;
   reapMaxSeconds: number;
   armWrites: number;
   restarts: number;
@@ -117,6 +120,8 @@ export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { worker
       leakedNics: r?.leakedNics ?? 0,
       leakedVms: r?.leakedVms ?? 0,
       leakedDisks: r?.leakedDisks ?? 0,
+      stuckNodeClaims: r?.stuckNodeClaims ?? 0,
+      failedVmsLeft: r?.failedVmsLeft ?? 0,
       reapMaxSeconds: r?.timeToReapSeconds.max ?? 0,
       armWrites: r?.armWrites ?? 0,
       restarts: r?.restarts ?? 0,
@@ -141,7 +146,7 @@ export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { worker
     failed: failing.length,
     failures: failing.map((o) => ({ seed: o.seed, strategy: o.strategy, problems: o.problems, ...(o.error !== undefined ? { error: o.error } : {}), reproduce: o.reproduce })),
     worst: {
-      leaks: worstBy((s) => s.leakedNics + s.leakedVms + s.leakedDisks),
+      leaks: worstBy((s) => s.leakedNics + s.leakedVms + s.leakedDisks + s.stuckNodeClaims + s.failedVmsLeft),
       reapMaxSeconds: worstBy((s) => s.reapMaxSeconds),
       armWrites: worstBy((s) => s.armWrites),
       createFailures: worstBy((s) => s.createFailures),
@@ -152,5 +157,5 @@ export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { worker
 }
 
 function isOk(o: SweepOutcome): boolean {
-  return o.error === undefined && o.problems.length === 0 && o.result !== undefined && o.result.leakedNics + o.result.leakedVms + o.result.leakedDisks === 0;
+  return o.error === undefined && o.problems.length === 0 && o.result !== undefined && leakSummary(o.result) === undefined;
 }
