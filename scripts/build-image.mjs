@@ -7,8 +7,8 @@
 //   deps  `npm ci --omit=dev --ignore-scripts`, pruned by scripts/prune-deps.mjs
 //   app   src compiled once with tsc (tsconfig.build.json) to /app/dist, package.json, crds
 // Each layer is a GNU tar with sorted entries, numeric owners and every mtime at
-// SOURCE_DATE_EPOCH (default: the HEAD commit's time); umoci adds them (gzip without
-// timestamps) and writes the config with `created` at that same time. Same inputs, same digest.
+// SOURCE_DATE_EPOCH (default 0); umoci adds them (gzip without timestamps) and writes the
+// config with `created` at that same time. Same inputs, same digest.
 //
 //   npm run image [-- --output out/azflex.oci.tar] [--fresh]
 //
@@ -85,15 +85,15 @@ async function ensureTools() {
   await run('apt-get', ['install', '-y', '-qq', ...missing], { env });
 }
 
-/** SOURCE_DATE_EPOCH, else the HEAD commit's time (a clean clone of one commit always gets the same). */
+/**
+ * SOURCE_DATE_EPOCH when set, else 0 (as ko and distroless do): then the digest depends on
+ * the files alone, and layers that did not change (Debian, Node) keep their digest across commits.
+ */
 function sourceDateEpoch() {
   const env = process.env.SOURCE_DATE_EPOCH;
-  if (env !== undefined && env !== '') {
-    if (!/^\d+$/.test(env)) throw new Error(`SOURCE_DATE_EPOCH must be seconds since 1970, got "${env}"`);
-    return Number(env);
-  }
-  const r = spawnSync('git', ['log', '-1', '--format=%ct'], { cwd: REPO, encoding: 'utf8' });
-  return r.status === 0 && /^\d+$/.test(r.stdout.trim()) ? Number(r.stdout.trim()) : 0;
+  if (env === undefined || env === '') return 0;
+  if (!/^\d+$/.test(env)) throw new Error(`SOURCE_DATE_EPOCH must be seconds since 1970, got "${env}"`);
+  return Number(env);
 }
 
 /** Writes `file` by renaming a finished temporary, so an interrupted build never leaves a half file in the cache. */
