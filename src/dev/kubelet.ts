@@ -4,7 +4,8 @@ import { KubeApiError, type KubeRest } from '../k8s/rest.js';
 import { LABEL } from '../runtime/annotations.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
-import { pollLoop, type PollLoop } from './loop.js';
+import { RealClock } from '../platform/real-clock.js';
+import { PeriodicLoop } from '../runtime/loop.js';
 
 /**
  * The simulated kubelet of `azflex dev`, against the REAL API server: what the flex node
@@ -75,14 +76,21 @@ function notFound(e: unknown): boolean {
 export class DevKubelet {
   private readonly firstSeen = new Map<string, number>();
   private readonly types: Map<string, InstanceType>;
-  private loop: PollLoop | undefined;
+  private loop: PeriodicLoop | undefined;
 
   constructor(private readonly o: DevKubeletOptions) {
     this.types = new Map(o.instanceTypes.map((t) => [t.name.toLowerCase(), t]));
   }
 
   start(): void {
-    this.loop ??= pollLoop(this.o.pollMs ?? 500, () => this.tick(), this.o.onError ?? (() => undefined));
+    this.loop ??= new PeriodicLoop({
+      name: 'dev.kubelet',
+      clock: new RealClock(),
+      intervalMs: this.o.pollMs ?? 500,
+      initialDelayMs: 0,
+      run: () => this.tick(),
+      ...(this.o.onError ? { onError: this.o.onError } : {}),
+    }).start();
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,6 @@
 import { KubeApiError, type KubeRest } from '../k8s/rest.js';
-import { pollLoop, type PollLoop } from './loop.js';
+import { RealClock } from '../platform/real-clock.js';
+import { PeriodicLoop } from '../runtime/loop.js';
 
 /**
  * The part of kube-controller-manager `azflex dev` needs and envtest does not ship: a
@@ -32,12 +33,19 @@ export interface DevWorkloadsOptions {
 }
 
 export class DevWorkloads {
-  private loop: PollLoop | undefined;
+  private loop: PeriodicLoop | undefined;
 
   constructor(private readonly o: DevWorkloadsOptions) {}
 
   start(): void {
-    this.loop ??= pollLoop(this.o.pollMs ?? 500, () => this.tick(), this.o.onError ?? (() => undefined));
+    this.loop ??= new PeriodicLoop({
+      name: 'dev.workloads',
+      clock: new RealClock(),
+      intervalMs: this.o.pollMs ?? 500,
+      initialDelayMs: 0,
+      run: () => this.tick(),
+      ...(this.o.onError ? { onError: this.o.onError } : {}),
+    }).start();
   }
 
   async stop(): Promise<void> {

@@ -3,7 +3,8 @@ import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
-import type { Clock, TimerId } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import { PeriodicLoop } from '../runtime/loop.js';
 import { KubeCluster } from './cluster.js';
 import type { KubeAuth } from './kubeconfig.js';
 import { LeaderElector } from './leader-election.js';
@@ -68,48 +69,6 @@ export interface ControllerProcess {
   readonly done: Promise<number>;
 }
 
-interface Loop {
-  stop(): void;
-  /** Run as soon as possible (coalesced with a run already pending or in flight). */
-  kick(): void;
-}
-
-/** Non-overlapping periodic loop on the injected clock, kickable by watch events. */
-function every(clock: Clock, ms: number, fn: () => Promise<void>, onError: (e: unknown) => void): Loop {
-  let timer: TimerId | undefined;
-  let stopped = false;
-  let running = false;
-  let again = false;
-  const arm = (delay: number): void => {
-    if (timer !== undefined) clock.clearTimer(timer);
-    timer = clock.setTimer(delay, tick);
-  };
-  const tick = (): void => {
-    timer = undefined;
-    running = true;
-    fn()
-      .catch(onError)
-      .finally(() => {
-        running = false;
-        if (stopped) return;
-        arm(again ? 0 : ms);
-        again = false;
-      });
-  };
-  arm(0);
-  return {
-    stop: () => {
-      stopped = true;
-      if (timer !== undefined) clock.clearTimer(timer);
-    },
-    kick: () => {
-      if (stopped) return;
-      if (running) again = true;
-      else arm(0);
-    },
-  };
-}
-
 export async function startControllerProcess(o: ControllerProcessOptions): Promise<ControllerProcess> {
   const log = o.log ?? (() => undefined);
   const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -155,7 +114,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   });
 
   // Everything that writes runs only between onStartedLeading and onLostLeadership.
-  let loops: Loop[] = [];
+  let loops: PeriodicLoop[] = [];
   let runtime: LeaderRuntime | undefined;
   let leading: Promise<void> = Promise.resolve();
   let shuttingDown = false;
@@ -169,9 +128,11 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     const guarded = (fn: () => Promise<void>) => async (): Promise<void> => {
       if (isLeader()) await fn();
     };
+    const loop = (name: string, intervalMs: number, run: () => Promise<void>): PeriodicLoop =>
+      new PeriodicLoop({ name, clock: o.clock, intervalMs, run: guarded(run), onError: loopError, initialDelayMs: 0 }).start();
     loops = [
-      every(o.clock, status.intervalMs, guarded(() => status.reconcile()), loopError),
-      every(o.clock, termination.intervalMs, guarded(() => termination.reconcile()), loopError),
+      loop(status.name, status.intervalMs, () => status.reconcile()),
+      loop(termination.name, termination.intervalMs, () => termination.reconcile()),
     ];
     if (o.runtimeFactory) {
       runtime = o.runtimeFactory({ cluster, isLeader, registry, karpenterMetrics, azflexMetrics });
@@ -182,7 +143,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
 
   const follow = async (): Promise<void> => {
     azflexMetrics.isLeader.set(0);
-    for (const loop of loops.splice(0)) loop.stop();
+    await Promise.all(loops.splice(0).map((loop) => loop.stop()));
     const r = runtime;
     runtime = undefined;
     if (r) await r.stop();

@@ -1,4 +1,5 @@
-import type { Clock, TimerId } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import { PeriodicLoop } from '../runtime/loop.js';
 import { ClusterError } from '../ports/cluster.js';
 import { microTime } from './cluster.js';
 import type { KubeRest } from './rest.js';
@@ -61,9 +62,8 @@ export class LeaderElector {
   private lastRenewStartedAt = 0;
   private observedKey = '';
   private observedAt = 0;
-  private timer: TimerId | undefined;
+  private loop: PeriodicLoop | undefined;
   private running = false;
-  private inFlight: Promise<void> | undefined;
   private readonly started: Array<() => void> = [];
   private readonly lost: Array<(reason: LostReason) => void> = [];
   /** Lease transitions this replica has caused (for tests and metrics). */
@@ -109,15 +109,20 @@ export class LeaderElector {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.schedule(0);
+    this.loop = new PeriodicLoop({
+      name: 'leader-election',
+      clock: this.o.clock,
+      intervalMs: this.retryPeriodMs,
+      initialDelayMs: 0,
+      run: () => this.tick(),
+    }).start();
   }
 
   /** Stops campaigning; when leading, fences first and then releases the lease so a peer takes over at once. */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
     this.running = false;
-    if (this.timer !== undefined) this.o.clock.clearTimer(this.timer);
-    this.timer = undefined;
-    await this.inFlight;
+    await this.loop?.stop();
+    this.loop = undefined;
     const wasLeading = this.leading;
     if (wasLeading) this.loseLeadership('stopped');
     if (wasLeading && opts.release !== false) {
@@ -127,17 +132,6 @@ export class LeaderElector {
         this.o.onError?.(e);
       }
     }
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    this.timer = this.o.clock.setTimer(delayMs, () => {
-      this.timer = undefined;
-      this.inFlight = this.tick().finally(() => {
-        this.inFlight = undefined;
-        this.schedule(this.retryPeriodMs);
-      });
-    });
   }
 
   private path(name?: string): string {

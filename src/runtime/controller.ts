@@ -12,6 +12,7 @@ import { stateName } from './event-log.js';
 import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
 import { gateArm } from './arm-gate.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
+import { PeriodicLoop, type LoopProgress } from './loop.js';
 
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
@@ -28,6 +29,7 @@ export class Runtime {
   private readonly claims = new Map<string, NodeClaimActor>();
   private readonly nics = new Map<string, NicActor>();
   private readonly timers = new Set<TimerId>();
+  private readonly loops: PeriodicLoop[] = [];
   private readonly lastObserved = new WeakMap<object, string>();
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
   private readonly nicOwners = new Map<string, string>();
@@ -87,15 +89,26 @@ export class Runtime {
     this.log('controller', 'start', `strategy=${this.deps.config.strategy}`);
     // A failed first look (throttled, 5xx) is not fatal: the loop below looks again.
     await this.resync().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
-    this.every(this.deps.config.resyncMs, () => this.resync());
+    this.every('resync', this.deps.config.resyncMs, () => this.resync());
     for (const c of this.deps.controllers ?? []) {
-      this.every(c.intervalMs, () => c.reconcile());
+      this.every(c.name, c.intervalMs, () => c.reconcile());
     }
+  }
+
+  /** Each periodic loop's progress: /healthz fails when the leader's loops stop finishing runs. */
+  loopProgress(): LoopProgress[] {
+    return this.loops.map((l) => l.progress());
+  }
+
+  /** Names of loops with no finished run for `graceMs` beyond their interval. */
+  stalledLoops(graceMs: number): string[] {
+    return this.loops.filter((l) => l.stalled(l.progress().intervalMs + graceMs)).map((l) => l.name);
   }
 
   /** Stops every actor and timer. What matters survives in ARM and the API server. */
   stop(): void {
     this.stopped = true;
+    for (const loop of this.loops.splice(0)) void loop.stop();
     for (const id of this.timers) this.deps.clock.clearTimer(id);
     this.timers.clear();
     for (const a of this.claims.values()) a.stop();
@@ -360,13 +373,17 @@ export class Runtime {
     this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'controller', event, detail });
   }
 
-  private every(intervalMs: number, run: () => Promise<void>): void {
-    const tick = (): void => {
-      if (this.stopped) return;
-      run().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
-      this.once(intervalMs, tick);
-    };
-    this.once(intervalMs, tick);
+  /** A periodic loop whose runs never overlap (each waits for its previous run). */
+  private every(name: string, intervalMs: number, run: () => Promise<void>): void {
+    if (this.stopped) return;
+    const loop = new PeriodicLoop({
+      name,
+      clock: this.deps.clock,
+      intervalMs,
+      run,
+      onError: (err) => this.log('controller', 'error', errorCode(err)),
+    });
+    this.loops.push(loop.start());
   }
 
   private once(delayMs: number, fn: () => void): void {
