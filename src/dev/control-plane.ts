@@ -7,7 +7,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generate } from 'selfsigned';
-import { authFromKubeConfigYaml, type KubeAuth } from '../k8s/kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigFromYaml } from '../k8s/client.js';
 
 /**
  * A real control plane for tests and `azflex dev`: etcd + kube-apiserver (+ optionally kube-scheduler) on
@@ -327,6 +328,6 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
 
 
 /** Admin credentials (client certificate in system:masters) for in-process clients. */
-export function adminAuth(info: ControlPlaneInfo): KubeAuth {
-  return authFromKubeConfigYaml(adminKubeConfigYaml(info), info.dir);
+export function adminKubeConfig(info: ControlPlaneInfo): KubeConfig {
+  return kubeConfigFromYaml(adminKubeConfigYaml(info), info.dir);
 }

@@ -11,7 +11,7 @@ import type { PeriodicIntervals } from '../controllers/periodic.js';
 import { KubeBootstrapSource } from '../k8s/bootstrap.js';
 import { startControllerProcess, type ControllerProcess } from '../k8s/controller-process.js';
 import type { SignalSource } from '../k8s/shutdown.js';
-import { KubeRest } from '../k8s/rest.js';
+import { KubeClient } from '../k8s/client.js';
 import { RuntimeLiveSource } from '../live/runtime-source.js';
 import { createRedactingLogger } from '../log/redact.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
@@ -21,7 +21,7 @@ import { createUserDataRenderer } from '../runtime/userdata.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';
-import { adminAuth, adminKubeConfigYaml, startControlPlane, type ControlPlane, type EnvtestBinaries } from './control-plane.js';
+import { adminKubeConfig, adminKubeConfigYaml, startControlPlane, type ControlPlane, type EnvtestBinaries } from './control-plane.js';
 import { DevKubelet } from './kubelet.js';
 import { DevWorkloads } from './workloads.js';
 import { writeDevExamples } from './examples.js';
@@ -114,17 +114,20 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
     cleanups.push(() => controlPlane.stop());
     const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     await fs.writeFile(kubeconfigPath, adminKubeConfigYaml(controlPlane), { mode: 0o600 });
-    const auth = adminAuth(controlPlane);
-    const rest = new KubeRest(auth, { userAgent: 'azflex-dev' });
+    const kubeConfig = adminKubeConfig(controlPlane);
+    const client = new KubeClient(kubeConfig, { userAgent: 'azflex-dev' });
 
     await installCrds(binaries.kubectl, kubeconfigPath);
-    await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } } });
+    await client.call('create namespace', (o) => client.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } } }, o));
     // A kubeadm-shaped bootstrap token: the user data the controller renders embeds it.
     const tokenId = randomBytes(3).toString('hex');
     const tokenSecret = randomBytes(8).toString('hex');
-    await rest.request('POST', `/api/v1/namespaces/${DEV_NAMESPACE}/secrets`, {
-      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: BOOTSTRAP_SECRET }, stringData: { 'token-id': tokenId, 'token-secret': tokenSecret } },
-    });
+    await client.call('create bootstrap secret', (o) =>
+      client.core.createNamespacedSecret(
+        { namespace: DEV_NAMESPACE, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: BOOTSTRAP_SECRET }, stringData: { 'token-id': tokenId, 'token-secret': tokenSecret } } },
+        o,
+      ),
+    );
 
     const served = await serveArm({
       host: '127.0.0.1',
@@ -137,8 +140,8 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
     const armCa = await fs.readFile(served.caCertPath);
 
     const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
-    const workloads = new DevWorkloads({ rest, onError: onError('deployments') });
-    const kubelet = new DevKubelet({ rest, arm: served.arm, instanceTypes: STATIC_INSTANCE_TYPES, bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+    const workloads = new DevWorkloads({ client, onError: onError('deployments') });
+    const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: STATIC_INSTANCE_TYPES, bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
     workloads.start();
     kubelet.start();
     cleanups.push(() => kubelet.stop());
@@ -152,7 +155,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       const identity = `azflex-dev-${generation}`;
       const clock = new RealClock();
       const bootstrap = new CachedBootstrapSource(
-        new KubeBootstrapSource(new KubeRest(auth, { userAgent: `azflex/${identity}` }), {
+        new KubeBootstrapSource(new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), {
           apiServerEndpoint: controlPlane.server,
           caCertFile: path.join(cpDir, 'pki', 'ca.crt'),
           namespace: DEV_NAMESPACE,
@@ -163,7 +166,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       const clog = log.child({ controller: identity });
       eventLog.subscribe((e) => clog.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
       current = await startControllerProcess({
-        auth,
+        kubeConfig,
         clock,
         identity,
         namespace: DEV_NAMESPACE,

@@ -1,6 +1,7 @@
 import { TAG } from '../azure/naming.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { KubeApiError, type KubeRest } from '../k8s/rest.js';
+import { PatchStrategy } from '@kubernetes/client-node';
+import { KubeApiError, type KubeClient } from '../k8s/client.js';
 import { LABEL } from '../runtime/annotations.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
@@ -31,7 +32,7 @@ interface Condition {
   status: string;
 }
 interface NodeObj {
-  metadata: { name: string; resourceVersion?: string; deletionTimestamp?: string };
+  metadata: { name: string; resourceVersion?: string; deletionTimestamp?: unknown };
   spec: { providerID?: string; taints?: Taint[] };
   status?: { conditions?: Condition[] };
 }
@@ -40,7 +41,7 @@ interface NodeClaimObj {
   spec: { requirements?: Array<{ key: string; operator: string; values?: string[] }>; taints?: Taint[] };
 }
 interface PodObj {
-  metadata: { name: string; namespace: string; deletionTimestamp?: string };
+  metadata: { name: string; namespace: string; deletionTimestamp?: unknown };
   spec: { nodeName?: string };
   status?: { phase?: string };
 }
@@ -48,10 +49,12 @@ interface List<T> {
   items: T[];
 }
 
+const MERGE = { patch: PatchStrategy.MergePatch };
+
 export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 export interface DevKubeletOptions {
-  rest: KubeRest;
+  client: KubeClient;
   arm: FakeArm;
   instanceTypes: readonly InstanceType[];
   /** From a VM's Succeeded to its Node registering (kubeadm join). */
@@ -99,12 +102,13 @@ export class DevKubelet {
   }
 
   async tick(): Promise<void> {
-    const rest = this.o.rest;
-    const [nodes, claims, pods] = await Promise.all([
-      rest.request<List<NodeObj>>('GET', '/api/v1/nodes'),
-      rest.request<List<NodeClaimObj>>('GET', '/apis/karpenter.sh/v1/nodeclaims'),
-      rest.request<List<PodObj>>('GET', '/api/v1/pods'),
-    ]);
+    const c = this.o.client;
+    // Typed reads come back as client-node models; these fields have the wire names.
+    const [nodes, claims, pods] = (await Promise.all([
+      c.call('list nodes', (o) => c.core.listNode({}, o)),
+      c.call('list nodeclaims', (o) => c.custom.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }, o)),
+      c.call('list pods', (o) => c.core.listPodForAllNamespaces({}, o)),
+    ])) as unknown as [List<NodeObj>, List<NodeClaimObj>, List<PodObj>];
     await this.registerNodes(nodes.items, new Map(claims.items.map((c) => [c.metadata.name, c])));
     await this.runPods(pods.items, new Set(nodes.items.map((n) => n.metadata.name)));
   }
@@ -148,9 +152,9 @@ export class DevKubelet {
       ? { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: String(it.maxPods), 'ephemeral-storage': `${it.ephemeralStorageGiB}Gi`, ...(it.gpuCount ? { 'nvidia.com/gpu': String(it.gpuCount) } : {}) }
       : {};
     try {
-      await this.o.rest.request('POST', '/api/v1/nodes', {
-        body: { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { providerID, taints: claim?.spec.taints ?? [] } },
-      });
+      const c = this.o.client;
+      const body = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { providerID, taints: claim?.spec.taints ?? [] } };
+      await c.call('create node', (o) => c.core.createNode({ body }, o));
     } catch (e) {
       if (!(e instanceof KubeApiError && e.code === 409)) throw e;
     }
@@ -167,10 +171,9 @@ export class DevKubelet {
     const taints = node.spec.taints ?? [];
     if (!isReady(node) || !taints.some((t) => t.key === NOT_READY_TAINT)) return;
     try {
-      await this.o.rest.request('PATCH', `/api/v1/nodes/${node.metadata.name}`, {
-        contentType: 'application/merge-patch+json',
-        body: { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: taints.filter((t) => t.key !== NOT_READY_TAINT) } },
-      });
+      const c = this.o.client;
+      const body = { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: taints.filter((t) => t.key !== NOT_READY_TAINT) } };
+      await c.call('patch node', (o) => c.core.patchNode({ name: node.metadata.name, body }, o), MERGE);
     } catch (e) {
       // A conflict or a deleted node: the next tick sees the new state.
       if (!(e instanceof KubeApiError)) throw e;
@@ -179,7 +182,8 @@ export class DevKubelet {
 
   private async patchNodeStatus(name: string, status: Record<string, unknown>): Promise<void> {
     try {
-      await this.o.rest.request('PATCH', `/api/v1/nodes/${name}/status`, { contentType: 'application/merge-patch+json', body: { status } });
+      const c = this.o.client;
+      await c.call('patch node status', (o) => c.core.patchNodeStatus({ name, body: { status } }, o), MERGE);
     } catch (e) {
       if (!notFound(e)) throw e;
     }
@@ -190,17 +194,15 @@ export class DevKubelet {
       const { name, namespace } = pod.metadata;
       const nodeName = pod.spec.nodeName;
       if (!nodeName) continue;
-      const path = `/api/v1/namespaces/${namespace}/pods/${name}`;
+      const c = this.o.client;
       try {
         if (pod.metadata.deletionTimestamp || !nodeNames.has(nodeName)) {
-          await this.o.rest.request('DELETE', path, { query: { gracePeriodSeconds: 0 } });
+          await c.call('delete pod', (o) => c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }, o));
         } else if (pod.status?.phase === 'Pending') {
           const now = new Date().toISOString();
           const cond = (type: string) => ({ type, status: 'True', lastTransitionTime: now });
-          await this.o.rest.request('PATCH', `${path}/status`, {
-            contentType: 'application/merge-patch+json',
-            body: { status: { phase: 'Running', startTime: now, conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map(cond) } },
-          });
+          const body = { status: { phase: 'Running', startTime: now, conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map(cond) } };
+          await c.call('patch pod status', (o) => c.core.patchNamespacedPodStatus({ name, namespace, body }, o), MERGE);
         }
       } catch (e) {
         if (!notFound(e)) throw e;

@@ -1,4 +1,5 @@
-import { KubeApiError, type KubeRest } from '../k8s/rest.js';
+import { PatchStrategy, type V1Pod } from '@kubernetes/client-node';
+import { KubeApiError, type KubeClient } from '../k8s/client.js';
 import { RealClock } from '../platform/real-clock.js';
 import { PeriodicLoop } from '../runtime/loop.js';
 
@@ -14,11 +15,11 @@ interface OwnerRef {
   uid: string;
 }
 interface DeploymentObj {
-  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string };
+  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: unknown };
   spec: { replicas?: number; template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> } };
 }
 interface PodObj {
-  metadata: { name: string; namespace: string; ownerReferences?: OwnerRef[]; deletionTimestamp?: string };
+  metadata: { name: string; namespace: string; ownerReferences?: OwnerRef[]; deletionTimestamp?: unknown };
   spec: { nodeName?: string };
   status?: { phase?: string };
 }
@@ -27,7 +28,7 @@ interface List<T> {
 }
 
 export interface DevWorkloadsOptions {
-  rest: KubeRest;
+  client: KubeClient;
   pollMs?: number;
   onError?: (e: unknown) => void;
 }
@@ -54,11 +55,12 @@ export class DevWorkloads {
   }
 
   async tick(): Promise<void> {
-    const rest = this.o.rest;
-    const [deployments, pods] = await Promise.all([
-      rest.request<List<DeploymentObj>>('GET', '/apis/apps/v1/deployments'),
-      rest.request<List<PodObj>>('GET', '/api/v1/pods'),
-    ]);
+    const c = this.o.client;
+    // Typed reads come back as client-node models; these fields have the wire names.
+    const [deployments, pods] = (await Promise.all([
+      c.call('list deployments', (o) => c.apps.listDeploymentForAllNamespaces({}, o)),
+      c.call('list pods', (o) => c.core.listPodForAllNamespaces({}, o)),
+    ])) as unknown as [List<DeploymentObj>, List<PodObj>];
     const ownerOf = (p: PodObj): string | undefined => p.metadata.ownerReferences?.find((r) => r.kind === 'Deployment')?.uid;
     const live = new Set(deployments.items.filter((d) => !d.metadata.deletionTimestamp).map((d) => d.metadata.uid));
     for (const pod of pods.items) {
@@ -74,10 +76,10 @@ export class DevWorkloads {
       const extra = [...mine].sort((a, b) => Number(Boolean(a.spec.nodeName)) - Number(Boolean(b.spec.nodeName))).slice(0, Math.max(0, mine.length - want));
       for (const pod of extra) await this.deletePod(pod);
       const ready = mine.filter((p) => p.status?.phase === 'Running').length;
+      const body = { status: { replicas: Math.min(mine.length, want), readyReplicas: ready, availableReplicas: ready, updatedReplicas: Math.min(mine.length, want) } };
       await this.ignoreMissing(
-        rest.request('PATCH', `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, {
-          contentType: 'application/merge-patch+json',
-          body: { status: { replicas: Math.min(mine.length, want), readyReplicas: ready, availableReplicas: ready, updatedReplicas: Math.min(mine.length, want) } },
+        c.call('patch deployment status', (o) => c.apps.patchNamespacedDeploymentStatus({ name: d.metadata.name, namespace: d.metadata.namespace, body }, o), {
+          patch: PatchStrategy.MergePatch,
         }),
       );
     }
@@ -85,23 +87,24 @@ export class DevWorkloads {
 
   private async createPod(d: DeploymentObj): Promise<void> {
     const { name, namespace, uid } = d.metadata;
-    await this.o.rest.request('POST', `/api/v1/namespaces/${namespace}/pods`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          generateName: `${name}-`,
-          namespace,
-          labels: d.spec.template.metadata?.labels ?? {},
-          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid, controller: true, blockOwnerDeletion: true }],
-        },
-        spec: d.spec.template.spec,
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        generateName: `${name}-`,
+        namespace,
+        labels: d.spec.template.metadata?.labels ?? {},
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid, controller: true, blockOwnerDeletion: true }],
       },
-    });
+      spec: d.spec.template.spec,
+    } as unknown as V1Pod;
+    const c = this.o.client;
+    await c.call('create pod', (o) => c.core.createNamespacedPod({ namespace, body }, o));
   }
 
   private deletePod(pod: PodObj): Promise<void> {
-    return this.ignoreMissing(this.o.rest.request('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`));
+    const c = this.o.client;
+    return this.ignoreMissing(c.call('delete pod', (o) => c.core.deleteNamespacedPod({ name: pod.metadata.name, namespace: pod.metadata.namespace }, o)));
   }
 
   private async ignoreMissing(p: Promise<unknown>): Promise<void> {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { sealBootstrapConfig, type BootstrapConfig, type BootstrapSource } from '../azure/userdata/bootstrap.js';
-import type { KubeRest } from './rest.js';
+import type { KubeClient } from './client.js';
 
 export interface KubeBootstrapOptions {
   /** The API server as a node in another region reaches it (the AKS FQDN, not kubernetes.default.svc). */
@@ -24,19 +24,20 @@ interface SecretObject {
  */
 export class KubeBootstrapSource implements BootstrapSource {
   constructor(
-    private readonly rest: KubeRest,
+    private readonly client: KubeClient,
     private readonly options: KubeBootstrapOptions,
   ) {}
 
   async get(): Promise<BootstrapConfig> {
     const { namespace, secretName } = this.options;
-    const secret = await this.rest.request<SecretObject>('GET', `/api/v1/namespaces/${namespace}/secrets/${secretName}`);
+    const client = this.client;
+    const secret: SecretObject = await client.call(`get secret ${namespace}/${secretName}`, (o) => client.core.readNamespacedSecret({ namespace, name: secretName }, o));
     const data = secret.data ?? {};
     const decode = (key: string): string | undefined => (data[key] ? Buffer.from(data[key], 'base64').toString('utf8').trim() : undefined);
     const token = decode('token') ?? (decode('token-id') && decode('token-secret') ? `${decode('token-id')}.${decode('token-secret')}` : undefined);
     if (!token) throw new Error(`secret ${namespace}/${secretName} has neither "token" nor "token-id"/"token-secret"`);
     // /version is readable by every authenticated user (system:public-info-viewer), outside our RBAC.
-    const version = this.options.kubernetesVersion ?? (await this.rest.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
+    const version = this.options.kubernetesVersion ?? (await client.call('get /version', (o) => client.version.getCode(undefined, o))).gitVersion ?? '';
     return sealBootstrapConfig({
       apiServerEndpoint: this.options.apiServerEndpoint,
       caCertData: Buffer.from(readFileSync(this.options.caCertFile)).toString('base64'),

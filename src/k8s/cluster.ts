@@ -1,3 +1,4 @@
+import type { EventsV1Event } from '@kubernetes/client-node';
 import type { Clock } from '../ports/clock.js';
 import {
   ClusterError,
@@ -12,13 +13,13 @@ import {
   type Pod,
   type Taint,
 } from '../ports/cluster.js';
-import { Informer, type RawObject } from './informer.js';
-import { KubeApiError, type KubeRest } from './rest.js';
+import { ResourceCache, type RawObject } from './cache.js';
+import { KubeApiError, PatchStrategy, type KubeClient } from './client.js';
 import {
   RESOURCES,
   collectionPath,
+  kindApi,
   nodeClaimToWire,
-  objectPath,
   statusToWire,
   toNode,
   toNodeClaim,
@@ -29,9 +30,10 @@ import {
 } from './resources.js';
 
 /**
- * ClusterPort on a real API server. Reads come from informer caches (never a GET per call);
- * writes go straight to the server and are written through to the cache so a reconcile
- * that reads right after its own write sees it.
+ * ClusterPort on a real API server through @kubernetes/client-node. Reads come from
+ * list+watch caches (client-node's ListWatch, never a GET per call); writes are typed API
+ * calls whose responses are overlaid on the cache so a reconcile that reads right after its
+ * own write sees it.
  *
  * Concurrency model:
  *  - labels/annotations: JSON merge patch per key, no precondition (keys are independent);
@@ -44,7 +46,7 @@ import {
  *    UID) in between so a stale status never lands on a different object.
  */
 
-const MERGE = 'application/merge-patch+json';
+const MERGE = { patch: PatchStrategy.MergePatch };
 const MAX_CONFLICT_RETRIES = 8;
 
 export const EVENT_API_VERSIONS: Record<string, string> = {
@@ -56,7 +58,7 @@ export const EVENT_API_VERSIONS: Record<string, string> = {
 };
 
 export interface KubeClusterOptions {
-  rest: KubeRest;
+  client: KubeClient;
   clock: Clock;
   /** events.k8s.io reportingController. */
   reportingController?: string;
@@ -69,11 +71,11 @@ export interface KubeClusterOptions {
 type Kind = 'nodeClaims' | 'nodes' | 'pods' | 'nodePools' | 'nodeClasses';
 
 interface Informers {
-  nodeClaims: Informer<NodeClaim>;
-  nodes: Informer<Node>;
-  pods: Informer<Pod>;
-  nodePools: Informer<NodePool>;
-  nodeClasses: Informer<AzureFlexNodeClass>;
+  nodeClaims: ResourceCache<NodeClaim>;
+  nodes: ResourceCache<Node>;
+  pods: ResourceCache<Pod>;
+  nodePools: ResourceCache<NodePool>;
+  nodeClasses: ResourceCache<AzureFlexNodeClass>;
 }
 
 export class KubeCluster implements ClusterPort {
@@ -81,16 +83,17 @@ export class KubeCluster implements ClusterPort {
   private started = false;
 
   constructor(private readonly o: KubeClusterOptions) {
-    const mk = <T>(def: ResourceDef, convert: (raw: RawObject) => T): Informer<T> => {
-      const io: ConstructorParameters<typeof Informer<T>>[0] = {
-        rest: o.rest,
+    const mk = <T>(def: ResourceDef, convert: (raw: RawObject) => T): ResourceCache<T> => {
+      const api = kindApi(o.client, def);
+      return new ResourceCache<T>({
+        client: o.client,
         clock: o.clock,
         path: collectionPath(def),
+        listPage: (cont) => api.listPage(cont),
         convert,
-      };
-      if (o.watchTimeoutSeconds !== undefined) io.watchTimeoutSeconds = o.watchTimeoutSeconds;
-      if (o.onError) io.onError = o.onError;
-      return new Informer<T>(io);
+        ...(o.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: o.watchTimeoutSeconds } : {}),
+        ...(o.onError ? { onError: o.onError } : {}),
+      });
     };
     this.informers = {
       nodeClaims: mk(RESOURCES.nodeClaims, toNodeClaim),
@@ -103,21 +106,29 @@ export class KubeCluster implements ClusterPort {
 
   start(): void {
     this.started = true;
-    for (const inf of Object.values(this.informers) as Array<Informer<unknown>>) inf.start();
+    for (const inf of Object.values(this.informers) as Array<ResourceCache<unknown>>) inf.start();
   }
 
   async waitForSync(): Promise<void> {
-    await Promise.all((Object.values(this.informers) as Array<Informer<unknown>>).map((i) => i.waitForSync()));
+    await Promise.all((Object.values(this.informers) as Array<ResourceCache<unknown>>).map((i) => i.waitForSync()));
   }
 
   async stop(): Promise<void> {
     this.started = false;
-    await Promise.all((Object.values(this.informers) as Array<Informer<unknown>>).map((i) => i.stop()));
+    await Promise.all((Object.values(this.informers) as Array<ResourceCache<unknown>>).map((i) => i.stop()));
   }
 
-  private async synced<T>(kind: Kind): Promise<Informer<T>> {
+  /** Every cache running and heard from the API server within `staleMs` (for /healthz). */
+  staleInformers(staleMs: number): string[] {
+    const now = this.o.clock.now();
+    return (Object.entries(this.informers) as Array<[string, ResourceCache<unknown>]>)
+      .filter(([, c]) => !c.isRunning() || now - c.lastProgressAt > staleMs)
+      .map(([name]) => name);
+  }
+
+  private async synced<T>(kind: Kind): Promise<ResourceCache<T>> {
     if (!this.started) throw new ClusterError('ServerError', 'KubeCluster.start() was not called; reads are served from informers');
-    const inf = this.informers[kind] as unknown as Informer<T>;
+    const inf = this.informers[kind] as unknown as ResourceCache<T>;
     await inf.waitForSync();
     return inf;
   }
@@ -140,10 +151,8 @@ export class KubeCluster implements ClusterPort {
   }
 
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {
-    const raw = await this.o.rest.request<RawObject>('POST', collectionPath(RESOURCES.nodeClaims), {
-      body: nodeClaimToWire(nodeClaim),
-    });
-    this.informers.nodeClaims.upsertFromWrite(raw);
+    const raw = await kindApi(this.o.client, RESOURCES.nodeClaims).create(nodeClaimToWire(nodeClaim));
+    this.informers.nodeClaims.noteWrite(raw);
     return toNodeClaim(raw);
   }
 
@@ -191,9 +200,9 @@ export class KubeCluster implements ClusterPort {
 
   async evictPod(namespace: string, name: string): Promise<boolean> {
     try {
-      await this.o.rest.request('POST', objectPath(RESOURCES.pods, name, namespace, 'eviction'), {
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
-      });
+      await this.o.client.call(`evict pod ${namespace}/${name}`, (opts) =>
+        this.o.client.core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } }, opts),
+      );
       return true;
     } catch (e) {
       // 429: a PodDisruptionBudget refuses right now; the caller retries later.
@@ -253,7 +262,9 @@ export class KubeCluster implements ClusterPort {
       regarding,
     };
     try {
-      await this.o.rest.request('POST', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`, { body });
+      await this.o.client.call(`create event in ${namespace}`, (opts) =>
+        this.o.client.events.createNamespacedEvent({ namespace, body: body as unknown as EventsV1Event }, opts),
+      );
     } catch (e) {
       // Events are best effort (as in client-go's recorder): a failed event must not fail
       // the reconcile that emitted it. Surface it to the error sink instead.
@@ -263,9 +274,9 @@ export class KubeCluster implements ClusterPort {
 
   // --- shared write paths -------------------------------------------------------------------
 
-  private async fetch(def: ResourceDef, name: string, namespace?: string): Promise<RawObject | undefined> {
+  private async fetch(def: ResourceDef, name: string): Promise<RawObject | undefined> {
     try {
-      return await this.o.rest.request<RawObject>('GET', objectPath(def, name, namespace));
+      return await kindApi(this.o.client, def).get(name);
     } catch (e) {
       if (e instanceof ClusterError && e.reason === 'NotFound') return undefined;
       throw e;
@@ -279,7 +290,7 @@ export class KubeCluster implements ClusterPort {
    */
   private async patchMetadata<T extends { metadata: ObjectMeta }>(
     def: ResourceDef,
-    inf: Informer<T>,
+    inf: ResourceCache<T>,
     name: string,
     patch: MetadataPatch,
     extra?: (fresh: RawObject | undefined) => Record<string, unknown>,
@@ -302,8 +313,8 @@ export class KubeCluster implements ClusterPort {
       const body: Record<string, unknown> = { ...(extra ? extra(fresh) : {}) };
       if (Object.keys(meta).length) body.metadata = meta;
       try {
-        const raw = await this.o.rest.request<RawObject>('PATCH', objectPath(def, name), { body, contentType: MERGE });
-        inf.upsertFromWrite(raw);
+        const raw = await kindApi(this.o.client, def).patch(name, body, MERGE);
+        inf.noteWrite(raw);
         return raw;
       } catch (e) {
         if (!(e instanceof ClusterError) || e.reason !== 'Conflict' || attempt >= MAX_CONFLICT_RETRIES) throw e;
@@ -315,7 +326,7 @@ export class KubeCluster implements ClusterPort {
 
   private async patchStatus<T extends { metadata: ObjectMeta; status: object }>(
     def: ResourceDef,
-    inf: Informer<T>,
+    inf: ResourceCache<T>,
     name: string,
     status: Record<string, unknown>,
   ): Promise<RawObject> {
@@ -333,11 +344,8 @@ export class KubeCluster implements ClusterPort {
       const body: Record<string, unknown> = { ...status };
       for (const k of Object.keys(oldStatus)) if (!(k in body)) body[k] = null;
       try {
-        const raw = await this.o.rest.request<RawObject>('PATCH', objectPath(def, name, undefined, 'status'), {
-          body: { metadata: { resourceVersion: rv }, status: body },
-          contentType: MERGE,
-        });
-        inf.upsertFromWrite(raw);
+        const raw = await kindApi(this.o.client, def).patchStatus(name, { metadata: { resourceVersion: rv }, status: body }, MERGE);
+        inf.noteWrite(raw);
         return raw;
       } catch (e) {
         if (!(e instanceof ClusterError) || e.reason !== 'Conflict' || attempt >= MAX_CONFLICT_RETRIES) throw e;
@@ -350,11 +358,11 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
-  private async deleteObject<T>(def: ResourceDef, inf: Informer<T>, name: string): Promise<void> {
+  private async deleteObject<T>(def: ResourceDef, inf: ResourceCache<T>, name: string): Promise<void> {
     try {
-      const raw = await this.o.rest.request<RawObject & { kind?: string }>('DELETE', objectPath(def, name));
+      const raw = await kindApi(this.o.client, def).delete(name);
       // With finalizers left the server returns the object (deletionTimestamp set).
-      if (raw && raw.kind !== 'Status' && raw.metadata) inf.upsertFromWrite(raw);
+      if (raw && raw.kind !== 'Status' && raw.metadata) inf.noteWrite(raw);
     } catch (e) {
       if (e instanceof ClusterError && e.reason === 'NotFound') return;
       throw e;

@@ -6,9 +6,9 @@ import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { PeriodicLoop } from '../runtime/loop.js';
 import { KubeCluster } from './cluster.js';
-import type { KubeAuth } from './kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type RequestHooks } from './client.js';
 import { LeaderElector } from './leader-election.js';
-import { KubeRest } from './rest.js';
 import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
 
 /**
@@ -35,7 +35,9 @@ export interface LeaderRuntimeContext {
 }
 
 export interface ControllerProcessOptions {
-  auth: KubeAuth;
+  kubeConfig: KubeConfig;
+  /** Request hooks (RBAC audit, fault injection) on every API call, through client-node's middleware. */
+  hooks?: RequestHooks[];
   clock: Clock;
   /** This replica's identity (the pod name). */
   identity: string;
@@ -75,9 +77,9 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   const registry = new Registry();
   const karpenterMetrics = createKarpenterMetrics(registry);
   const azflexMetrics = createAzflexMetrics(registry);
-  const rest = new KubeRest(o.auth, { userAgent: `azflex/${o.identity}` });
+  const client = new KubeClient(o.kubeConfig, { userAgent: `azflex/${o.identity}`, ...(o.hooks ? { hooks: o.hooks } : {}) });
   const cluster = new KubeCluster({
-    rest,
+    client,
     clock: o.clock,
     reportingInstance: o.identity,
     onError: (e) => log('warn', `kubernetes: ${errorText(e)}`),
@@ -87,7 +89,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   const useElection = o.leaderElection !== false;
   const elector = useElection
     ? new LeaderElector({
-        rest,
+        client,
         clock: o.clock,
         namespace: o.namespace,
         name: o.leaseName ?? 'azflex-controller',

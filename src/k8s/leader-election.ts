@@ -2,10 +2,12 @@ import type { Clock } from '../ports/clock.js';
 import { PeriodicLoop } from '../runtime/loop.js';
 import { ClusterError } from '../ports/cluster.js';
 import { microTime } from './cluster.js';
-import type { KubeRest } from './rest.js';
+import type { V1Lease } from '@kubernetes/client-node';
+import type { KubeClient } from './client.js';
 
 /**
- * Lease-based leader election on coordination.k8s.io/v1 (client-node has none), following
+ * Lease-based leader election on coordination.k8s.io/v1 (client-node has none; its typed
+ * CoordinationV1Api does the calls), following
  * client-go's algorithm, plus fencing:
  *
  *  - A candidate only takes over a lease whose record it has watched stay unchanged for a
@@ -20,7 +22,7 @@ import type { KubeRest } from './rest.js';
  */
 
 export interface LeaderElectionOptions {
-  rest: KubeRest;
+  client: KubeClient;
   clock: Clock;
   namespace: string;
   /** Lease name, e.g. "azflex-controller". */
@@ -134,9 +136,22 @@ export class LeaderElector {
     }
   }
 
-  private path(name?: string): string {
-    const base = `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases`;
-    return name ? `${base}/${name}` : base;
+  private readLease(): Promise<Lease> {
+    const { client, namespace, name } = this.o;
+    return client.call(`get lease ${namespace}/${name}`, (opts) => client.coordination.readNamespacedLease({ namespace, name }, opts)) as Promise<unknown> as Promise<Lease>;
+  }
+
+  private async createLease(body: Lease): Promise<void> {
+    const { client, namespace, name } = this.o;
+    await client.call(`create lease ${namespace}/${name}`, (opts) => client.coordination.createNamespacedLease({ namespace, body: body as unknown as V1Lease }, opts));
+  }
+
+  /** PUT with the read resourceVersion: of two racing writers one gets 409. */
+  private async replaceLease(body: Lease): Promise<void> {
+    const { client, namespace, name } = this.o;
+    await client.call(`update lease ${namespace}/${name}`, (opts) =>
+      client.coordination.replaceNamespacedLease({ namespace, name, body: body as unknown as V1Lease }, opts),
+    );
   }
 
   private loseLeadership(reason: LostReason): void {
@@ -191,7 +206,7 @@ export class LeaderElector {
   private async tryAcquireOrRenew(now: number): Promise<boolean> {
     let lease: Lease | undefined;
     try {
-      lease = await this.o.rest.request<Lease>('GET', this.path(this.o.name));
+      lease = await this.readLease();
     } catch (e) {
       if (!(e instanceof ClusterError && e.reason === 'NotFound')) throw e;
     }
@@ -203,7 +218,7 @@ export class LeaderElector {
         spec: this.spec(now, undefined),
       };
       try {
-        await this.o.rest.request('POST', this.path(), { body });
+        await this.createLease(body);
         this.observe(body.spec, now);
         return true;
       } catch (e) {
@@ -231,7 +246,7 @@ export class LeaderElector {
     try {
       // PUT with the resourceVersion we read: two candidates racing for an expired lease
       // cannot both win; the loser gets 409 and stays a follower.
-      await this.o.rest.request('PUT', this.path(this.o.name), { body: next });
+      await this.replaceLease(next);
       this.observe(next.spec, now);
       return true;
     } catch (e) {
@@ -249,19 +264,17 @@ export class LeaderElector {
   }
 
   private async release(): Promise<void> {
-    const lease = await this.o.rest.request<Lease>('GET', this.path(this.o.name));
+    const lease = await this.readLease();
     if (lease.spec?.holderIdentity !== this.o.identity) return;
     const now = this.o.clock.now();
-    await this.o.rest.request('PUT', this.path(this.o.name), {
-      body: {
-        ...lease,
-        spec: {
-          ...lease.spec,
-          holderIdentity: null,
-          leaseDurationSeconds: 1,
-          renewTime: microTime(now),
-          acquireTime: microTime(now),
-        },
+    await this.replaceLease({
+      ...lease,
+      spec: {
+        ...lease.spec,
+        holderIdentity: null,
+        leaseDurationSeconds: 1,
+        renewTime: microTime(now),
+        acquireTime: microTime(now),
       },
     });
   }

@@ -1,4 +1,4 @@
-import type { RequestRecord } from './rest.js';
+import type { RequestInfo } from './client.js';
 
 /**
  * The API requests azflex makes, as RBAC rules. The chart's ClusterRole/Role must equal
@@ -44,7 +44,7 @@ export interface RequestAttributes {
 }
 
 /** Maps a REST request to the attributes the RBAC authorizer checks (like the API server's RequestInfo). */
-export function requestAttributes(r: Pick<RequestRecord, 'method' | 'path' | 'watch'>): RequestAttributes {
+export function requestAttributes(r: Pick<RequestInfo, 'method' | 'path' | 'watch'>): RequestAttributes {
   const parts = r.path.split('/').filter(Boolean);
   let i: number;
   let apiGroup: string;

@@ -9,7 +9,9 @@ import type {
   Pod,
   Taint,
 } from '../ports/cluster.js';
-import type { RawObject } from './informer.js';
+import type { KubernetesListObject, KubernetesObject, V1Node } from '@kubernetes/client-node';
+import type { RawObject } from './cache.js';
+import type { CallOptions, KubeClient } from './client.js';
 
 /**
  * Where each kind lives on the API server, and the lossy-but-total mapping from raw JSON to
@@ -64,6 +66,14 @@ function arr(v: unknown): unknown[] {
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
+/**
+ * A timestamp as the API server writes it. Typed client-node reads (core kinds) deserialize
+ * timestamps to Date while watch events carry strings; both map to RFC 3339 seconds.
+ */
+function time(v: unknown): string | undefined {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return str(v);
+}
 function strMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, x] of Object.entries(obj(v))) out[k] = typeof x === 'string' ? x : String(x);
@@ -78,13 +88,13 @@ export function toMeta(raw: unknown): ObjectMeta {
     labels: strMap(m.labels),
     annotations: strMap(m.annotations),
     finalizers: arr(m.finalizers).filter((f): f is string => typeof f === 'string'),
-    creationTimestamp: str(m.creationTimestamp) ?? '',
+    creationTimestamp: time(m.creationTimestamp) ?? '',
   };
   const ns = str(m.namespace);
   if (ns) meta.namespace = ns;
   const rv = str(m.resourceVersion);
   if (rv) meta.resourceVersion = rv;
-  const del = str(m.deletionTimestamp);
+  const del = time(m.deletionTimestamp);
   if (del) meta.deletionTimestamp = del;
   return meta;
 }
@@ -98,7 +108,7 @@ function toConditions(v: unknown): Condition[] {
       status: status === 'True' || status === 'False' ? status : 'Unknown',
       reason: str(o.reason) ?? '',
       message: str(o.message) ?? '',
-      lastTransitionTime: str(o.lastTransitionTime) ?? '',
+      lastTransitionTime: time(o.lastTransitionTime) ?? '',
     };
   });
 }
@@ -357,4 +367,62 @@ export function statusToWire<S extends { conditions: Condition[] }>(status: S): 
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(status)) if (v !== undefined) out[k] = v;
   return out;
+}
+
+// --- typed client-node calls per kind -----------------------------------------------------
+
+/** The calls KubeCluster makes on one cluster-scoped kind (core kinds typed, CRDs as custom objects). */
+export interface KindApi {
+  listPage(cont: string | undefined): Promise<KubernetesListObject<KubernetesObject>>;
+  get(name: string): Promise<RawObject>;
+  create(body: RawObject): Promise<RawObject>;
+  patch(name: string, body: object, o: CallOptions): Promise<RawObject>;
+  patchStatus(name: string, body: object, o: CallOptions): Promise<RawObject>;
+  delete(name: string): Promise<RawObject & { kind?: string }>;
+}
+
+const PAGE_SIZE = 500;
+
+export function kindApi(client: KubeClient, def: ResourceDef): KindApi {
+  const what = (verb: string, name?: string): string => `${verb} ${def.plural}${name ? ` ${name}` : ''}`;
+  const raw = <T>(p: Promise<T>): Promise<RawObject> => p as Promise<unknown> as Promise<RawObject>;
+  if (def === RESOURCES.nodes) {
+    const core = client.core;
+    return {
+      listPage: (cont) => client.call(what('list'), (o) => core.listNode({ limit: PAGE_SIZE, ...(cont ? { _continue: cont } : {}) }, o)),
+      get: (name) => raw(client.call(what('get', name), (o) => core.readNode({ name }, o))),
+      create: (body) => raw(client.call(what('create'), (o) => core.createNode({ body: body as V1Node }, o))),
+      patch: (name, body, co) => raw(client.call(what('patch', name), (o) => core.patchNode({ name, body }, o), co)),
+      patchStatus: (name, body, co) => raw(client.call(what('patch status', name), (o) => core.patchNodeStatus({ name, body }, o), co)),
+      // The typed answer is a V1Status even when the server returns the Node: never write it through.
+      delete: async (name) => {
+        await client.call(what('delete', name), (o) => core.deleteNode({ name }, o));
+        return { kind: 'Status' };
+      },
+    };
+  }
+  if (def === RESOURCES.pods) {
+    const core = client.core;
+    const unsupported = (): never => {
+      throw new Error('pods are only listed and evicted by azflex');
+    };
+    return {
+      listPage: (cont) => client.call(what('list'), (o) => core.listPodForAllNamespaces({ limit: PAGE_SIZE, ...(cont ? { _continue: cont } : {}) }, o)),
+      get: unsupported,
+      create: unsupported,
+      patch: unsupported,
+      patchStatus: unsupported,
+      delete: unsupported,
+    };
+  }
+  const custom = client.custom;
+  const ref = { group: def.group, version: def.version, plural: def.plural };
+  return {
+    listPage: (cont) => client.call(what('list'), (o) => custom.listClusterCustomObject({ ...ref, limit: PAGE_SIZE, ...(cont ? { _continue: cont } : {}) }, o)),
+    get: (name) => client.call(what('get', name), (o) => custom.getClusterCustomObject({ ...ref, name }, o)),
+    create: (body) => client.call(what('create'), (o) => custom.createClusterCustomObject({ ...ref, body }, o)),
+    patch: (name, body, co) => client.call(what('patch', name), (o) => custom.patchClusterCustomObject({ ...ref, name, body }, o), co),
+    patchStatus: (name, body, co) => client.call(what('patch status', name), (o) => custom.patchClusterCustomObjectStatus({ ...ref, name, body }, o), co),
+    delete: (name) => client.call(what('delete', name), (o) => custom.deleteClusterCustomObject({ ...ref, name }, o)),
+  };
 }

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Informer } from '../../src/k8s/informer.js';
-import { KubeApiError } from '../../src/k8s/rest.js';
-import { RealClock } from '../../src/platform/real-clock.js';
-import { adminAuth, adminRequest, compactEtcd, eventually } from './harness.js';
+import { KubeApiError } from '../../src/k8s/client.js';
+import { adminKubeConfig, adminRequest, compactEtcd, eventually } from './harness.js';
 import { ensureNamespace, forceDelete, makeAdapter, nodeClaimObject, type Adapter } from './fixtures.js';
 
 const info = inject('k8s');
@@ -14,7 +12,7 @@ describe('KubeCluster adapter (admin credentials)', () => {
 
   beforeAll(async () => {
     await ensureNamespace(info, ns);
-    a = makeAdapter(adminAuth(info), 'adapter-test');
+    a = makeAdapter(adminKubeConfig(info), 'adapter-test');
     a.cluster.start();
     await a.cluster.waitForSync();
   });
@@ -180,16 +178,20 @@ describe('KubeCluster adapter (admin credentials)', () => {
 
   it('maps API errors to ClusterError reasons', async () => {
     await expect(a.cluster.patchNodeClassMetadata('does-not-exist', { finalizers: ['x'] })).rejects.toMatchObject({ reason: 'NotFound' });
-    const err = await a.rest.request('POST', NC, { body: { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'Bad_Name' }, spec: {} } }).catch((e: unknown) => e);
+    const c = a.client;
+    const body = { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'Bad_Name' }, spec: {} };
+    const err = await c
+      .call('create', (o) => c.custom.createClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', body }, o))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KubeApiError);
     expect((err as KubeApiError).reason).toBe('Invalid');
     expect((err as KubeApiError).code).toBe(422);
   });
 });
 
-describe('Informer resume and 410 relist', () => {
+describe('client-node ListWatch caches: resume and 410 relist', () => {
   it('resumes a stopped watch from its resourceVersion without relisting', async () => {
-    const a = makeAdapter(adminAuth(info), 'resume');
+    const a = makeAdapter(adminKubeConfig(info), 'resume');
     const inf = a.cluster.informers.nodeClaims;
     inf.start();
     await inf.waitForSync();
@@ -209,14 +211,8 @@ describe('Informer resume and 410 relist', () => {
   });
 
   it('renews server-closed watches (timeoutSeconds) from the last resourceVersion, never relisting', async () => {
-    const a = makeAdapter(adminAuth(info), 'renew');
-    const inf = new Informer({
-      rest: a.rest,
-      clock: new RealClock(),
-      path: NC,
-      convert: (raw) => raw,
-      watchTimeoutSeconds: 1,
-    });
+    const a = makeAdapter(adminKubeConfig(info), 'renew', { watchTimeoutSeconds: 1 });
+    const inf = a.cluster.informers.nodeClaims;
     inf.start();
     await inf.waitForSync();
     await new Promise((r) => setTimeout(r, 2500));
@@ -242,7 +238,7 @@ describe('Informer resume and 410 relist', () => {
         spec: { nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'cls' }, requirements: [] },
       });
     await mk('inf-gone-old');
-    const a = makeAdapter(adminAuth(info), 'relist');
+    const a = makeAdapter(adminKubeConfig(info), 'relist');
     const inf = a.cluster.informers.nodeClaims;
     const deleted: string[] = [];
     inf.onEvent((type, obj) => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startControllerProcess, type ControllerProcess, type LeaderRuntimeContext } from '../../src/k8s/controller-process.js';
 import type { SignalSource } from '../../src/k8s/shutdown.js';
 import { RealClock } from '../../src/platform/real-clock.js';
-import { adminAuth, adminRequest, eventually } from './harness.js';
+import { adminKubeConfig, adminRequest, eventually } from './harness.js';
 import { ensureNamespace, forceDelete, nodeClassBody } from './fixtures.js';
 
 const info = inject('k8s');
@@ -21,7 +21,7 @@ interface FakeRuntime {
 
 async function startReplica(id: string, rt: FakeRuntime, exits: number[]): Promise<ControllerProcess> {
   return startControllerProcess({
-    auth: adminAuth(info),
+    kubeConfig: adminKubeConfig(info),
     clock: new RealClock(),
     identity: id,
     namespace: ns,

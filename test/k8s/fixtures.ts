@@ -1,8 +1,8 @@
 import type { ControlPlaneInfo } from './harness.js';
 import { adminRequest } from './harness.js';
 import { KubeCluster } from '../../src/k8s/cluster.js';
-import type { KubeAuth } from '../../src/k8s/kubeconfig.js';
-import { KubeRest, type RequestRecord } from '../../src/k8s/rest.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type RequestRecord } from '../../src/k8s/client.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
 import { RealClock } from '../../src/platform/real-clock.js';
 
@@ -10,24 +10,27 @@ export const SUB = '0b3b0b3b-1111-2222-3333-444455556666';
 
 export interface Adapter {
   cluster: KubeCluster;
-  rest: KubeRest;
+  client: KubeClient;
   records: RequestRecord[];
   errors: unknown[];
 }
 
-/** A KubeCluster whose every request is recorded (for RBAC audits and "served from cache" checks). */
-export function makeAdapter(auth: KubeAuth, instance = 'test'): Adapter {
+/**
+ * A KubeCluster whose every request is recorded through client-node's middleware (for RBAC
+ * audits and "served from cache" checks).
+ */
+export function makeAdapter(kubeConfig: KubeConfig, instance = 'test', o: { watchTimeoutSeconds?: number } = {}): Adapter {
   const records: RequestRecord[] = [];
   const errors: unknown[] = [];
-  const rest = new KubeRest(auth, { onRequest: (r) => records.push(r) });
+  const client = new KubeClient(kubeConfig, { hooks: [{ after: (r) => records.push(r) }] });
   const cluster = new KubeCluster({
-    rest,
+    client,
     clock: new RealClock(),
     reportingInstance: instance,
-    watchTimeoutSeconds: 60,
+    watchTimeoutSeconds: o.watchTimeoutSeconds ?? 60,
     onError: (e) => errors.push(e),
   });
-  return { cluster, rest, records, errors };
+  return { cluster, client, records, errors };
 }
 
 export function nodeClaimObject(name: string, nodeClassName: string, extra: Partial<NodeClaim['metadata']> = {}): NodeClaim {

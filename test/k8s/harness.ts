@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as https from 'node:https';
-import { tokenAuth, type KubeAuth } from '../../src/k8s/kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { tokenKubeConfig } from '../../src/k8s/client.js';
 import type { ControlPlaneInfo } from '../../src/dev/control-plane.js';
 
 /**
@@ -8,7 +9,7 @@ import type { ControlPlaneInfo } from '../../src/dev/control-plane.js';
  * one); this file re-exports it and adds the client helpers the tests use.
  */
 export {
-  adminAuth,
+  adminKubeConfig,
   adminKubeConfigYaml,
   startControlPlane,
   type ControlPlane,
@@ -31,8 +32,8 @@ export async function mintServiceAccountToken(info: ControlPlaneInfo, namespace:
   return token;
 }
 
-export function serviceAccountAuth(info: ControlPlaneInfo, token: string): KubeAuth {
-  return tokenAuth(info.server, info.caData, token);
+export function serviceAccountKubeConfig(info: ControlPlaneInfo, token: string): KubeConfig {
+  return tokenKubeConfig(info.server, info.caData, token);
 }
 
 /** Raw admin request (setup/cleanup in tests; the code under test uses src/k8s). */

@@ -1,25 +1,29 @@
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LeaderElector, NotLeaderError, type LostReason } from '../../src/k8s/leader-election.js';
-import { KubeApiError, KubeRest, type RequestOptions } from '../../src/k8s/rest.js';
+import { KubeApiError, KubeClient } from '../../src/k8s/client.js';
 import { RealClock } from '../../src/platform/real-clock.js';
-import { adminAuth, adminRequest, eventually } from './harness.js';
+import { adminKubeConfig, adminRequest, eventually } from './harness.js';
 import { ensureNamespace } from './fixtures.js';
 
 const info = inject('k8s');
 const ns = 'leader-election-test';
 
-/** A REST client we can cut off from the API server, as a network partition would. */
-class PartitionableRest extends KubeRest {
+/** A client we can cut off from the API server, as a network partition would (a client-node middleware fault). */
+class PartitionableClient extends KubeClient {
   partitioned = false;
-  override async request<T>(method: string, path: string, ro?: RequestOptions): Promise<T> {
-    if (this.partitioned) throw new KubeApiError('ServerError', `partitioned: ${method} ${path}`, 0);
-    return super.request<T>(method, path, ro);
+  constructor(kc: ConstructorParameters<typeof KubeClient>[0]) {
+    super(kc);
+    this.use({
+      before: (req) => {
+        if (this.partitioned) throw new KubeApiError('ServerError', `partitioned: ${req.method} ${req.path}`, 0);
+      },
+    });
   }
 }
 
 interface Replica {
   id: string;
-  rest: PartitionableRest;
+  rest: PartitionableClient;
   elector: LeaderElector;
   lost: LostReason[];
   /** Clock times at which this replica performed a fenced "ARM write". */
@@ -34,8 +38,8 @@ const timings = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 2
 const handoverTimings = { leaseDurationMs: 6000, renewDeadlineMs: 4000, retryPeriodMs: 250 };
 
 function replica(id: string, lease: string, t: typeof timings = timings): Replica {
-  const rest = new PartitionableRest(adminAuth(info));
-  const elector = new LeaderElector({ rest, clock, namespace: ns, name: lease, identity: id, ...t });
+  const rest = new PartitionableClient(adminKubeConfig(info));
+  const elector = new LeaderElector({ client: rest, clock, namespace: ns, name: lease, identity: id, ...t });
   const r: Replica = { id, rest, elector, lost: [], writes: [], refused: 0 };
   elector.onLostLeadership((reason) => r.lost.push(reason));
   return r;
@@ -113,6 +117,8 @@ describe('Lease leader election with fencing', () => {
     await eventually('b takes over', async () => b.elector.isLeader());
     // Released, not expired: b did not have to wait a lease duration.
     expect(clock.now() - releasedAt).toBeLessThan(handoverTimings.leaseDurationMs / 2);
+    // The writers tick every 10 ms: let b's pass its fence before stopping them.
+    await eventually('b writes through its fence', async () => b.writes.length > 0, 2000, 5);
     stopWriters();
     expect(sampler.stop()).toBe(0);
     expect(a.writes.length).toBeGreaterThan(0);
@@ -159,7 +165,7 @@ describe('Lease leader election with fencing', () => {
   });
 
   it('rejects timings that would let two leaders overlap', () => {
-    const rest = new KubeRest(adminAuth(info));
-    expect(() => new LeaderElector({ rest, clock, namespace: ns, name: 'x', identity: 'i', leaseDurationMs: 1000, renewDeadlineMs: 1000 })).toThrow(/renewDeadline/);
+    const client = new KubeClient(adminKubeConfig(info));
+    expect(() => new LeaderElector({ client, clock, namespace: ns, name: 'x', identity: 'i', leaseDurationMs: 1000, renewDeadlineMs: 1000 })).toThrow(/renewDeadline/);
   });
 });

@@ -11,7 +11,7 @@ import { LeaderElector } from '../../src/k8s/leader-election.js';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
 import { RealClock } from '../../src/platform/real-clock.js';
 import type { AzureFlexNodeClass } from '../../src/ports/cluster.js';
-import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountAuth } from './harness.js';
+import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountKubeConfig } from './harness.js';
 import { renderChart } from './chart-render.js';
 import { ensureNamespace, makeAdapter, ManualClock, nodeClaimObject, nodeClassBody, type Adapter } from './fixtures.js';
 
@@ -55,7 +55,7 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     const applied = await kubectl(info, ['apply', '-f', '-'], objs.map((o) => `---\n${stringify(o)}`).join(''));
     expect(applied.code, applied.stderr).toBe(0);
     const token = await mintServiceAccountToken(info, ns, release);
-    sa = makeAdapter(serviceAccountAuth(info, token), 'rbac-test');
+    sa = makeAdapter(serviceAccountKubeConfig(info, token), 'rbac-test');
     sa.cluster.start();
     await sa.cluster.waitForSync();
   });
@@ -65,8 +65,11 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
   });
 
   it('cannot do what the ClusterRole does not grant (the token really is least-privileged)', async () => {
-    await expect(sa.rest.request('GET', '/api/v1/namespaces/kube-system/secrets')).rejects.toMatchObject({ reason: 'Forbidden' });
-    await expect(sa.rest.request('DELETE', `${AFNC}/anything`)).rejects.toMatchObject({ reason: 'Forbidden' });
+    const c = sa.client;
+    await expect(c.call('list secrets', (o) => c.core.listNamespacedSecret({ namespace: 'kube-system' }, o))).rejects.toMatchObject({ reason: 'Forbidden' });
+    await expect(
+      c.call('delete class', (o) => c.custom.deleteClusterCustomObject({ group: 'flex.aks.azure.com', version: 'v1alpha1', plural: 'azureflexnodeclasses', name: 'anything' }, o)),
+    ).rejects.toMatchObject({ reason: 'Forbidden' });
   });
 
   it('status: adds the finalizer and drift hash, sets ValidationSucceeded/Ready True', async () => {
@@ -202,14 +205,14 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     });
     const caFile = join(mkdtempSync(join(tmpdir(), 'azflex-ca-')), 'ca.crt');
     writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n');
-    const bootstrap = await new KubeBootstrapSource(sa.rest, {
+    const bootstrap = await new KubeBootstrapSource(sa.client, {
       apiServerEndpoint: 'https://aks.example:443', caCertFile: caFile, namespace: ns, secretName: 'azflex-bootstrap-token', kubernetesVersion: 'v1.34.4',
     }).get();
     expect(bootstrap.token).toBe('abcdef.0123456789abcdef');
     expect(bootstrap.kubernetesVersion).toBe('1.34.4');
 
     // Leader election on the chart's lease name, released on stop (create, get, update).
-    const elector = new LeaderElector({ rest: sa.rest, clock: new RealClock(), namespace: ns, name: 'azflex-controller', identity: 'rbac-pod', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 });
+    const elector = new LeaderElector({ client: sa.client, clock: new RealClock(), namespace: ns, name: 'azflex-controller', identity: 'rbac-pod', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 });
     elector.start();
     await eventually('leads', async () => elector.isLeader());
     await new Promise((r) => setTimeout(r, 300));

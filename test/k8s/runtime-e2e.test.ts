@@ -14,7 +14,7 @@ import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 import { stringify } from 'yaml';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes } from '../../src/k8s/rbac.js';
 import { renderChart } from './chart-render.js';
-import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountAuth } from './harness.js';
+import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountKubeConfig } from './harness.js';
 import { ensureNamespace, forceDelete, makeAdapter, type Adapter } from './fixtures.js';
 
 const info = inject('k8s');
@@ -62,7 +62,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     );
     const applied = await kubectl(info, ['apply', '-f', '-'], rbac.map((o) => `---\n${stringify(o)}`).join(''));
     expect(applied.code, applied.stderr).toBe(0);
-    a = makeAdapter(serviceAccountAuth(info, await mintServiceAccountToken(info, ns, 'azflex-e2e')), 'runtime-e2e');
+    a = makeAdapter(serviceAccountKubeConfig(info, await mintServiceAccountToken(info, ns, 'azflex-e2e')), 'runtime-e2e');
     a.cluster.start();
     await a.cluster.waitForSync();
     const random = new SeededRandom(7);

@@ -8,7 +8,7 @@ import { driftHash, isNodeClaimDrifted, NODECLASS_HASH_ANNOTATION, NODECLASS_HAS
 import { isNodeClassUsable } from '../../src/controllers/nodeclass/status.js';
 import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
 import { delta, microTime } from '../../src/k8s/cluster.js';
-import { authFromKubeConfigYaml, inClusterAuth } from '../../src/k8s/kubeconfig.js';
+import { inClusterKubeConfig, loadKubeConfig } from '../../src/k8s/client.js';
 import { allows, REQUIRED_CLUSTER_RULES, requestAttributes } from '../../src/k8s/rbac.js';
 import { toNodeClaim, toNodeClass, toPod } from '../../src/k8s/resources.js';
 import { installGracefulShutdown, type SignalSource } from '../../src/k8s/shutdown.js';
@@ -174,47 +174,50 @@ describe('adapter helpers', () => {
   });
 });
 
-describe('kubeconfig loading', () => {
-  it('reads certificate data, token files and picks the current context', async () => {
+describe('kubeconfig loading (client-node KubeConfig)', () => {
+  it('loads a file, picks the named context, and refuses an unknown one', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'kc-'));
     await fs.writeFile(path.join(dir, 'token'), 'file-token\n');
-    const yaml = [
-      'apiVersion: v1',
-      'clusters:',
-      '- name: a',
-      '  cluster: { server: "https://10.0.0.1:6443", certificate-authority-data: "' + Buffer.from('CA').toString('base64') + '" }',
-      'users:',
-      '- name: u',
-      '  user: { tokenFile: token }',
-      '- name: v',
-      '  user: { token: inline }',
-      'contexts:',
-      '- name: one',
-      '  context: { cluster: a, user: u }',
-      '- name: two',
-      '  context: { cluster: a, user: v }',
-      'current-context: one',
-    ].join('\n');
-    const one = authFromKubeConfigYaml(yaml, dir);
-    expect(one.server).toBe('https://10.0.0.1:6443');
-    expect(await one.headers()).toEqual({ Authorization: 'Bearer file-token' });
-    expect(await authFromKubeConfigYaml(yaml, dir, 'two').headers()).toEqual({ Authorization: 'Bearer inline' });
-    expect(() => authFromKubeConfigYaml(yaml, dir, 'three')).toThrow(/no context "three"/);
+    const file = path.join(dir, 'config');
+    await fs.writeFile(
+      file,
+      [
+        'apiVersion: v1',
+        'clusters:',
+        '- name: a',
+        '  cluster: { server: "https://10.0.0.1:6443", certificate-authority-data: "' + Buffer.from('CA').toString('base64') + '" }',
+        'users:',
+        '- name: u',
+        '  user: { exec: { apiVersion: client.authentication.k8s.io/v1, command: kubelogin, args: [get-token] } }',
+        '- name: v',
+        '  user: { token: inline }',
+        'contexts:',
+        '- name: one',
+        '  context: { cluster: a, user: u }',
+        '- name: two',
+        '  context: { cluster: a, user: v }',
+        'current-context: one',
+      ].join('\n'),
+    );
+    const one = loadKubeConfig({ file });
+    expect(one.getCurrentCluster()?.server).toBe('https://10.0.0.1:6443');
+    expect(one.getCurrentUser()?.exec).toMatchObject({ command: 'kubelogin', args: ['get-token'] });
+    expect(loadKubeConfig({ file, context: 'two' }).getCurrentUser()?.token).toBe('inline');
+    expect(() => loadKubeConfig({ file, context: 'three' })).toThrow(/no context "three"/);
+    expect(() => loadKubeConfig({ file: path.join(dir, 'missing') })).toThrow(/does not exist/);
   });
 
-  it('uses the in-cluster ServiceAccount and re-reads its rotated token', async () => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-'));
-    await fs.writeFile(path.join(dir, 'token'), 't1');
-    await fs.writeFile(path.join(dir, 'ca.crt'), 'not a real CA but never parsed until a request');
+  it('builds the in-cluster config from KUBERNETES_SERVICE_HOST/PORT and the ServiceAccount files', async () => {
+    const prefix = await fs.mkdtemp(path.join(os.tmpdir(), 'sa-'));
     const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
-    process.env.KUBERNETES_SERVICE_HOST = '10.0.0.1';
-    process.env.KUBERNETES_SERVICE_PORT = '443';
     try {
-      const auth = inClusterAuth(dir);
-      expect(auth.server).toBe('https://10.0.0.1:443');
-      expect(await auth.headers()).toEqual({ Authorization: 'Bearer t1' });
-      await fs.writeFile(path.join(dir, 'token'), 't2');
-      expect(await auth.headers()).toEqual({ Authorization: 'Bearer t2' });
+      delete process.env.KUBERNETES_SERVICE_HOST;
+      expect(() => inClusterKubeConfig(prefix)).toThrow(/KUBERNETES_SERVICE_HOST/);
+      process.env.KUBERNETES_SERVICE_HOST = 'fd00::1';
+      process.env.KUBERNETES_SERVICE_PORT = '443';
+      const kc = inClusterKubeConfig(prefix);
+      expect(kc.getCurrentCluster()?.server).toBe('https://[fd00::1]:443');
+      expect(kc.getCurrentUser()?.authProvider?.config?.tokenFile).toBe(`${prefix}/var/run/secrets/kubernetes.io/serviceaccount/token`);
     } finally {
       if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
       else process.env.KUBERNETES_SERVICE_HOST = saved.host;

@@ -11,8 +11,7 @@ import { DEFAULT_INTERVALS, drainWith, periodicControllers, type PeriodicInterva
 import { parseDuration } from '../../disruption/duration.js';
 import { KubeBootstrapSource } from '../../k8s/bootstrap.js';
 import { startControllerProcess, type LeaderRuntime, type LeaderRuntimeContext } from '../../k8s/controller-process.js';
-import { IN_CLUSTER_SA_DIR, loadKubeAuth } from '../../k8s/kubeconfig.js';
-import { KubeRest } from '../../k8s/rest.js';
+import { IN_CLUSTER_SA_DIR, KubeClient, loadKubeConfig } from '../../k8s/client.js';
 import { createRedactingLogger } from '../../log/redact.js';
 import { createArmMetrics } from '../../metrics/arm.js';
 import { refreshActorGauges, runtimeMetricsListener } from '../../metrics/runtime.js';
@@ -192,11 +191,11 @@ export function register(program: Command): void {
       const log = createRedactingLogger({ level: flags.logLevel, name: 'azflex' });
       const clock = new RealClock();
       const random = new CryptoRandom();
-      const auth = loadKubeAuth({ file: flags.kubeconfig, context: flags.context });
+      const kubeConfig = loadKubeConfig({ ...(flags.kubeconfig ? { file: flags.kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) });
       const identity = process.env.POD_NAME ?? hostname();
       const bootstrap = new CachedBootstrapSource(
-        new KubeBootstrapSource(new KubeRest(auth, { userAgent: `azflex/${identity}` }), {
-          apiServerEndpoint: flags.apiServerEndpoint || auth.server,
+        new KubeBootstrapSource(new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), {
+          apiServerEndpoint: flags.apiServerEndpoint || (kubeConfig.getCurrentCluster()?.server ?? ''),
           caCertFile: flags.clusterCaFile,
           namespace: flags.leaderElectionNamespace,
           secretName: flags.bootstrapTokenSecret,
@@ -214,7 +213,7 @@ export function register(program: Command): void {
       }
       const tlsCa = flags.armCaFile ? (await import('node:fs')).readFileSync(flags.armCaFile) : undefined;
       const proc = await startControllerProcess({
-        auth,
+        kubeConfig,
         clock,
         identity,
         namespace: flags.leaderElectionNamespace,
