@@ -26,6 +26,7 @@ export interface BuiltImage {
   node: string;
   debianPackages: string[];
   sourceDateEpoch: number;
+  tools: { umoci: string; tar: string; mmdebstrap: string };
   cached: boolean;
   seconds: number;
 }

@@ -103,6 +103,24 @@ function atomically(file, write) {
   return Promise.resolve(write(tmp)).then(() => renameSync(tmp, file));
 }
 
+/** umoci's gzip and GNU tar's headers shape the bytes: their versions are inputs too. */
+async function toolVersions() {
+  const first = async (cmd, args) => (await run(cmd, args)).split('\n')[0].trim();
+  return { umoci: await first('umoci', ['--version']), tar: await first('tar', ['--version']), mmdebstrap: await first('mmdebstrap', ['--version']) };
+}
+
+/** Keeps the newest `keep` archives in the cache (each is ~70 MB). */
+function pruneArchives(dir, keep) {
+  const archives = readdirSync(dir)
+    .filter((f) => f.endsWith('.oci.tar'))
+    .map((f) => ({ f, t: statSync(path.join(dir, f)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  for (const { f } of archives.slice(keep)) {
+    rmSync(path.join(dir, f), { force: true });
+    rmSync(path.join(dir, `${f}.json`), { force: true });
+  }
+}
+
 // --- inputs, each cached by what determines it --------------------------------------------------
 
 /** The Debian base as mmdebstrap's tarball, plus each package's control file in /var/lib/dpkg/status.d. */
@@ -309,7 +327,8 @@ export async function buildImage({ fresh = false } = {}) {
   const node = await nodeTarball();
   const deps = await productionDeps();
   const self = sha256(Buffer.concat([readFileSync(fileURLToPath(import.meta.url)), readFileSync(path.join(REPO, 'scripts/prune-deps.mjs'))])).slice(0, 16);
-  const key = sha256(JSON.stringify({ RECIPE, self, base: base.key, node: node.sha256, deps: deps.key, app: appKey(), epoch })).slice(0, 24);
+  const tools = await toolVersions();
+  const key = sha256(JSON.stringify({ RECIPE, self, tools, base: base.key, node: node.sha256, deps: deps.key, app: appKey(), epoch })).slice(0, 24);
   const archive = path.join(CACHE, 'images', `azflex-${key}.oci.tar`);
   const summaryFile = `${archive}.json`;
   if (!fresh && existsSync(archive) && existsSync(summaryFile)) {
@@ -382,8 +401,10 @@ export async function buildImage({ fresh = false } = {}) {
       node: node.version,
       debianPackages,
       sourceDateEpoch: epoch,
+      tools,
     };
     writeFileSync(summaryFile, `${JSON.stringify(summary)}\n`);
+    pruneArchives(path.dirname(archive), 3);
     return { ...summary, cached: false, seconds: (Date.now() - started) / 1000 };
   } finally {
     rmSync(work, { recursive: true, force: true });
