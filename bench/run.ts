@@ -1,4 +1,5 @@
 import { benchActorMemory } from './actors.js';
+import { benchKarpenterParity } from './karpenter-parity.js';
 import { benchScheduling } from './scheduling.js';
 import { benchSimulation } from './simulation.js';
 
@@ -11,5 +12,7 @@ const results: Record<string, unknown> = {
   simulation: await benchSimulation(),
   memory: benchActorMemory(),
   scheduling: await benchScheduling(),
+  // Measured right after the in-house scheduling figures, so the two are side by side.
+  karpenterParity: benchKarpenterParity(),
 };
 process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

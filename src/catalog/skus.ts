@@ -18,6 +18,11 @@ export interface InstanceType {
   arch: 'amd64' | 'arm64';
   pricePerHour: number;
   locations: string[];
+  /**
+   * Availability zones per location, as node label values ("eastus2-1"). A location without
+   * an entry is regional: its nodes carry no topology.kubernetes.io/zone label.
+   */
+  zones?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface InstanceTypeCatalog {

@@ -91,12 +91,76 @@ export interface NodeAffinityTerm {
   matchExpressions: NodeSelectorRequirement[];
 }
 
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+/** metav1.LabelSelector: both parts AND'ed; an empty selector matches everything. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector;
+  namespaces?: string[];
+  /** Only the empty selector (every namespace) can be evaluated without Namespace objects. */
+  namespaceSelector?: LabelSelector;
+  topologyKey: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface WeightedPodAffinityTerm {
+  weight: number;
+  podAffinityTerm: PodAffinityTerm;
+}
+
+export interface PodAffinityRules {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTerm[];
+}
+
+export interface PreferredSchedulingTerm {
+  weight: number;
+  preference: NodeAffinityTerm;
+}
+
+export interface Affinity {
+  nodeAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeAffinityTerm[] };
+    preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
+  };
+  podAffinity?: PodAffinityRules;
+  podAntiAffinity?: PodAffinityRules;
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  labelSelector?: LabelSelector;
+  minDomains?: number;
+  nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  nodeTaintsPolicy?: 'Honor' | 'Ignore';
+  matchLabelKeys?: string[];
+}
+
+export interface Volume {
+  name: string;
+  persistentVolumeClaim?: { claimName: string };
+}
+
 export interface Pod {
   metadata: ObjectMeta & { namespace: string };
   spec: {
     nodeName?: string;
     nodeSelector: Record<string, string>;
-    affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeAffinityTerm[] } } };
+    affinity?: Affinity;
+    topologySpreadConstraints?: TopologySpreadConstraint[];
+    volumes?: Volume[];
     tolerations: Toleration[];
     containers: Container[];
     initContainers: Container[];

@@ -11,6 +11,8 @@ import type { InstanceType } from '../catalog/skus.js';
 
 export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
 export const LABEL_REGION = 'topology.kubernetes.io/region';
+export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
 export const LABEL_ARCH = 'kubernetes.io/arch';
 export const LABEL_OS = 'kubernetes.io/os';
@@ -31,7 +33,7 @@ export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
  * when the NodePool says nothing about them (Karpenter's AllowUndefinedWellKnownLabels).
  */
 export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
-  LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_CAPACITY_TYPE, LABEL_ARCH, LABEL_OS, LABEL_NODEPOOL,
+  LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, LABEL_CAPACITY_TYPE, LABEL_ARCH, LABEL_OS, LABEL_NODEPOOL,
   LABEL_SKU_NAME, LABEL_SKU_FAMILY, LABEL_SKU_CPU, LABEL_SKU_MEMORY,
   LABEL_GPU_COUNT, LABEL_GPU_NAME, LABEL_GPU_MANUFACTURER,
 ]);
@@ -289,16 +291,28 @@ export class Requirements {
   }
 }
 
+/** One zone requirement per zone list: instance types offered in the same zones share it. */
+const zoneRequirements = new WeakMap<readonly string[], Requirement>();
+
+function zoneRequirement(zones: readonly string[]): Requirement {
+  let requirement = zoneRequirements.get(zones);
+  if (!requirement) zoneRequirements.set(zones, (requirement = Requirement.in(LABEL_ZONE, zones)));
+  return requirement;
+}
+
 /**
  * The labels an instance type carries in a region, as requirements. GPU labels are explicit
  * on CPU SKUs too (count 0, no GPU name) so "sku-gpu-name Exists" excludes them.
  */
 export function instanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
+  const zones = instanceType.zones?.[region];
   const list: Requirement[] = [
     Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),
     Requirement.in(LABEL_SKU_NAME, [instanceType.name]),
     Requirement.in(LABEL_SKU_FAMILY, [instanceType.family]),
     Requirement.in(LABEL_REGION, [region]),
+    // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
+    zones && zones.length > 0 ? zoneRequirement(zones) : Requirement.doesNotExist(LABEL_ZONE),
     Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
     Requirement.in(LABEL_ARCH, [instanceType.arch]),
     Requirement.in(LABEL_OS, ['linux']),

@@ -121,6 +121,25 @@ export function resourcesFromList(list: ResourceList | undefined): Resources {
   return out;
 }
 
+/**
+ * NodePool limits: a bound beyond exact integer range (Karpenter's own benchmark sets
+ * memory: 10000000Gi, ~1.1e16 bytes) can never be reached, so it parses as Infinity instead
+ * of failing the whole scheduling run.
+ */
+export function limitsFromList(list: ResourceList | undefined): Resources {
+  const out: Resources = {};
+  if (!list) return out;
+  for (const name in list) {
+    try {
+      out[name] = parseQuantity(list[name]!, name);
+    } catch (error) {
+      if (!(error instanceof QuantityError) || !/too large/.test(error.message) || list[name]!.trim().startsWith('-')) throw error;
+      out[name] = Infinity;
+    }
+  }
+  return out;
+}
+
 export function resourcesToList(resources: Resources): ResourceList {
   const out: ResourceList = {};
   for (const name of Object.keys(resources).sort()) out[name] = formatQuantity(resources[name]!, name);

@@ -13,21 +13,25 @@
  *      sized for the cheapest price per pod placed.
  */
 import type {
-  AzureFlexNodeClass, NodeClaim, NodePool, NodeSelectorRequirement, Pod, ResourceList, Taint,
+  AzureFlexNodeClass, Node, NodeAffinityTerm, NodeClaim, NodePool, NodeSelectorRequirement, Pod, ResourceList, Taint,
 } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import {
-  addInto, copiesThatFit, fitsWithin, formatQuantity, maxInto,
+  addInto, copiesThatFit, fitsOnTop, fitsWithin, formatQuantity, limitsFromList, maxInto,
   podRequests, resourcesFromList, resourcesToList, subtractResources, type Resources,
 } from './resources.js';
 import {
-  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, Requirement,
+  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, Requirement,
   Requirements, firstUntoleratedTaint, formatTaint, instanceTypeRequirements,
 } from './requirements.js';
 import { defaultKubeReserved, instanceTypeCapacity, maxPodsFor } from './overhead.js';
 import { FirstFitIndex, INDEX_DIMENSIONS, indexVector } from './first-fit-index.js';
 import { groupPods, podKey, podRequirementTerms, type PodGroup } from './pod-groups.js';
 import { RequirementsCache, firstCompatibleTerm } from './requirements-cache.js';
+import {
+  EMPTY_TOPOLOGY, NO_RELAXATION, Topology, TopologyError, decide, describeTopology, domainsFor, record, relax, requiredOnly,
+  type DomainSource, type PodTopology, type Relaxation,
+} from './topology.js';
 
 export { podKey, podRequirementTerms };
 
@@ -42,8 +46,15 @@ export interface SchedulingInput {
   instanceTypes: readonly InstanceType[];
   /** All NodeClaims: in-flight capacity for pending pods and NodePool limit usage. */
   existingNodeClaims: readonly NodeClaim[];
-  /** Pods already bound to nodes (their requests use up the NodeClaims' capacity). */
+  /** Pods already bound to nodes (their requests use up the NodeClaims' capacity; they count for topology). */
   boundPods?: readonly Pod[];
+  /** Nodes, for the topology domains (zone, hostname, …) of pods already running. */
+  nodes?: readonly Node[];
+  /**
+   * Node requirements a pod's volumes impose (a zonal disk pins region and zone), or a reason
+   * the pod cannot be placed (e.g. its PVC does not exist). See volume-topology.ts.
+   */
+  volumeRequirements?: (pod: Pod) => NodeSelectorRequirement[] | { error: string } | undefined;
   /** One representative pod per DaemonSet: its requests are overhead on every node it fits. */
   daemonSetPods: readonly Pod[];
   /** kube-reserved + eviction threshold per instance type; defaults to the AKS formula. */
@@ -130,6 +141,10 @@ interface PoolTemplate {
 
 interface PlannedClaim {
   pool: PoolTemplate;
+  /** The hostname domain this claim will be (unique within the run). */
+  hostname: string;
+  /** Topology domains per key, recomputed when requirements or options change. */
+  domainCache: Map<string, readonly string[] | undefined>;
   requirements: Requirements;
   options: Candidate[];
   used: Resources;
@@ -138,10 +153,27 @@ interface PlannedClaim {
   podKeys: string[];
   /** Position in the pool's plannedIndex. */
   position: number;
+  /** Largest allocatable over the options in index dimensions (cached; reset when options change). */
+  maxAllocatable?: Float64Array | undefined;
+  /** The claim's topology view (reads the claim live). */
+  source?: DomainSource | undefined;
+}
+
+/** Whether some option holds used + request; options are cheapest first, so look from the largest. */
+function anyHolds(options: readonly Candidate[], used: Resources, request: Resources): boolean {
+  for (let i = options.length - 1; i >= 0; i--) if (fitsOnTop(used, request, options[i]!.allocatable)) return true;
+  return false;
+}
+
+function hasMinValues(requirements: Requirements): boolean {
+  for (const r of requirements.values()) if (r.minValues !== undefined) return true;
+  return false;
 }
 
 interface InFlightClaim {
   name: string;
+  /** Topology view: hostname, labels and requirements of the claim as created. */
+  source: DomainSource;
   /**
    * The claim's requirements combined with each instance type it may launch as. A pod may
    * only count on the claim if it is compatible with every variant: the claim's own
@@ -177,7 +209,11 @@ function capacityForLimits(capacity: Resources, limits: Resources): Resources {
 
 function maxCapacity(options: readonly Candidate[], limits: Resources): Resources {
   const out: Resources = {};
-  for (const option of options) maxInto(out, capacityForLimits(option.capacity, limits));
+  for (const name in limits) {
+    let most = 0;
+    for (const option of options) most = Math.max(most, option.capacity[name] ?? 0);
+    out[name] = most;
+  }
   return out;
 }
 
@@ -189,17 +225,35 @@ const FREE_SCRATCH = new Float64Array(INDEX_DIMENSIONS);
 const OPTION_SCRATCH = new Float64Array(INDEX_DIMENSIONS);
 const USED_SCRATCH = new Float64Array(INDEX_DIMENSIONS);
 
-/** Most room left on any of a planned claim's options, per indexed dimension (a shared buffer). */
+/**
+ * Most room left on any of a planned claim's options, per indexed dimension (a shared
+ * buffer): every option carries the same pods, so it is the options' largest allocatable
+ * minus what is used, and the largest allocatable is kept until the options change.
+ */
 function plannedFree(claim: PlannedClaim): Float64Array {
   const free = FREE_SCRATCH;
-  const scratch = OPTION_SCRATCH;
   const used = indexVector(claim.used, USED_SCRATCH);
-  free.fill(-Infinity);
-  for (const option of claim.options) {
-    indexVector(option.allocatable, scratch);
-    for (let d = 0; d < INDEX_DIMENSIONS; d++) free[d] = Math.max(free[d]!, scratch[d]! - used[d]!);
+  let largest = claim.maxAllocatable;
+  if (!largest) {
+    const scratch = OPTION_SCRATCH;
+    largest = new Float64Array(INDEX_DIMENSIONS).fill(-Infinity);
+    for (const option of claim.options) {
+      indexVector(option.allocatable, scratch);
+      for (let d = 0; d < INDEX_DIMENSIONS; d++) largest[d] = Math.max(largest[d]!, scratch[d]!);
+    }
+    claim.maxAllocatable = largest;
   }
+  for (let d = 0; d < INDEX_DIMENSIONS; d++) free[d] = largest[d]! - used[d]!;
   return free;
+}
+
+/** fitsWithin(capacityForLimits(capacity, remaining), remaining) without the intermediate object. */
+function withinLimits(capacity: Resources, remaining: Resources): boolean {
+  for (const name in remaining) {
+    const amount = capacity[name] ?? 0;
+    if (amount > 0 && amount > remaining[name]!) return false;
+  }
+  return true;
 }
 
 /** Deterministic formatting of a resource amount for messages: "16 nvidia.com/gpu". */
@@ -251,7 +305,7 @@ class Scheduler {
       }
       candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
       const hasLimits = Object.keys(nodePool.spec.limits ?? {}).length > 0;
-      const limits = hasLimits ? resourcesFromList(nodePool.spec.limits) : undefined;
+      const limits = hasLimits ? limitsFromList(nodePool.spec.limits) : undefined;
       pools.push({
         nodePool, name: nodePool.metadata.name, nodeClass, region, requirements, taints, daemonOverhead, candidates,
         unavailable, limits, remaining: limits ? { ...limits } : undefined,
@@ -334,7 +388,8 @@ class Scheduler {
       const requirements = Requirements.fromSelectors(claim.spec.requirements).intersect(Requirements.fromLabels(claim.metadata.labels));
       const variants = options.length > 0 ? options.map((o) => requirements.intersect(o.requirements)) : [requirements];
       const position = pool.inFlightIndex.push(indexVector(subtractResources(allocatable, used)));
-      const entry: InFlightClaim = { name: claim.metadata.name, variants, taints: claim.spec.taints, allocatable, used, podKeys: [], position };
+      const source = inFlightSource(claim, requirements, variants);
+      const entry: InFlightClaim = { name: claim.metadata.name, source, variants, taints: claim.spec.taints, allocatable, used, podKeys: [], position };
       pool.inFlight.push(entry);
       inFlight.push(entry);
     }
@@ -342,7 +397,13 @@ class Scheduler {
   }
 
   run(): SchedulingResult {
-    const groups = groupPods(this.input.pendingPods);
+    // Pods topology concerns (or whose volumes pin them) go one by one, most constrained
+    // first; the rest keep the bulk path, which topology cannot see.
+    const { plain, constrained } = this.partition();
+    for (const group of groupPods([...constrained.keys()])) {
+      for (const pod of group.pods) this.placeConstrained(pod, group, constrained.get(pod)!);
+    }
+    const groups = groupPods(plain);
     let limitRefused: Array<{ group: PodGroup; from: number }> = [];
     for (const group of groups) {
       const refusedFrom = this.placeGroup(group, 0);
@@ -362,6 +423,10 @@ class Scheduler {
       if (!progressed) break;
     }
     for (const { group, from } of limitRefused) this.refuse(group, from, this.explain(group));
+    // Constrained pods leave options too small for what their claim now holds; drop them.
+    for (const claim of this.planned) {
+      if (claim.options.some((o) => !fitsWithin(claim.used, o.allocatable))) this.narrow(claim, claim.options.filter((o) => fitsWithin(claim.used, o.allocatable)));
+    }
     return {
       nodeClaims: this.planned.map((claim) => this.toPlan(claim)),
       existingPlacements: this.inFlight.filter((c) => c.podKeys.length > 0).map((c) => ({ nodeClaimName: c.name, podKeys: c.podKeys })),
@@ -397,6 +462,374 @@ class Scheduler {
       next += placed;
     }
     return undefined;
+  }
+
+  private readonly topology = new Topology((pod) => podRequirementTerms(pod));
+  private readonly preferenceRequirements = new Map<NodeAffinityTerm, Requirements>();
+
+  /** Splits pending pods into those the bulk path may place and those placed one at a time. */
+  private partition(): { plain: Pod[]; constrained: Map<Pod, ConstrainedPod> } {
+    const constrained = new Map<Pod, ConstrainedPod>();
+    const invalid = new Map<Pod, string>();
+    for (const pod of this.input.pendingPods) {
+      try {
+        this.topology.add(pod);
+      } catch (error) {
+        if (!(error instanceof TopologyError)) throw error;
+        invalid.set(pod, error.message);
+      }
+    }
+    const bound = (this.input.boundPods ?? []).filter((p) => p.spec.nodeName && p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed');
+    for (const pod of bound) {
+      // Only a running pod's required anti-affinity binds newcomers; its other rules are history.
+      if (pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
+        try {
+          this.topology.add({ ...pod, spec: { ...pod.spec, topologySpreadConstraints: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution } } } });
+        } catch (error) {
+          if (!(error instanceof TopologyError)) throw error;
+        }
+      }
+    }
+    this.setUniverses(bound);
+    for (const pod of bound) {
+      const topology = this.topology.of(pod);
+      if (topology) record(pod, topology, requiredOnly(topology), this.nodeSource(pod.spec.nodeName!));
+    }
+    const plain: Pod[] = [];
+    for (const pod of this.input.pendingPods) {
+      const error = invalid.get(pod);
+      const volumes = this.input.volumeRequirements?.(pod);
+      const topology = error === undefined ? this.topology.of(pod) : undefined;
+      if (error === undefined && topology === undefined && volumes === undefined) {
+        plain.push(pod);
+        continue;
+      }
+      const entry: ConstrainedPod = { topology: topology ?? EMPTY_TOPOLOGY, volumes: undefined, error };
+      if (volumes && 'error' in volumes) entry.error ??= volumes.error;
+      else if (volumes) entry.volumes = Requirements.fromSelectors(volumes);
+      constrained.set(pod, entry);
+    }
+    return { plain, constrained };
+  }
+
+  /** Domains each spread may use: what the NodePools can launch for its owner, plus existing nodes. */
+  private setUniverses(bound: readonly Pod[]): void {
+    for (const group of this.topology.all()) {
+      if (group.type !== 'spread' || group.key === LABEL_HOSTNAME) continue;
+      const values = new Set<string>();
+      for (const pool of this.pools) {
+        const filter = group.nodeFilter;
+        if (filter?.tolerations && firstUntoleratedTaint(filter.tolerations, pool.taints)) continue;
+        const scopes = filter?.terms
+          ? filter.terms.filter((t) => this.cache.compatible(pool.requirements, t) === undefined).map((t) => this.cache.intersect(pool.requirements, t))
+          : [pool.requirements];
+        for (const scope of scopes) for (const v of this.launchableDomains(pool, scope, group.key)) values.add(v);
+      }
+      for (const pod of bound) {
+        const source = this.nodeSource(pod.spec.nodeName!);
+        if (!group.countsOn(source.requirements, source.taints)) continue;
+        for (const v of source.domains(group.key) ?? []) values.add(v);
+      }
+      group.universe = values;
+    }
+  }
+
+  private readonly launchable = new Map<PoolTemplate, Map<Requirements, Map<string, ReadonlySet<string>>>>();
+
+  /** Values of `key` some SKU of the pool can launch with under `scope` (spreads share scopes). */
+  private launchableDomains(pool: PoolTemplate, scope: Requirements, key: string): ReadonlySet<string> {
+    let byScope = this.launchable.get(pool);
+    if (!byScope) this.launchable.set(pool, (byScope = new Map()));
+    let byKey = byScope.get(scope);
+    if (!byKey) byScope.set(scope, (byKey = new Map()));
+    let values = byKey.get(key);
+    if (!values) {
+      const out = new Set<string>();
+      const r = scope.get(key);
+      let previous: ReadonlySet<string> | undefined;
+      for (const candidate of pool.candidates) {
+        const o = candidate.requirements.get(key);
+        if (!o || o.complement || o.values === previous || !this.cache.intersects(candidate.requirements, scope)) continue;
+        previous = o.values;
+        for (const v of o.values) if (!r || r.has(v)) out.add(v);
+      }
+      if (out.size === 0 && r && !r.complement) for (const v of r.values) out.add(v);
+      byKey.set(key, (values = out));
+    }
+    return values;
+  }
+
+  private nodeSources = new Map<string, DomainSource>();
+
+  /** Topology view of an existing node, from its labels (or its NodeClaim's, before it is listed). */
+  private nodeSource(nodeName: string): DomainSource {
+    let source = this.nodeSources.get(nodeName);
+    if (source) return source;
+    const node = this.input.nodes?.find((n) => n.metadata.name === nodeName);
+    const claim = node ? undefined : this.input.existingNodeClaims.find((c) => c.status.nodeName === nodeName);
+    const labels: Record<string, string> = { ...(node?.metadata.labels ?? claim?.metadata.labels ?? {}) };
+    labels[LABEL_HOSTNAME] ??= nodeName;
+    const requirements = Requirements.fromLabels(labels);
+    source = {
+      requirements,
+      taints: node?.spec.taints ?? claim?.spec.taints ?? [],
+      domains: (key) => (labels[key] !== undefined ? [labels[key]] : undefined),
+    };
+    this.nodeSources.set(nodeName, source);
+    return source;
+  }
+
+  /** Places one pod under its topology, relaxing preferences the way Karpenter does when it cannot. */
+  private placeConstrained(pod: Pod, shape: PodGroup, constrained: ConstrainedPod): void {
+    const { topology, volumes, error } = constrained;
+    const single: PodGroup = { ...shape, pods: [pod] };
+    if (error !== undefined || shape.invalid !== undefined) {
+      this.refuse(single, 0, error ?? shape.invalid!);
+      return;
+    }
+    const baseTerms = volumes ? shape.terms.map((t) => this.cache.intersect(t, volumes)) : shape.terms;
+    if (baseTerms.length === 0) {
+      this.refuse(single, 0, 'required node affinity has no term with match expressions');
+      return;
+    }
+    let r: Relaxation | undefined = NO_RELAXATION;
+    while (r) {
+      const preference = topology.preferredNode[r.preferredNode];
+      const terms = preference ? baseTerms.map((t) => this.cache.intersect(t, this.preferenceOf(preference))) : baseTerms;
+      const group: PodGroup = { ...single, terms };
+      if (this.placeOneOnInFlight(group, topology, r) || this.placeOneOnPlanned(group, topology, r) || this.openOne(group, topology, r)) return;
+      const next = relax(topology, r);
+      if (!next) {
+        const resources = this.explain(group);
+        const constrained = topology !== EMPTY_TOPOLOGY && this.someClaimHasRoom(group);
+        this.refuse(group, 0, constrained ? `no node satisfies ${describeTopology(topology, r)}` : resources);
+      }
+      r = next;
+    }
+  }
+
+  private preferenceOf(term: NodeAffinityTerm): Requirements {
+    let requirements = this.preferenceRequirements.get(term);
+    if (!requirements) this.preferenceRequirements.set(term, (requirements = Requirements.fromSelectors(term.matchExpressions)));
+    return requirements;
+  }
+
+  /** Whether resources alone would allow the pod somewhere (so topology is what refused it). */
+  private someClaimHasRoom(group: PodGroup): boolean {
+    return this.pools.some((pool) => !firstUntoleratedTaint(group.tolerations, pool.taints) && group.terms.some((term) =>
+      this.cache.compatible(pool.requirements, term) === undefined &&
+      pool.candidates.some((c) => this.cache.intersects(c.requirements, this.cache.intersect(pool.requirements, term)) &&
+        copiesThatFit(group.requests, pool.daemonOverhead, c.allocatable) > 0)));
+  }
+
+  private placeOneOnInFlight(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
+    const pod = group.pods[0]!;
+    for (const pool of this.pools) {
+      for (let position = pool.inFlightIndex.findFirst(group.requestVector, 0); position !== -1;
+        position = pool.inFlightIndex.findFirst(group.requestVector, position + 1)) {
+        const claim = pool.inFlight[position]!;
+        if (firstUntoleratedTaint(group.tolerations, claim.taints)) continue;
+        if (copiesThatFit(group.requests, claim.used, claim.allocatable) === 0) continue;
+        if (!claim.variants.every((variant) => firstCompatibleTerm(variant, group.terms, this.cache))) continue;
+        const narrowed = decide(pod, topology, r, claim.source);
+        // A created claim cannot be narrowed any more: every domain the pod needs must be its own.
+        if (!narrowed || [...narrowed].some(([key, values]) => values.length !== (claim.source.domains(key)?.length ?? 0))) continue;
+        addInto(claim.used, group.requests);
+        pool.inFlightIndex.set(position, indexVector(subtractResources(claim.allocatable, claim.used)));
+        claim.podKeys.push(podKey(pod));
+        record(pod, topology, r, claim.source);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Hostname rules only ever close a claim to a pod (counts grow): once a claim has a replica
+   * of an anti-affinity group, or maxSkew of a hostname spread, it stays closed. A cursor per
+   * (rule, pool) skips the closed prefix, so 2,000 replicas with hostname anti-affinity do not
+   * each re-scan every claim before them (that was quadratic).
+   */
+  private readonly cursors = new Map<string, number>();
+
+  private scanStart(pool: PoolTemplate, pod: Pod, topology: PodTopology, r: Relaxation): number {
+    let start = 0;
+    const advance = (id: string, closed: (claim: PlannedClaim) => boolean): void => {
+      const key = `${id}\u0000${pool.name}`;
+      let cursor = this.cursors.get(key) ?? 0;
+      while (cursor < pool.planned.length && closed(pool.planned[cursor]!)) cursor++;
+      this.cursors.set(key, cursor);
+      start = Math.max(start, cursor);
+    };
+    const anti = [...topology.antiAffinity];
+    for (let i = r.preferredAntiAffinity; i < topology.preferredAntiAffinity.length; i++) anti.push(topology.preferredAntiAffinity[i]!.group);
+    for (const g of anti) if (g.key === LABEL_HOSTNAME) advance(`anti\u0000${g.id}`, (c) => g.count(c.hostname) > 0);
+    for (const g of topology.inverse) if (g.key === LABEL_HOSTNAME) advance(`inverse\u0000${g.id}`, (c) => (g.owners.get(c.hostname) ?? 0) > 0);
+    const spreads = r.softSpread ? topology.spread : [...topology.spread, ...topology.softSpread];
+    for (const g of spreads) {
+      if (g.key !== LABEL_HOSTNAME) continue;
+      const self = g.selects(pod) ? 1 : 0;
+      advance(`spread\u0000${self}\u0000${g.id}`, (c) => g.count(c.hostname) + self > g.maxSkew);
+    }
+    return start;
+  }
+
+  private placeOneOnPlanned(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
+    for (const pool of this.pools) {
+      if (pool.planned.length === 0 || firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      if (!firstCompatibleTerm(pool.requirements, group.terms, this.cache)) continue;
+      const start = topology === EMPTY_TOPOLOGY ? 0 : this.scanStart(pool, group.pods[0]!, topology, r);
+      for (let position = pool.plannedIndex.findFirst(group.requestVector, start); position !== -1;
+        position = pool.plannedIndex.findFirst(group.requestVector, position + 1)) {
+        if (this.addOneToPlanned(pool.planned[position]!, group, topology, r)) return true;
+      }
+    }
+    return false;
+  }
+
+  private claimSource(claim: PlannedClaim): DomainSource {
+    claim.source ??= new PlannedClaimSource(claim);
+    return claim.source;
+  }
+
+  /**
+   * Narrows requirements and options to what topology decided; undefined when no option is
+   * left. Hostname needs no requirement: the claim is its own host.
+   */
+  private applyNarrowing(narrowed: ReadonlyMap<string, string[]>, requirements: Requirements, options: Candidate[]): { requirements: Requirements; options: Candidate[] } | undefined {
+    let req = requirements;
+    let opts = options;
+    for (const [key, values] of narrowed) {
+      if (key === LABEL_HOSTNAME) continue;
+      req = req.intersect(Requirements.of([Requirement.in(key, values)]));
+      opts = this.optionsWith(opts, key, values);
+    }
+    return opts.length > 0 ? { requirements: req, options: opts } : undefined;
+  }
+
+  private readonly narrowedOptions = new Map<readonly Candidate[], Map<string, Candidate[]>>();
+
+  /**
+   * Options that may take one of `values` for `key`. They already satisfy everything else,
+   * so only that key is checked; claims opened alike narrow alike, so results are shared.
+   */
+  private optionsWith(options: Candidate[], key: string, values: readonly string[]): Candidate[] {
+    let byValues = this.narrowedOptions.get(options);
+    if (!byValues) this.narrowedOptions.set(options, (byValues = new Map()));
+    const id = `${key}\u0000${values.join('\u0000')}`;
+    let out = byValues.get(id);
+    if (!out) {
+      out = options.filter((o) => {
+        const r = o.requirements.get(key);
+        return !r || values.some((v) => r.has(v));
+      });
+      byValues.set(id, out.length === options.length ? options : out);
+      out = byValues.get(id)!;
+    }
+    return out;
+  }
+
+  private addOneToPlanned(claim: PlannedClaim, group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
+    const pod = group.pods[0]!;
+    // Topology first: it is cheap on the claim's cached domains, and fewer domains (fewer
+    // options) can only refuse more, so a refusal here is final.
+    if (topology !== EMPTY_TOPOLOGY && !decide(pod, topology, r, this.claimSource(claim))) return false;
+    for (const term of group.terms) {
+      if (this.cache.compatible(claim.requirements, term) !== undefined) continue;
+      const requirements = this.cache.intersect(claim.requirements, term);
+      // One pod at a time, options are not filtered by size on every add (that made each
+      // placement O(instance types) several times over, the bulk of a diverse run): the
+      // options too small for what the claim holds are dropped when the plan is made.
+      // Requirements narrow them at once, and minValues needs the exact set each time.
+      const exact = hasMinValues(requirements);
+      let options = requirements === claim.requirements ? claim.options : claim.options.filter((o) => this.cache.intersects(o.requirements, requirements));
+      if (exact) options = options.filter((o) => fitsOnTop(claim.used, group.requests, o.allocatable));
+      if (options.length === 0) continue;
+      const source = requirements === claim.requirements && options === claim.options
+        ? this.claimSource(claim)
+        : scratchSource(claim.hostname, requirements, options, claim.pool.taints);
+      const narrowed = decide(pod, topology, r, source);
+      if (!narrowed) continue;
+      const applied = narrowed.size > 0 ? this.applyNarrowing(narrowed, requirements, options) : { requirements, options };
+      if (!applied || !anyHolds(applied.options, claim.used, group.requests)) continue;
+      if (exact && !satisfiesMinValues(applied.requirements, applied.options)) continue;
+      if (claim.requirements !== applied.requirements || claim.options !== applied.options) claim.domainCache.clear();
+      claim.requirements = applied.requirements;
+      this.narrow(claim, applied.options);
+      addInto(claim.used, group.requests);
+      claim.pool.plannedIndex.set(claim.position, plannedFree(claim));
+      claim.podKeys.push(podKey(pod));
+      record(pod, topology, r, this.claimSource(claim));
+      return true;
+    }
+    return false;
+  }
+
+  /** A new claim for one constrained pod: every SKU that holds it, narrowed by its topology. */
+  private openOne(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
+    const pod = group.pods[0]!;
+    for (const pool of this.pools) {
+      if (firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      for (const term of group.terms) {
+        if (this.cache.compatible(pool.requirements, term) !== undefined) continue;
+        const requirements = this.cache.intersect(pool.requirements, term);
+        const opening = this.openingFor(pool, requirements, group.requests);
+        let fits = opening.fits;
+        // Limits rarely bind: when even the largest fitting SKU is within them, all are.
+        if (pool.remaining && !withinLimits(opening.largestCapacity, pool.remaining)) fits = fits.filter((o) => withinLimits(o.capacity, pool.remaining!));
+        if (fits.length === 0) continue;
+        const hostname = `planned-${this.planned.length}`;
+        const narrowed = decide(pod, topology, r, fits === opening.fits ? opening.source(hostname) : scratchSource(hostname, requirements, fits, pool.taints));
+        if (!narrowed) continue;
+        const applied = narrowed.size > 0 ? this.applyNarrowing(narrowed, requirements, fits) : { requirements, options: fits };
+        if (!applied || !satisfiesMinValues(applied.requirements, applied.options)) continue;
+        const used = addInto({}, pool.daemonOverhead);
+        addInto(used, group.requests);
+        const reservation = pool.limits ? maxCapacity(applied.options, pool.limits) : {};
+        if (pool.remaining) for (const name in reservation) pool.remaining[name]! -= reservation[name]!;
+        const claim: PlannedClaim = {
+          pool, hostname, domainCache: applied.options === opening.fits && applied.requirements === requirements ? new Map(opening.domains) : new Map(),
+          requirements: applied.requirements, options: applied.options, used, reservation, podKeys: [podKey(pod)], position: pool.planned.length,
+        };
+        pool.planned.push(claim);
+        pool.plannedIndex.push(plannedFree(claim));
+        this.planned.push(claim);
+        record(pod, topology, r, this.claimSource(claim));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * What a new claim for a pod shape may launch as, per (pool, requirements, requests): the
+   * SKUs that hold one such pod, with their largest capacity and their topology domains.
+   * Hundreds of constrained pods of one shape open claims alike, so this is worked out once.
+   */
+  private readonly openings = new Map<PoolTemplate, Map<Requirements, Map<Resources, Opening>>>();
+
+  private openingFor(pool: PoolTemplate, requirements: Requirements, requests: Resources): Opening {
+    let byRequirements = this.openings.get(pool);
+    if (!byRequirements) this.openings.set(pool, (byRequirements = new Map()));
+    let byRequests = byRequirements.get(requirements);
+    if (!byRequests) byRequirements.set(requirements, (byRequests = new Map()));
+    let opening = byRequests.get(requests);
+    if (!opening) {
+      const fits = pool.candidates.filter((o) => this.cache.intersects(o.requirements, requirements) && copiesThatFit(requests, pool.daemonOverhead, o.allocatable) > 0);
+      const largestCapacity: Resources = {};
+      for (const o of fits) maxInto(largestCapacity, o.capacity);
+      const domains = new Map<string, readonly string[] | undefined>();
+      const domainsOf = (key: string): readonly string[] | undefined => {
+        if (!domains.has(key)) domains.set(key, domainsFor(key, requirements, fits));
+        return domains.get(key);
+      };
+      opening = {
+        fits, largestCapacity, domains,
+        source: (hostname) => ({ requirements, taints: pool.taints, domains: (key) => (key === LABEL_HOSTNAME ? [hostname] : domainsOf(key)) }),
+      };
+      byRequests.set(requests, opening);
+    }
+    return opening;
   }
 
   private copies = new Float64Array(16);
@@ -471,6 +904,7 @@ class Scheduler {
     for (let i = 0; i < claim.options.length; i++) if (copiesPerOption[i]! < count) keepsAll = false;
     const options = keepsAll ? claim.options : claim.options.filter((_, i) => copiesPerOption[i]! >= count);
     if (!satisfiesMinValues(requirements, options)) return 0;
+    if (claim.requirements !== requirements || claim.options !== options) claim.domainCache.clear();
     claim.requirements = requirements;
     this.narrow(claim, options);
     addInto(claim.used, group.requests, count);
@@ -483,6 +917,7 @@ class Scheduler {
   private narrow(claim: PlannedClaim, options: Candidate[]): void {
     if (options.length === claim.options.length) return;
     claim.options = options;
+    claim.maxAllocatable = undefined;
     const limits = claim.pool.limits;
     const remaining = claim.pool.remaining;
     if (!limits || !remaining) return;
@@ -508,7 +943,7 @@ class Scheduler {
         const fits: Array<{ option: Candidate; copies: number }> = [];
         for (const option of pool.candidates) {
           if (!this.cache.intersects(option.requirements, requirements)) continue;
-          if (pool.remaining && !fitsWithin(capacityForLimits(option.capacity, pool.remaining), pool.remaining)) continue;
+          if (pool.remaining && !withinLimits(option.capacity, pool.remaining)) continue;
           const copies = copiesThatFit(group.requests, pool.daemonOverhead, option.allocatable);
           if (copies > 0) fits.push({ option, copies });
         }
@@ -531,7 +966,9 @@ class Scheduler {
         if (pool.remaining) for (const name in reservation) pool.remaining[name]! -= reservation[name]!;
         const podKeys: string[] = new Array<string>(bestCount);
         for (let i = 0; i < bestCount; i++) podKeys[i] = podKey(group.pods[from + i]!);
-        const claim: PlannedClaim = { pool, requirements, options, used, reservation, podKeys, position: pool.planned.length };
+        const claim: PlannedClaim = {
+          pool, hostname: `planned-${this.planned.length}`, domainCache: new Map(), requirements, options, used, reservation, podKeys, position: pool.planned.length,
+        };
         pool.planned.push(claim);
         pool.plannedIndex.push(plannedFree(claim));
         this.planned.push(claim);
@@ -637,6 +1074,72 @@ class Scheduler {
       podKeys: claim.podKeys,
     };
   }
+}
+
+interface Opening {
+  fits: Candidate[];
+  largestCapacity: Resources;
+  domains: Map<string, readonly string[] | undefined>;
+  source: (hostname: string) => DomainSource;
+}
+
+interface ConstrainedPod {
+  topology: PodTopology;
+  /** What the pod's volumes require of the node (intersected with each of its terms). */
+  volumes: Requirements | undefined;
+  /** Why the pod cannot be considered at all. */
+  error: string | undefined;
+}
+
+/** A planned claim's topology view; reads the claim live, domains cached until it changes. */
+class PlannedClaimSource implements DomainSource {
+  private readonly hostname: readonly string[];
+  constructor(private readonly claim: PlannedClaim) {
+    this.hostname = [claim.hostname];
+  }
+  get requirements(): Requirements {
+    return this.claim.requirements;
+  }
+  get taints(): readonly Taint[] {
+    return this.claim.pool.taints;
+  }
+  domains(key: string): readonly string[] | undefined {
+    if (key === LABEL_HOSTNAME) return this.hostname;
+    const cache = this.claim.domainCache;
+    if (cache.has(key)) return cache.get(key);
+    const domains = domainsFor(key, this.claim.requirements, this.claim.options);
+    cache.set(key, domains);
+    return domains;
+  }
+}
+
+/** A DomainSource over candidate requirements/options not (yet) a claim's own. */
+function scratchSource(hostname: string, requirements: Requirements, options: readonly Candidate[], taints: readonly Taint[]): DomainSource {
+  const cache = new Map<string, readonly string[] | undefined>();
+  return {
+    requirements,
+    taints,
+    domains: (key) => {
+      if (key === LABEL_HOSTNAME) return [hostname];
+      if (!cache.has(key)) cache.set(key, domainsFor(key, requirements, options));
+      return cache.get(key);
+    },
+  };
+}
+
+/** An existing NodeClaim's topology: its node's name (or its own) as hostname, its labels, else its requirements. */
+function inFlightSource(claim: NodeClaim, requirements: Requirements, variants: readonly Requirements[]): DomainSource {
+  const hostname = claim.status.nodeName ?? claim.metadata.name;
+  return {
+    requirements,
+    taints: claim.spec.taints,
+    domains: (key) => {
+      if (key === LABEL_HOSTNAME) return [hostname];
+      const label = claim.metadata.labels[key];
+      if (label !== undefined) return [label];
+      return domainsFor(key, requirements, variants.map((v) => ({ requirements: v })));
+    },
+  };
 }
 
 /** Decides NodeClaims for pending pods. Pure: same input, same output. */
