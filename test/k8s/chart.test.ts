@@ -19,17 +19,6 @@ function byKind(objs: K8sObject[], kind: string): K8sObject {
   return o;
 }
 
-describe('Dockerfile', () => {
-  it('is multi-stage on node:22-slim and runs as the chart\'s non-root user', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const text = await readFile(new URL('../../Dockerfile', import.meta.url), 'utf8');
-    expect(text.match(/^FROM node:22-slim AS \w+$/gm)).toHaveLength(2);
-    expect(text).toMatch(/^COPY --from=deps /m);
-    expect(text).toMatch(/^USER 65532:65532$/m);
-    expect(text).toMatch(/npm ci --omit=dev/);
-  });
-});
-
 describe('charts/azflex', () => {
   it('passes helm lint (strict) with the CI values', async () => {
     const r = await run(info.binaries.helm, ['lint', '--strict', chartDir, '-f', ciValues]);
