@@ -1,129 +1,88 @@
 import type { ResourceSku } from '@azure/arm-compute';
+import type { Logger } from 'pino';
+import { LiveInstanceTypeCatalog, type ScopeListing } from '../catalog/live.js';
+import type { AzureFlexNodeClass } from '../ports/cluster.js';
+import { PriceBook } from '../catalog/prices.js';
+import { STATIC_INSTANCE_TYPES, type CatalogScope, type InstanceType, type SkuRestriction } from '../catalog/skus.js';
+import { parseVmSize } from '../catalog/vm-size.js';
 import type { Clock } from '../ports/clock.js';
-import { STATIC_INSTANCE_TYPES, type InstanceType, type InstanceTypeCatalog } from '../catalog/skus.js';
 import { toAzureError } from './sdk-errors.js';
 
 /**
- * InstanceTypeCatalog from the Resource SKUs API (ComputeManagementClient.resourceSkus.list):
- * what each VM size offers (vCPUs, MemoryGB, GPUs, architecture) and where this subscription
- * may use it (location restrictions removed). Cached with a TTL on the injected clock: the
- * list is large and changes rarely, and ARM's read quota is shared with the lifecycle.
+ * One scope's catalog from the Resource SKUs API (ComputeManagementClient.resourceSkus.list
+ * with `$filter=location eq '<location>'`, the only filter ARM supports): what each VM size
+ * offers (capabilities vCPUs, MemoryGB, GPUs, MaxResourceVolumeMB, CachedDiskBytes,
+ * MaxNetworkInterfaces, AcceleratedNetworkingEnabled, PremiumIO, EphemeralOSDiskSupported,
+ * CpuArchitectureType) and whether this subscription may use it there (restrictions of type
+ * Location or Zone, reasonCode NotAvailableForSubscription or QuotaId).
+ * Response shape: https://learn.microsoft.com/rest/api/compute/resource-skus/list
  */
 
 /** The part of ComputeManagementClient['resourceSkus'] we use. */
 export interface ResourceSkuLister {
-  list(options?: { filter?: string }): AsyncIterable<ResourceSku>;
+  list(options?: { filter?: string; includeExtendedLocations?: string }): AsyncIterable<ResourceSku>;
 }
 
-export interface ResourceSkuCatalogOptions {
-  clock: Clock;
-  /** Default 1 h. */
-  ttlMs?: number;
-  /** Query only these regions (one `location eq` call each); default: every region (one big call). */
-  locations?: string[];
-  /** Keep only these SKUs (the Phase 1 allowlist); default: every VM size. */
-  skuNames?: string[];
-  /** USD/hour by SKU name; falls back to the static catalog's prices. Unknown prices sort last. */
-  prices?: Record<string, number>;
+export interface ResourceSkuMappingOptions {
+  prices?: PriceBook;
   maxPods?: number;
 }
 
-export const DEFAULT_SKU_CACHE_TTL_MS = 60 * 60 * 1000;
-
-interface Snapshot {
-  at: number;
-  types: InstanceType[];
-  byName: Map<string, InstanceType>;
-}
-
-export class ResourceSkuCatalog implements InstanceTypeCatalog {
-  private snapshot: Snapshot | undefined;
-  private inflight: Promise<Snapshot> | undefined;
-  private fetches = 0;
-  private readonly ttlMs: number;
-
-  constructor(
-    private readonly lister: ResourceSkuLister,
-    private readonly options: ResourceSkuCatalogOptions,
-  ) {
-    this.ttlMs = options.ttlMs ?? DEFAULT_SKU_CACHE_TTL_MS;
-  }
-
-  async list(): Promise<InstanceType[]> {
-    return [...(await this.current()).types];
-  }
-
-  async get(name: string): Promise<InstanceType | undefined> {
-    return (await this.current()).byName.get(name.toLowerCase());
-  }
-
-  /** Number of times the API was called for a full refresh (tests, metrics). */
-  get fetchCount(): number {
-    return this.fetches;
-  }
-
-  private async current(): Promise<Snapshot> {
-    const now = this.options.clock.now();
-    if (this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot;
-    this.inflight ??= this.refresh().finally(() => {
-      this.inflight = undefined;
-    });
-    try {
-      return await this.inflight;
-    } catch (err) {
-      // Stale beats nothing: a throttled or failing refresh keeps the last good list.
-      if (this.snapshot) return this.snapshot;
-      throw toAzureError(err, now);
-    }
-  }
-
-  private async refresh(): Promise<Snapshot> {
-    this.fetches++;
+/** A fetch function for LiveInstanceTypeCatalog: one Resource SKUs call per scope. */
+export function resourceSkuFetcher(
+  listerFor: (subscriptionID: string) => Promise<ResourceSkuLister>,
+  clock: Clock,
+  options: ResourceSkuMappingOptions = {},
+): (scope: CatalogScope) => Promise<ScopeListing> {
+  return async (scope) => {
     const raw: ResourceSku[] = [];
-    const filters = this.options.locations?.length ? this.options.locations.map((l) => `location eq '${l.toLowerCase()}'`) : [undefined];
-    for (const filter of filters) {
-      for await (const sku of this.lister.list(filter ? { filter } : {})) raw.push(sku);
+    try {
+      const lister = await listerFor(scope.subscriptionID);
+      for await (const sku of lister.list({ filter: `location eq '${scope.location.toLowerCase()}'` })) raw.push(sku);
+    } catch (err) {
+      throw toAzureError(err, clock.now());
     }
-    const types = mapResourceSkus(raw, this.options);
-    this.snapshot = { at: this.options.clock.now(), types, byName: new Map(types.map((t) => [t.name.toLowerCase(), t])) };
-    return this.snapshot;
-  }
+    return mapResourceSkus(raw, scope, options);
+  };
 }
 
 const STATIC_BY_NAME = new Map(STATIC_INSTANCE_TYPES.map((t) => [t.name.toLowerCase(), t]));
 
-/** Resource SKUs (one entry per SKU and region, as the API returns them) → instance types. */
-export function mapResourceSkus(skus: readonly ResourceSku[], options: Pick<ResourceSkuCatalogOptions, 'skuNames' | 'prices' | 'maxPods'> = {}): InstanceType[] {
-  const allow = options.skuNames ? new Set(options.skuNames.map((n) => n.toLowerCase())) : undefined;
-  const merged = new Map<string, InstanceType>();
+/** Resource SKUs entries (one per SKU and region, as the API returns them) → one scope's listing. */
+export function mapResourceSkus(skus: readonly ResourceSku[], scope: CatalogScope, options: ResourceSkuMappingOptions = {}): ScopeListing {
+  const location = scope.location.toLowerCase();
+  const subscriptionID = scope.subscriptionID.toLowerCase();
+  const prices = options.prices ?? new PriceBook();
+  const types = new Map<string, InstanceType>();
+  const restrictions = new Map<string, SkuRestriction[]>();
   for (const sku of skus) {
     if (sku.resourceType?.toLowerCase() !== 'virtualmachines' || !sku.name) continue;
-    if (allow && !allow.has(sku.name.toLowerCase())) continue;
-    const locations = usableLocations(sku);
-    const existing = merged.get(sku.name.toLowerCase());
-    if (existing) {
-      for (const l of locations) if (!existing.locations.includes(l)) existing.locations.push(l);
-      continue;
-    }
-    const type = toInstanceType(sku, locations, options);
-    if (type) merged.set(sku.name.toLowerCase(), type);
+    const where = [...(sku.locations ?? []), ...(sku.locationInfo ?? []).map((i) => i.location ?? '')].map((l) => l.toLowerCase());
+    if (!where.includes(location)) continue;
+    const key = sku.name.toLowerCase();
+    const restricted = restrictionsIn(sku, location);
+    if (restricted.length > 0) restrictions.set(key, restricted);
+    if (restricted.some((r) => r.type === 'Location')) continue;
+    const zoneRestricted = new Set(restricted.flatMap((r) => r.zones));
+    const zones = (sku.locationInfo ?? []).filter((i) => i.location?.toLowerCase() === location).flatMap((i) => i.zones ?? []).filter((z) => !zoneRestricted.has(z)).sort();
+    const type = toInstanceType(sku, location, options.maxPods, prices);
+    if (!type) continue;
+    type.availability = [{ subscriptionID, location, zones }];
+    types.set(key, type);
   }
-  const out = [...merged.values()];
-  for (const t of out) t.locations.sort();
-  // Only SKUs usable somewhere: a SKU restricted everywhere is not an offering.
-  return out.filter((t) => t.locations.length > 0).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { types: [...types.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), restrictions };
 }
 
-/** Regions minus the ones restricted for this subscription (reasonCode NotAvailableForSubscription). */
-function usableLocations(sku: ResourceSku): string[] {
-  const restricted = new Set<string>();
+function restrictionsIn(sku: ResourceSku, location: string): SkuRestriction[] {
+  const out: SkuRestriction[] = [];
   for (const r of sku.restrictions ?? []) {
-    // Zone restrictions leave the region usable without a zone, which is how azflex deploys.
-    if (r.type !== 'Location') continue;
-    for (const l of [...(r.values ?? []), ...(r.restrictionInfo?.locations ?? [])]) restricted.add(l.toLowerCase());
+    const type = r.type === 'Zone' ? 'Zone' : r.type === 'Location' ? 'Location' : undefined;
+    if (!type) continue;
+    const locations = [...(r.values ?? []), ...(r.restrictionInfo?.locations ?? [])].map((l) => l.toLowerCase());
+    if (!locations.includes(location)) continue;
+    out.push({ type, reasonCode: r.reasonCode ?? 'NotAvailableForSubscription', zones: type === 'Zone' ? [...(r.restrictionInfo?.zones ?? [])].sort() : [] });
   }
-  const all = [...(sku.locations ?? []), ...(sku.locationInfo ?? []).map((i) => i.location ?? '')].map((l) => l.toLowerCase()).filter((l) => l !== '');
-  return [...new Set(all)].filter((l) => !restricted.has(l));
+  return out;
 }
 
 function capability(sku: ResourceSku, name: string): string | undefined {
@@ -137,38 +96,82 @@ function numberCapability(sku: ResourceSku, name: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-const GPU_MODELS: ReadonlyArray<[RegExp, string]> = [
-  [/H200/i, 'H200'],
-  [/H100/i, 'H100'],
-  [/A100/i, 'A100'],
-  [/A10/i, 'A10'],
-  [/V100/i, 'V100'],
-  [/T4/i, 'T4'],
-  [/MI300X/i, 'MI300X'],
-];
+function boolCapability(sku: ResourceSku, name: string): boolean | undefined {
+  const raw = capability(sku, name);
+  return raw === undefined ? undefined : raw.toLowerCase() === 'true';
+}
 
-function toInstanceType(sku: ResourceSku, locations: string[], options: Pick<ResourceSkuCatalogOptions, 'prices' | 'maxPods'>): InstanceType | undefined {
+const GIB = 1024 ** 3;
+
+function toInstanceType(sku: ResourceSku, location: string, maxPods: number | undefined, prices: PriceBook): InstanceType | undefined {
   const name = sku.name!;
   const vcpu = numberCapability(sku, 'vCPUs');
   const memoryGB = numberCapability(sku, 'MemoryGB');
   if (vcpu === undefined || memoryGB === undefined) return undefined;
   const known = STATIC_BY_NAME.get(name.toLowerCase());
+  const size = parseVmSize(name);
   const gpuCount = numberCapability(sku, 'GPUs') ?? 0;
-  const gpuModel = gpuCount > 0 ? (known?.gpuModel ?? GPU_MODELS.find(([re]) => re.test(name))?.[1]) : undefined;
+  const gpuModel = gpuCount > 0 ? (size?.accelerator ?? known?.gpuModel) : undefined;
   const arch = capability(sku, 'CpuArchitectureType')?.toLowerCase() === 'arm64' ? 'arm64' : 'amd64';
-  const resourceVolumeMB = numberCapability(sku, 'MaxResourceVolumeMB');
+  // "MemoryGB" is GiB in practice (Standard_D8s_v5 says 32 for its 32 GiB).
+  const memoryMiB = Math.round(memoryGB * 1024);
+  const resourceVolumeMB = numberCapability(sku, 'MaxResourceVolumeMB') ?? 0;
+  const cachedBytes = numberCapability(sku, 'CachedDiskBytes') ?? 0;
+  const ephemeral = boolCapability(sku, 'EphemeralOSDiskSupported') ?? false;
+  const maxNics = numberCapability(sku, 'MaxNetworkInterfaces');
+  const priced = prices.price({ name, vcpu, memoryMiB, gpuCount, ...(gpuModel ? { gpuModel } : {}) });
   return {
     name,
     family: sku.family ?? known?.family ?? '',
     vcpu,
-    memoryMiB: Math.round(memoryGB * 1024),
+    memoryMiB,
     gpuCount,
     ...(gpuModel ? { gpuModel } : {}),
     ...(known?.gpuMemoryGiB !== undefined && gpuCount > 0 ? { gpuMemoryGiB: known.gpuMemoryGiB } : {}),
-    maxPods: options.maxPods ?? known?.maxPods ?? 110,
-    ephemeralStorageGiB: resourceVolumeMB !== undefined ? Math.floor(resourceVolumeMB / 1024) : (known?.ephemeralStorageGiB ?? 0),
+    maxPods: maxPods ?? known?.maxPods ?? 110,
+    ephemeralStorageGiB: Math.floor(resourceVolumeMB / 1024),
     arch,
-    pricePerHour: options.prices?.[name] ?? known?.pricePerHour ?? Number.POSITIVE_INFINITY,
-    locations: [...locations],
+    pricePerHour: priced.usdPerHour,
+    locations: [location],
+    acceleratedNetworking: boolCapability(sku, 'AcceleratedNetworkingEnabled') ?? false,
+    premiumIO: boolCapability(sku, 'PremiumIO') ?? false,
+    ephemeralOSDiskMaxGiB: ephemeral ? Math.floor(Math.max(cachedBytes / GIB, resourceVolumeMB / 1024)) : 0,
+    ...(maxNics !== undefined ? { maxNics } : {}),
   };
+}
+
+export interface ResourceSkuCatalogOptions extends ResourceSkuMappingOptions {
+  clock: Clock;
+  /** ComputeManagementClient per subscription (SdkAzure.computeClient). */
+  compute: (subscriptionID: string) => Promise<{ resourceSkus: ResourceSkuLister }>;
+  /** Where NodeClasses point: each one's subscription and location is a scope. */
+  nodeClasses: () => Promise<AzureFlexNodeClass[]>;
+  refreshMs?: number;
+  retryMs?: number;
+  log?: Pick<Logger, 'info' | 'warn'>;
+}
+
+/**
+ * The controller's catalog: a LiveInstanceTypeCatalog over the Resource SKUs API, scoped to
+ * the NodeClasses in the cluster. A NodeClass marked Ready=False (bad subscription, subnet,
+ * …) adds no scope, so it causes no ARM call.
+ */
+export function resourceSkuCatalog(o: ResourceSkuCatalogOptions): LiveInstanceTypeCatalog {
+  return new LiveInstanceTypeCatalog({
+    clock: o.clock,
+    ...(o.refreshMs !== undefined ? { refreshMs: o.refreshMs } : {}),
+    ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
+    scopes: async () =>
+      (await o.nodeClasses())
+        .filter((nc) => !nc.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False'))
+        .map((nc) => ({ subscriptionID: nc.spec.subscriptionID, location: nc.spec.location })),
+    fetch: resourceSkuFetcher(async (sub) => (await o.compute(sub)).resourceSkus, o.clock, o),
+    onFetch: (scope, outcome) => {
+      if (outcome.ok) o.log?.info({ subscription: scope.subscriptionID, location: scope.location, skus: outcome.skus }, 'listed Resource SKUs');
+      else o.log?.warn(
+        { subscription: scope.subscriptionID, location: scope.location, err: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) },
+        outcome.fallback ? 'listing Resource SKUs failed; using the static catalog for this location until it succeeds' : 'refreshing Resource SKUs failed; keeping the last listing',
+      );
+    },
+  });
 }

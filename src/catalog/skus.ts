@@ -1,9 +1,34 @@
 /**
- * The SKU catalog: what an instance type offers and where. The static catalog covers the
- * seed's SKUs; src/azure/resource-skus.ts implements the same interface from the Resource
- * SKUs API. Prices are list prices in USD/hour (eastus2, Linux, on-demand) used only to
- * prefer the cheapest fitting SKU.
+ * The SKU catalog: what an instance type offers and where. Production builds it from the
+ * Resource SKUs API for each NodeClass's subscription and location (src/catalog/live.ts,
+ * src/azure/resource-skus.ts); this static list of the seed's SKUs is only the offline
+ * fallback and the simulator's default world. Prices are USD/hour (src/catalog/prices.ts)
+ * used only to prefer the cheapest fitting SKU.
  */
+
+/** Where a catalog listing applies: one NodeClass's subscription and location. */
+export interface CatalogScope {
+  subscriptionID: string;
+  location: string;
+}
+
+/** A restriction the Resource SKUs API reports for a SKU in one subscription and location. */
+export interface SkuRestriction {
+  /** Location: the SKU cannot be used in the region at all; Zone: not in `zones`. */
+  type: 'Location' | 'Zone';
+  /** NotAvailableForSubscription, QuotaId, ... as ARM says. */
+  reasonCode: string;
+  zones: string[];
+}
+
+/** One place a SKU can be deployed for a subscription (restricted places are not listed). */
+export interface SkuAvailability {
+  subscriptionID: string;
+  location: string;
+  /** Zones the subscription may use there (zone restrictions removed); empty: regional only. */
+  zones: string[];
+}
+
 export interface InstanceType {
   name: string;
   /** VM family as Azure's core quota counts it (e.g. standardNDSH200v5Family). */
@@ -17,43 +42,75 @@ export interface InstanceType {
   ephemeralStorageGiB: number;
   arch: 'amd64' | 'arm64';
   pricePerHour: number;
+  /** Regions where the SKU is usable (by at least one subscription, for a live catalog). */
   locations: string[];
   /**
    * Availability zones per location, as node label values ("eastus2-1"). A location without
    * an entry is regional: its nodes carry no topology.kubernetes.io/zone label.
    */
   zones?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Live catalogs only: exactly which subscription may use it where. When present it is
+   * authoritative (see isOffered); the static list leaves it out and `locations` decides.
+   */
+  availability?: SkuAvailability[];
+  /** Resource SKUs capabilities the provider's karpenter.azure.com/sku-* labels carry. */
+  acceleratedNetworking?: boolean;
+  premiumIO?: boolean;
+  /** Largest ephemeral OS disk the size can hold (GiB); absent or 0: not supported. */
+  ephemeralOSDiskMaxGiB?: number;
+  maxNics?: number;
 }
 
 export interface InstanceTypeCatalog {
+  /** Every SKU usable by some NodeClass (union over scopes; see isOffered for one scope). */
   list(): Promise<InstanceType[]>;
   get(name: string): Promise<InstanceType | undefined>;
+  /**
+   * Cheap and synchronous, from the last listing (no ARM call): the restriction ARM reports
+   * for this SKU in this subscription and location (and zone, when given), if any. A SKU the
+   * listing does not carry at all counts as a Location restriction with reasonCode NotListed.
+   */
+  restriction(sku: string, scope: CatalogScope, zone?: string): SkuRestriction | undefined;
+}
+
+/** Whether a NodeClass with this subscription and location may launch the SKU. */
+export function isOffered(type: InstanceType, subscriptionID: string, location: string): boolean {
+  const loc = location.toLowerCase();
+  if (!type.availability) return type.locations.includes(loc) || type.locations.some((l) => l.toLowerCase() === loc);
+  const sub = subscriptionID.toLowerCase();
+  return type.availability.some((a) => a.location === loc && a.subscriptionID === sub);
 }
 
 export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = [
   {
     name: 'Standard_ND96isr_H200_v5', family: 'standardNDSH200v5Family', vcpu: 96, memoryMiB: 1850 * 1024,
     gpuCount: 8, gpuModel: 'H200', gpuMemoryGiB: 141, maxPods: 110, ephemeralStorageGiB: 28000, arch: 'amd64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 28000, maxNics: 8,
     pricePerHour: 110.24, locations: ['eastus2', 'eastus2euap', 'swedencentral', 'uksouth', 'westus3'],
   },
   {
     name: 'Standard_ND96amsr_A100_v4', family: 'standardNDAMSv4_A100Family', vcpu: 96, memoryMiB: 1900 * 1024,
     gpuCount: 8, gpuModel: 'A100', gpuMemoryGiB: 80, maxPods: 110, ephemeralStorageGiB: 6400, arch: 'amd64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 6400, maxNics: 8,
     pricePerHour: 32.77, locations: ['eastus', 'eastus2', 'southcentralus', 'westus2', 'westeurope'],
   },
   {
     name: 'Standard_NC40ads_H100_v5', family: 'standardNCadsH100v5Family', vcpu: 40, memoryMiB: 320 * 1024,
     gpuCount: 1, gpuModel: 'H100', gpuMemoryGiB: 94, maxPods: 110, ephemeralStorageGiB: 3576, arch: 'amd64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 3576, maxNics: 2,
     pricePerHour: 6.98, locations: ['eastus', 'eastus2', 'southcentralus', 'westeurope', 'swedencentral'],
   },
   {
     name: 'Standard_NC24ads_A100_v4', family: 'standardNCADSA100v4Family', vcpu: 24, memoryMiB: 220 * 1024,
     gpuCount: 1, gpuModel: 'A100', gpuMemoryGiB: 80, maxPods: 110, ephemeralStorageGiB: 958, arch: 'amd64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 958, maxNics: 2,
     pricePerHour: 3.67, locations: ['eastus', 'eastus2', 'southcentralus', 'westeurope', 'westus2'],
   },
   {
     name: 'Standard_D8s_v5', family: 'standardDSv5Family', vcpu: 8, memoryMiB: 32 * 1024,
     gpuCount: 0, maxPods: 110, ephemeralStorageGiB: 128, arch: 'amd64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0, maxNics: 4,
     pricePerHour: 0.384, locations: ['eastus', 'eastus2', 'eastus2euap', 'westeurope', 'swedencentral', 'westus2'],
   },
 ];
@@ -69,4 +126,11 @@ export class StaticInstanceTypeCatalog implements InstanceTypeCatalog {
   async get(name: string): Promise<InstanceType | undefined> {
     return this.byName.get(name.toLowerCase());
   }
+  restriction(sku: string, scope: CatalogScope): SkuRestriction | undefined {
+    const type = this.byName.get(sku.toLowerCase());
+    return type && isOffered(type, scope.subscriptionID, scope.location) ? undefined : NOT_LISTED;
+  }
 }
+
+/** What restriction() answers for a SKU the listing for that scope does not carry. */
+export const NOT_LISTED: SkuRestriction = Object.freeze({ type: 'Location', reasonCode: 'NotListed', zones: [] }) as SkuRestriction;

@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import type { TokenCredential } from '@azure/core-auth';
 import type { Logger } from 'pino';
 import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
-import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/skus.js';
 import { controllerRuntimeFactory } from '../cli/commands/controller.js';
 import type { PeriodicIntervals } from '../controllers/periodic.js';
 import { KubeBootstrapSource } from '../k8s/bootstrap.js';
@@ -141,7 +140,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
 
     const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
     const workloads = new DevWorkloads({ client, onError: onError('deployments') });
-    const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: STATIC_INSTANCE_TYPES, bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+    const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
     workloads.start();
     kubelet.start();
     cleanups.push(() => kubelet.stop());
@@ -188,7 +187,6 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
           clock: served.clock,
           controllersClock: clock,
           random: new CryptoRandom(),
-          catalog: new StaticInstanceTypeCatalog(),
           userData: createUserDataRenderer(bootstrap),
           eventLog,
           live: new RuntimeLiveSource(`dev ${identity}`, served.clock, eventLog),

@@ -1,3 +1,4 @@
+import type { ClusterPort } from '../ports/cluster.js';
 import { Registry } from 'prom-client';
 import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
@@ -26,7 +27,8 @@ export interface LeaderRuntime {
 }
 
 export interface LeaderRuntimeContext {
-  cluster: KubeCluster;
+  /** The informer-backed KubeCluster in production; any ClusterPort for the leader's work. */
+  cluster: ClusterPort;
   /** Fencing check to call right before every ARM write. */
   isLeader: () => boolean;
   registry: Registry;

@@ -8,6 +8,7 @@
  */
 import type { NodeSelectorRequirement, SelectorOperator, Taint, Toleration } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
+import { gpuManufacturerOf, parseVmSize } from '../catalog/vm-size.js';
 
 export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
 export const LABEL_REGION = 'topology.kubernetes.io/region';
@@ -24,6 +25,11 @@ export const LABEL_SKU_MEMORY = 'karpenter.azure.com/sku-memory';
 export const LABEL_GPU_COUNT = 'karpenter.azure.com/sku-gpu-count';
 export const LABEL_GPU_NAME = 'karpenter.azure.com/sku-gpu-name';
 export const LABEL_GPU_MANUFACTURER = 'karpenter.azure.com/sku-gpu-manufacturer';
+export const LABEL_SKU_SERIES = 'karpenter.azure.com/sku-series';
+export const LABEL_SKU_VERSION = 'karpenter.azure.com/sku-version';
+export const LABEL_SKU_ACCELERATED_NETWORKING = 'karpenter.azure.com/sku-networking-accelerated';
+export const LABEL_SKU_STORAGE_PREMIUM_CAPABLE = 'karpenter.azure.com/sku-storage-premium-capable';
+export const LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE = 'karpenter.azure.com/sku-storage-ephemeralos-maxsize';
 
 /** Phase 1 is on-demand only (the seed defers spot), so every offering has this capacity type. */
 export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
@@ -34,8 +40,9 @@ export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
  */
 export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
   LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, LABEL_CAPACITY_TYPE, LABEL_ARCH, LABEL_OS, LABEL_NODEPOOL,
-  LABEL_SKU_NAME, LABEL_SKU_FAMILY, LABEL_SKU_CPU, LABEL_SKU_MEMORY,
+  LABEL_SKU_NAME, LABEL_SKU_FAMILY, LABEL_SKU_SERIES, LABEL_SKU_VERSION, LABEL_SKU_CPU, LABEL_SKU_MEMORY,
   LABEL_GPU_COUNT, LABEL_GPU_NAME, LABEL_GPU_MANUFACTURER,
+  LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_STORAGE_PREMIUM_CAPABLE, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
 ]);
 
 const EMPTY_VALUES: ReadonlySet<string> = new Set();
@@ -301,15 +308,21 @@ function zoneRequirement(zones: readonly string[]): Requirement {
 }
 
 /**
- * The labels an instance type carries in a region, as requirements. GPU labels are explicit
- * on CPU SKUs too (count 0, no GPU name) so "sku-gpu-name Exists" excludes them.
+ * The labels an instance type carries in a region, as requirements, with the Azure
+ * Karpenter provider's values: sku-family is the size's family letter ("D", "N"), sku-series
+ * "Ds_v5", sku-version the number after "v" (1 when unversioned), sku-memory MiB. GPU labels
+ * are explicit on CPU SKUs too (count 0, no GPU name) so "sku-gpu-name Exists" excludes them;
+ * so is the ephemeral OS disk size on sizes that cannot hold one.
  */
 export function instanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
   const zones = instanceType.zones?.[region];
+  const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
     Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),
     Requirement.in(LABEL_SKU_NAME, [instanceType.name]),
-    Requirement.in(LABEL_SKU_FAMILY, [instanceType.family]),
+    size ? Requirement.in(LABEL_SKU_FAMILY, [size.family]) : Requirement.doesNotExist(LABEL_SKU_FAMILY),
+    size ? Requirement.in(LABEL_SKU_SERIES, [size.series]) : Requirement.doesNotExist(LABEL_SKU_SERIES),
+    size ? Requirement.in(LABEL_SKU_VERSION, [size.version]) : Requirement.doesNotExist(LABEL_SKU_VERSION),
     Requirement.in(LABEL_REGION, [region]),
     // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
     zones && zones.length > 0 ? zoneRequirement(zones) : Requirement.doesNotExist(LABEL_ZONE),
@@ -319,9 +332,15 @@ export function instanceTypeRequirements(instanceType: InstanceType, region: str
     Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
     Requirement.in(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
     Requirement.in(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
+    Requirement.in(LABEL_SKU_ACCELERATED_NETWORKING, [String(instanceType.acceleratedNetworking ?? false)]),
+    Requirement.in(LABEL_SKU_STORAGE_PREMIUM_CAPABLE, [String(instanceType.premiumIO ?? false)]),
+    (instanceType.ephemeralOSDiskMaxGiB ?? 0) > 0
+      ? Requirement.in(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
+      : Requirement.doesNotExist(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
   ];
-  if (instanceType.gpuCount > 0 && instanceType.gpuModel) {
-    list.push(Requirement.in(LABEL_GPU_NAME, [instanceType.gpuModel]), Requirement.in(LABEL_GPU_MANUFACTURER, ['nvidia']));
+  const gpuName = instanceType.gpuModel ?? size?.accelerator;
+  if (instanceType.gpuCount > 0 && gpuName) {
+    list.push(Requirement.in(LABEL_GPU_NAME, [gpuName]), Requirement.in(LABEL_GPU_MANUFACTURER, [gpuManufacturerOf(gpuName)!]));
   } else {
     list.push(Requirement.doesNotExist(LABEL_GPU_NAME), Requirement.doesNotExist(LABEL_GPU_MANUFACTURER));
   }

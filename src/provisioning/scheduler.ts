@@ -15,7 +15,7 @@
 import type {
   AzureFlexNodeClass, Node, NodeAffinityTerm, NodeClaim, NodePool, NodeSelectorRequirement, Pod, ResourceList, Taint,
 } from '../ports/cluster.js';
-import type { InstanceType } from '../catalog/skus.js';
+import { isOffered, type InstanceType } from '../catalog/skus.js';
 import {
   addInto, copiesThatFit, fitsOnTop, fitsWithin, formatQuantity, limitsFromList, maxInto,
   podRequests, resourcesFromList, resourcesToList, subtractResources, type Resources,
@@ -294,7 +294,7 @@ class Scheduler {
       const candidates: Candidate[] = [];
       const unavailable: Candidate[] = [];
       for (const instanceType of this.input.instanceTypes) {
-        if (!instanceType.locations.includes(region)) continue;
+        if (!isOffered(instanceType, nodeClass.spec.subscriptionID, region)) continue;
         const itRequirements = instanceTypeRequirements(instanceType, region);
         if (requirements.intersects(itRequirements) !== undefined) continue;
         const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);

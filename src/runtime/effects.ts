@@ -1,5 +1,5 @@
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
-import type { InstanceType } from '../catalog/skus.js';
+import { isOffered, type InstanceType } from '../catalog/skus.js';
 import type { LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
@@ -124,7 +124,7 @@ export class Effects {
     const candidates: InstanceType[] = [];
     for (const name of allowed) {
       const it = await this.deps.catalog.get(name);
-      if (it && it.locations.includes(cls.spec.location)) candidates.push(it);
+      if (it && isOffered(it, cls.spec.subscriptionID, cls.spec.location)) candidates.push(it);
     }
     candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.name.localeCompare(b.name));
     const available = candidates.find((it) => !this.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand'));

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ResourceSku } from '@azure/arm-compute';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { ResourceSkuCatalog, mapResourceSkus, type ResourceSkuLister } from '../../src/azure/resource-skus.js';
+import { mapResourceSkus, resourceSkuFetcher, type ResourceSkuLister } from '../../src/azure/resource-skus.js';
+import { LiveInstanceTypeCatalog } from '../../src/catalog/live.js';
+import { PriceBook } from '../../src/catalog/prices.js';
+import { isOffered } from '../../src/catalog/skus.js';
 import { SdkAzure } from '../../src/azure/sdk-adapter.js';
 import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { CannedArm, armError, fakeCredential, runOnClock } from './helpers/canned-arm.js';
@@ -47,11 +50,14 @@ const ONLY_RESTRICTED: ResourceSku = {
   restrictions: [{ type: 'Location', values: ['eastus2'], reasonCode: 'NotAvailableForSubscription' }],
 };
 
-describe('mapResourceSkus', () => {
-  it('maps capabilities, merges regions and drops regions restricted for the subscription', () => {
-    const types = mapResourceSkus([H200_EASTUS2, H200_WESTUS3_RESTRICTED, H200_SWEDEN_ZONE_RESTRICTED, ARM64, NOT_VM, ONLY_RESTRICTED]);
-    expect(types.map((t) => t.name)).toEqual(['Standard_D8ps_v5', 'Standard_ND96isr_H200_v5']);
-    const h200 = types.find((t) => t.name === 'Standard_ND96isr_H200_v5')!;
+const SUB = '00000000-0000-4000-8000-00000000000A';
+const scope = (location: string, subscriptionID = SUB) => ({ subscriptionID, location });
+
+describe('mapResourceSkus (one subscription and location)', () => {
+  it('maps capabilities; a Location restriction removes the SKU and is kept as a restriction', () => {
+    const listing = mapResourceSkus([H200_EASTUS2, H200_WESTUS3_RESTRICTED, H200_SWEDEN_ZONE_RESTRICTED, ARM64, NOT_VM, ONLY_RESTRICTED], scope('eastus2'));
+    expect(listing.types.map((t) => t.name)).toEqual(['Standard_D8ps_v5', 'Standard_ND96isr_H200_v5']);
+    const h200 = listing.types.find((t) => t.name === 'Standard_ND96isr_H200_v5')!;
     const known = STATIC_INSTANCE_TYPES.find((t) => t.name === h200.name)!;
     expect(h200).toEqual({
       name: 'Standard_ND96isr_H200_v5',
@@ -65,21 +71,40 @@ describe('mapResourceSkus', () => {
       ephemeralStorageGiB: 28000,
       arch: 'amd64',
       pricePerHour: known.pricePerHour,
-      locations: ['eastus2', 'swedencentral'],
+      locations: ['eastus2'],
+      availability: [{ subscriptionID: SUB.toLowerCase(), location: 'eastus2', zones: ['1', '2'] }],
+      acceleratedNetworking: false,
+      premiumIO: false,
+      ephemeralOSDiskMaxGiB: 0,
     });
-    const arm = types.find((t) => t.name === 'Standard_D8ps_v5')!;
-    expect(arm).toMatchObject({ arch: 'arm64', gpuCount: 0, memoryMiB: 32 * 1024, pricePerHour: Number.POSITIVE_INFINITY });
+    expect(listing.restrictions.get('standard_nc40ads_h100_v5')).toEqual([{ type: 'Location', reasonCode: 'NotAvailableForSubscription', zones: [] }]);
+    const arm = listing.types.find((t) => t.name === 'Standard_D8ps_v5')!;
+    expect(arm).toMatchObject({ arch: 'arm64', gpuCount: 0, memoryMiB: 32 * 1024 });
     expect(arm).not.toHaveProperty('gpuModel');
   });
 
-  it('honours an allowlist and explicit prices', () => {
-    const types = mapResourceSkus([H200_EASTUS2, ARM64], { skuNames: ['standard_d8ps_v5'], prices: { Standard_D8ps_v5: 0.3 }, maxPods: 50 });
-    expect(types).toHaveLength(1);
-    expect(types[0]).toMatchObject({ name: 'Standard_D8ps_v5', pricePerHour: 0.3, maxPods: 50 });
+  it('restricted in westus3 for this subscription: not offered there, and says why', () => {
+    const listing = mapResourceSkus([H200_WESTUS3_RESTRICTED], scope('westus3'));
+    expect(listing.types).toEqual([]);
+    expect(listing.restrictions.get('standard_nd96isr_h200_v5')?.[0]?.reasonCode).toBe('NotAvailableForSubscription');
+  });
+
+  it('a Zone restriction keeps the region (azflex VMs are regional) and removes the zone', () => {
+    const listing = mapResourceSkus([H200_SWEDEN_ZONE_RESTRICTED], scope('swedencentral'));
+    expect(listing.types[0]!.availability).toEqual([{ subscriptionID: SUB.toLowerCase(), location: 'swedencentral', zones: [] }]);
+    expect(listing.restrictions.get('standard_nd96isr_h200_v5')).toEqual([{ type: 'Zone', reasonCode: 'NotAvailableForSubscription', zones: ['1'] }]);
+  });
+
+  it('prices: override, then the committed table, then an estimate from the shape', () => {
+    const withOverride = mapResourceSkus([H200_EASTUS2, ARM64], scope('eastus2'), { prices: new PriceBook({ standard_d8ps_v5: 0.3 }), maxPods: 50 });
+    expect(withOverride.types.find((t) => t.name === 'Standard_D8ps_v5')).toMatchObject({ pricePerHour: 0.3, maxPods: 50 });
+    const estimated = mapResourceSkus([ARM64], scope('eastus2')).types[0]!;
+    expect(estimated.pricePerHour).toBeGreaterThan(0.3);
+    expect(estimated.pricePerHour).toBeLessThan(0.45);
   });
 });
 
-describe('ResourceSkuCatalog', () => {
+describe('LiveInstanceTypeCatalog over Resource SKUs', () => {
   function lister(pages: ResourceSku[][]): ResourceSkuLister & { calls: Array<string | undefined>; fail: boolean } {
     const self = {
       calls: [] as Array<string | undefined>,
@@ -96,32 +121,55 @@ describe('ResourceSkuCatalog', () => {
     return self;
   }
 
-  it('caches for the TTL on the injected clock, one filtered call per region, and serves stale data on refresh failure', async () => {
+  it('one filtered call per scope, cached until the refresh interval on the injected clock, stale data kept on a failed refresh', async () => {
     const clock = new VirtualClock(0);
-    const source = lister([[H200_EASTUS2, ARM64]]);
-    const catalog = new ResourceSkuCatalog(source, { clock, ttlMs: 60_000, locations: ['EastUS2', 'westus3'] });
+    const source = lister([[H200_EASTUS2, H200_WESTUS3_RESTRICTED, ARM64]]);
+    const catalog = new LiveInstanceTypeCatalog({
+      clock, refreshMs: 60_000, retryMs: 5_000,
+      scopes: async () => [scope('EastUS2'), scope('westus3'), scope('eastus2')],
+      fetch: resourceSkuFetcher(async () => source, clock),
+    });
     const [a, b] = await Promise.all([catalog.list(), catalog.get('standard_nd96isr_h200_v5')]);
     expect(a.map((t) => t.name)).toEqual(['Standard_D8ps_v5', 'Standard_ND96isr_H200_v5']);
     expect(b?.gpuCount).toBe(8);
-    expect(source.calls).toEqual(["location eq 'eastus2'", "location eq 'westus3'"]);
-    expect(catalog.fetchCount).toBe(1);
+    expect(isOffered(b!, SUB, 'eastus2')).toBe(true);
+    expect(isOffered(b!, SUB, 'westus3')).toBe(false);
+    expect(isOffered(b!, 'another-subscription', 'eastus2')).toBe(false);
+    expect(catalog.restriction('Standard_ND96isr_H200_v5', scope('westus3'))?.reasonCode).toBe('NotAvailableForSubscription');
+    expect(catalog.restriction('Standard_ND96isr_H200_v5', scope('eastus2'))).toBeUndefined();
+    expect(source.calls.sort()).toEqual(["location eq 'eastus2'", "location eq 'westus3'"]);
+    expect(catalog.fetchCount).toBe(2);
     await clock.runUntil(59_999);
     await catalog.list();
-    expect(catalog.fetchCount).toBe(1);
+    expect(catalog.fetchCount).toBe(2);
     await clock.runUntil(60_000);
     source.fail = true;
     expect((await catalog.list()).length).toBe(2);
-    expect(catalog.fetchCount).toBe(2);
+    expect(catalog.fetchCount).toBe(4);
     source.fail = false;
+    await clock.runUntil(64_999);
     await catalog.list();
-    expect(catalog.fetchCount).toBe(3);
+    expect(catalog.fetchCount).toBe(4);
+    await clock.runUntil(65_000);
+    await catalog.list();
+    expect(catalog.fetchCount).toBe(6);
   });
 
-  it('a first refresh that fails is an AzureError', async () => {
-    const source = lister([]);
+  it('a scope never listed (offline, ARM refusing) falls back to the static list for that location, and retries', async () => {
+    const clock = new VirtualClock(0);
+    const source = lister([[{ ...ARM64, locations: ['westeurope'] }]]);
     source.fail = true;
-    const catalog = new ResourceSkuCatalog(source, { clock: new VirtualClock(0) });
-    await expect(catalog.list()).rejects.toMatchObject({ name: 'AzureError', code: 'InternalServerError' });
+    const failures: unknown[] = [];
+    const catalog = new LiveInstanceTypeCatalog({
+      clock, retryMs: 1_000, scopes: async () => [scope('westeurope')], fetch: resourceSkuFetcher(async () => source, clock),
+      onFetch: (_s, outcome) => { if (!outcome.ok) failures.push(outcome.error); },
+    });
+    const fallback = await catalog.list();
+    expect(fallback.map((t) => t.name)).toEqual(STATIC_INSTANCE_TYPES.filter((t) => t.locations.includes('westeurope')).map((t) => t.name).sort());
+    expect(failures[0]).toMatchObject({ name: 'AzureError', code: 'InternalServerError' });
+    source.fail = false;
+    await clock.runUntil(1_000);
+    expect((await catalog.list()).map((t) => t.name)).toEqual(['Standard_D8ps_v5']);
   });
 
   it('works on the real SDK: ComputeManagementClient.resourceSkus.list through the adapter pipeline', async () => {
@@ -133,10 +181,13 @@ describe('ResourceSkuCatalog', () => {
         : armError(400, 'InvalidParameter', 'bad filter'),
     );
     const azure = new SdkAzure({ clock, credential: fakeCredential, endpoint: 'https://arm.test', httpClient: arm });
-    const compute = await azure.computeClient('sub-1');
-    const catalog = new ResourceSkuCatalog(compute.resourceSkus, { clock, locations: ['eastus2'] });
+    const catalog = new LiveInstanceTypeCatalog({
+      clock, scopes: async () => [scope('eastus2', 'sub-1')],
+      fetch: resourceSkuFetcher(async (sub) => (await azure.computeClient(sub)).resourceSkus, clock),
+    });
     const types = await runOnClock(clock, catalog.list());
     expect(types.map((t) => `${t.name}@${t.locations.join(',')}`)).toEqual(['Standard_D8ps_v5@eastus2', 'Standard_ND96isr_H200_v5@eastus2']);
     expect(arm.requests[0]!.query.get('api-version')).toBe('2021-07-01');
+    expect(arm.requests[0]!.path).toContain('/subscriptions/sub-1/providers/Microsoft.Compute/skus');
   });
 });

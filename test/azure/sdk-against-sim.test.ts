@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AzureError, type NicSpec, type ResourceRef, type VmSpec } from '../../src/ports/azure.js';
 import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
-import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
-import { ResourceSkuCatalog } from '../../src/azure/resource-skus.js';
+import { resourceSkuFetcher } from '../../src/azure/resource-skus.js';
+import { LiveInstanceTypeCatalog } from '../../src/catalog/live.js';
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../../src/azure/naming.js';
 import { fakeCredential } from './helpers/canned-arm.js';
 import { ROUTES, type Sim, type SimRoute } from './helpers/sim-routes.js';
@@ -204,15 +204,25 @@ for (const route of ROUTES) {
       }
     });
 
-    it('the Resource SKUs catalog reads the simulator through the SDK', async () => {
+    it('the live catalog reads the simulator\'s Resource SKUs route through the SDK, restrictions included', async () => {
       const s = await sim(route);
-      const catalog = new ResourceSkuCatalog((await s.azure.computeClient(SUB)).resourceSkus, { clock: s.clock, locations: ['eastus2'] });
+      const catalog = new LiveInstanceTypeCatalog({
+        clock: s.clock,
+        refreshMs: 1,
+        scopes: async () => [{ subscriptionID: SUB, location: 'eastus2' }],
+        fetch: resourceSkuFetcher(async (sub) => (await s.azure.computeClient(sub)).resourceSkus, s.clock),
+      });
       const types = await s.run(catalog.list());
       const h200 = types.find((t) => t.name === H200);
-      expect(h200).toMatchObject({ vcpu: 96, gpuCount: 8, gpuModel: 'H200', locations: ['eastus2'] });
+      expect(h200).toMatchObject({ vcpu: 96, gpuCount: 8, gpuModel: 'H200', locations: ['eastus2'], acceleratedNetworking: true });
       expect(types.map((t) => t.name).sort()).toEqual(
-        STATIC_INSTANCE_TYPES.filter((t) => t.locations.includes('eastus2')).map((t) => t.name).sort(),
+        s.arm.instanceTypes().filter((t) => t.locations.includes('eastus2')).map((t) => t.name).sort(),
       );
+      s.arm.injectFault({ kind: 'skuUnavailable', location: 'eastus2', sku: H200 });
+      await s.run(s.clock.runUntil(s.clock.now() + 1));
+      const after = await s.run(catalog.list());
+      expect(after.some((t) => t.name === H200)).toBe(false);
+      expect(catalog.restriction(H200, { subscriptionID: SUB, location: 'eastus2' })).toMatchObject({ type: 'Location', reasonCode: 'NotAvailableForSubscription' });
     });
   });
 }

@@ -6,6 +6,8 @@ import { instrumentAzure } from '../../azure/instrumented.js';
 import { UnavailableOfferings } from '../../azure/offerings.js';
 import { SdkAzure } from '../../azure/sdk-adapter.js';
 import { CachedBootstrapSource } from '../../azure/userdata/bootstrap.js';
+import { resourceSkuCatalog } from '../../azure/resource-skus.js';
+import { PriceBook, parsePriceOverrides } from '../../catalog/prices.js';
 import { StaticInstanceTypeCatalog, type InstanceTypeCatalog } from '../../catalog/skus.js';
 import { DEFAULT_INTERVALS, drainWith, periodicControllers, type PeriodicIntervals } from '../../controllers/periodic.js';
 import { parseDuration } from '../../disruption/duration.js';
@@ -23,6 +25,7 @@ import { startLiveServer } from '../../live/server.js';
 import { CryptoRandom, RealClock } from '../../platform/real-clock.js';
 import type { Clock, Random } from '../../ports/clock.js';
 import { createUserDataRenderer } from '../../runtime/userdata.js';
+import { UsageError } from '../errors.js';
 import { integer } from './simulate.js';
 
 interface ControllerFlags {
@@ -43,6 +46,9 @@ interface ControllerFlags {
   clusterCaFile: string;
   bootstrapTokenSecret: string;
   liveViewPort?: number;
+  skuCatalog: 'live' | 'static';
+  skuCatalogRefresh: number;
+  priceOverrides?: string;
 }
 
 function duration(raw: string): number {
@@ -71,7 +77,11 @@ export interface ControllerRuntimeOptions {
    */
   controllersClock?: Clock;
   random: Random;
-  catalog: InstanceTypeCatalog;
+  /** Default: the live catalog from the Resource SKUs API (`azflex dev` and tests may pass the static one). */
+  catalog?: InstanceTypeCatalog;
+  /** Live catalog: price overrides (SKU → USD/hour) and refresh interval. */
+  prices?: Record<string, number>;
+  catalogRefreshMs?: number;
   userData: ReturnType<typeof createUserDataRenderer>;
   eventLog: MemoryEventLog;
   live: RuntimeLiveSource;
@@ -111,21 +121,24 @@ function paced(c: PeriodicController, wall: Clock): PeriodicController {
  * `azflex dev` runs exactly this assembly against its simulated ARM.
  */
 export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
-  const { clock, random, catalog, userData, eventLog, live, log } = o;
+  const { clock, random, userData, eventLog, live, log } = o;
   const wall = o.controllersClock ?? clock;
   // Hooked once per process: a re-elected leader builds a new runtime on the same log.
   let metricsHooked = false;
   return (ctx) => {
-    const arm = instrumentAzure(
-      new SdkAzure({
-        clock,
-        ...(o.armEndpoint ? { endpoint: o.armEndpoint } : {}),
-        ...(o.armTlsCa ? { tlsCa: o.armTlsCa } : {}),
-        ...(o.armCredential ? { credential: o.armCredential } : {}),
-      }),
-      createArmMetrics(ctx.registry),
+    const sdk = new SdkAzure({
       clock,
-    );
+      ...(o.armEndpoint ? { endpoint: o.armEndpoint } : {}),
+      ...(o.armTlsCa ? { tlsCa: o.armTlsCa } : {}),
+      ...(o.armCredential ? { credential: o.armCredential } : {}),
+    });
+    const arm = instrumentAzure(sdk, createArmMetrics(ctx.registry), clock);
+    const catalog = o.catalog ?? resourceSkuCatalog({
+      clock, log, prices: new PriceBook(o.prices),
+      compute: (sub) => sdk.computeClient(sub),
+      nodeClasses: () => ctx.cluster.listNodeClasses(),
+      ...(o.catalogRefreshMs !== undefined ? { refreshMs: o.catalogRefreshMs } : {}),
+    });
     const offerings = new UnavailableOfferings(clock);
     if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
     metricsHooked = true;
@@ -186,8 +199,12 @@ export function register(program: Command): void {
     .option('--api-server-endpoint <url>', 'API server URL as nodes in other regions reach it (the AKS FQDN)', process.env.AZFLEX_API_SERVER_ENDPOINT ?? '')
     .option('--cluster-ca-file <file>', 'cluster CA for node bootstrap', `${IN_CLUSTER_SA_DIR}/ca.crt`)
     .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token', 'azflex-bootstrap-token')
+    .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
+    .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed', duration, 60 * 60_000)
+    .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')
     .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', integer('--live-view-port', 1))
     .action(async (flags: ControllerFlags) => {
+      const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
       const log = createRedactingLogger({ level: flags.logLevel, name: 'azflex' });
       const clock = new RealClock();
       const random = new CryptoRandom();
@@ -201,7 +218,7 @@ export function register(program: Command): void {
           secretName: flags.bootstrapTokenSecret,
         }),
       );
-      const catalog = new StaticInstanceTypeCatalog();
+      const catalog = flags.skuCatalog === 'static' ? new StaticInstanceTypeCatalog() : undefined;
       const userData = createUserDataRenderer(bootstrap);
       // One event log for the process: metrics, debug logs and the live view read it.
       const eventLog = new MemoryEventLog(false);
@@ -227,7 +244,9 @@ export function register(program: Command): void {
         runtimeFactory: controllerRuntimeFactory({
           clock,
           random,
-          catalog,
+          ...(catalog ? { catalog } : {}),
+          prices,
+          catalogRefreshMs: flags.skuCatalogRefresh,
           userData,
           eventLog,
           live,
@@ -241,4 +260,20 @@ export function register(program: Command): void {
       log.info({ identity, metricsPort: proc.metricsPort }, 'azflex controller started');
       process.exitCode = await proc.done;
     });
+}
+
+async function readPriceOverrides(file: string): Promise<Record<string, number>> {
+  const { readFile } = await import('node:fs/promises');
+  const { parse } = await import('yaml');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--price-overrides: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    return parsePriceOverrides(parse(text), file);
+  } catch (err) {
+    throw new UsageError(`--price-overrides: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

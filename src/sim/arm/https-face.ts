@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { STATIC_INSTANCE_TYPES, type InstanceType } from '../../catalog/skus.js';
+import type { InstanceType } from '../../catalog/skus.js';
 import { SeededRandom, VirtualClock } from '../virtual-clock.js';
 import { FakeArm } from './fake-arm.js';
 import { createArmRestHandler, type ArmRestHandler } from './rest.js';
+import { simInstanceTypes } from './sku-catalog.js';
 import type { ArmEvent, FakeArmConfig } from './types.js';
 
 /**
@@ -55,7 +56,7 @@ export async function serveArm(opts: ServeArmOptions): Promise<ServedArm> {
     clock,
     random: new SeededRandom(opts.seed),
     config: opts.scenarioConfig,
-    instanceTypes: opts.instanceTypes ?? STATIC_INSTANCE_TYPES,
+    instanceTypes: opts.instanceTypes ?? simInstanceTypes(),
     onEvent: opts.onEvent,
   });
 

@@ -1,5 +1,4 @@
 import type { Nic } from '../../ports/azure.js';
-import type { InstanceType } from '../../catalog/skus.js';
 import type { DiskDetails, VmDetails } from './fake-arm.js';
 import type { OperationStatus } from './types.js';
 
@@ -150,38 +149,6 @@ export function diskJson(disk: DiskDetails): JsonObject {
   };
   if (disk.managedBy !== undefined) out['managedBy'] = disk.managedBy;
   return out;
-}
-
-/**
- * One Resource SKU entry per (SKU, location), as the Resource SKUs API lists them, with a
- * `NotAvailableForSubscription` location restriction for SKUs made unavailable there.
- */
-export function resourceSkuJson(type: InstanceType, location: string, restricted: boolean): JsonObject {
-  const caps: Array<[string, string]> = [
-    ['vCPUs', String(type.vcpu)],
-    ['vCPUsAvailable', String(type.vcpu)],
-    ['MemoryGB', String(Math.round((type.memoryMiB / 1024) * 100) / 100)],
-    ['MaxResourceVolumeMB', String(type.ephemeralStorageGiB * 1024)],
-    ['GPUs', String(type.gpuCount)],
-    ['HyperVGenerations', 'V2'],
-    ['CpuArchitectureType', type.arch === 'arm64' ? 'Arm64' : 'x64'],
-    ['PremiumIO', 'True'],
-    ['AcceleratedNetworkingEnabled', 'True'],
-    ['LowPriorityCapable', 'True'],
-  ];
-  return {
-    resourceType: 'virtualMachines',
-    name: type.name,
-    tier: 'Standard',
-    size: type.name.replace(/^Standard_/, ''),
-    family: type.family,
-    locations: [location],
-    locationInfo: [{ location, zones: [], zoneDetails: [] }],
-    capabilities: caps.map(([name, value]) => ({ name, value })),
-    restrictions: restricted
-      ? [{ type: 'Location', values: [location], restrictionInfo: { locations: [location] }, reasonCode: 'NotAvailableForSubscription' }]
-      : [],
-  };
 }
 
 /** The Azure-AsyncOperation status document. */

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { AzureError, type ImageReference } from '../../ports/azure.js';
 import type { VirtualClock } from '../virtual-clock.js';
 import type { FakeArm, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
-import { diskJson, errorJson, nicJson, operationJson, resourceSkuJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
+import { diskJson, errorJson, nicJson, operationJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
+import { resourceSkuList } from './resource-skus.js';
 import type { ArmFault, BucketKind, DeleteOption } from './types.js';
 
 /**
@@ -232,18 +233,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
 
   function skuList(sub: string, url: URL): ArmHttpResponse {
     arm.countSkuList(sub);
-    const filter = url.searchParams.get('$filter');
-    const only = filter ? /location\s+eq\s+'([^']+)'/i.exec(filter)?.[1]?.toLowerCase() : undefined;
-    const unavailable = new Map<string, Set<string>>();
-    for (const r of arm.regionsOf(sub)) unavailable.set(r.location.toLowerCase(), new Set(r.unavailableSkus));
-    const value: Json[] = [];
-    for (const type of arm.instanceTypes()) {
-      for (const loc of type.locations) {
-        if (only !== undefined && loc.toLowerCase() !== only) continue;
-        value.push(resourceSkuJson(type, loc, unavailable.get(loc.toLowerCase())?.has(type.name.toLowerCase()) ?? false));
-      }
-    }
-    return json(200, { value });
+    return json(200, resourceSkuList(arm, sub, url.searchParams.get('$filter')));
   }
 
   function asyncHeaders(provider: 'Microsoft.Network' | 'Microsoft.Compute', sub: string, location: string, opId: string, apiVersion: string, withLocation: boolean): Record<string, string> {

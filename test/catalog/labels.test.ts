@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
+import { parseVmSize } from '../../src/catalog/vm-size.js';
+import { PriceBook, parsePriceOverrides, RETAIL_PRICES_USD_PER_HOUR } from '../../src/catalog/prices.js';
+import { instanceTypeRequirements } from '../../src/provisioning/requirements.js';
+import { simInstanceTypes } from '../../src/sim/arm/sku-catalog.js';
+
+describe('VM size names (Azure naming convention, as the Azure Karpenter provider reads them)', () => {
+  it.each([
+    ['Standard_D8s_v5', { family: 'D', series: 'Ds_v5', version: '5' }],
+    ['Standard_D16as_v5', { family: 'D', series: 'Das_v5', version: '5' }],
+    ['Standard_F72s_v2', { family: 'F', series: 'Fs_v2', version: '2' }],
+    ['Standard_NC24ads_A100_v4', { family: 'N', series: 'NCads_v4', version: '4', accelerator: 'A100' }],
+    ['Standard_NC4as_T4_v3', { family: 'N', series: 'NCas_v3', version: '3', accelerator: 'T4' }],
+    ['Standard_ND96isr_H200_v5', { family: 'N', series: 'NDisr_v5', version: '5', accelerator: 'H200' }],
+    ['Standard_NC6s_v3', { family: 'N', series: 'NCs_v3', version: '3', accelerator: 'V100' }],
+    ['Standard_ND96asr_v4', { family: 'N', series: 'NDasr_v4', version: '4', accelerator: 'A100' }],
+    ['Standard_M8-2ms', { family: 'M', series: 'Mms', version: '1' }],
+    ['Standard_DC4as_cc_v5', { family: 'D', series: 'DCas_v5', version: '5' }],
+  ])('%s', (name, parts) => {
+    expect(parseVmSize(name)).toEqual({ subfamily: expect.any(String), ...parts });
+  });
+
+  it('every simulated size parses', () => {
+    for (const t of simInstanceTypes()) expect(parseVmSize(t.name), t.name).toBeDefined();
+  });
+});
+
+describe('well-known labels of an instance type', () => {
+  it('follow the provider: sku-family is the letter, sku-version the number, capabilities as true/false', () => {
+    const d16 = simInstanceTypes().find((t) => t.name === 'Standard_D16ds_v5')!;
+    const labels = instanceTypeRequirements(d16, 'eastus2').labels();
+    expect(labels).toMatchObject({
+      'karpenter.azure.com/sku-name': 'Standard_D16ds_v5',
+      'karpenter.azure.com/sku-family': 'D',
+      'karpenter.azure.com/sku-series': 'Dds_v5',
+      'karpenter.azure.com/sku-version': '5',
+      'karpenter.azure.com/sku-cpu': '16',
+      'karpenter.azure.com/sku-memory': String(64 * 1024),
+      'karpenter.azure.com/sku-gpu-count': '0',
+      'karpenter.azure.com/sku-networking-accelerated': 'true',
+      'karpenter.azure.com/sku-storage-premium-capable': 'true',
+      'karpenter.azure.com/sku-storage-ephemeralos-maxsize': '600',
+    });
+    expect(labels).not.toHaveProperty('karpenter.azure.com/sku-gpu-name');
+    const h200 = instanceTypeRequirements(STATIC_INSTANCE_TYPES[0]!, 'eastus2').labels();
+    expect(h200).toMatchObject({ 'karpenter.azure.com/sku-family': 'N', 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.azure.com/sku-gpu-manufacturer': 'nvidia' });
+  });
+});
+
+describe('prices', () => {
+  it('override > table > estimate; the estimate is within 10 % of the table for Dsv5, Esv5, Fsv2', () => {
+    const book = new PriceBook({ STANDARD_D8S_V5: 0.2 });
+    expect(book.price({ name: 'Standard_D8s_v5', vcpu: 8, memoryMiB: 32768, gpuCount: 0 })).toEqual({ usdPerHour: 0.2, source: 'override' });
+    expect(book.price({ name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16384, gpuCount: 0 })).toEqual({ usdPerHour: 0.192, source: 'table' });
+    for (const t of simInstanceTypes().filter((t) => /^Standard_(D\d+s|E\d+s|F\d+s)_v[25]$/.test(t.name))) {
+      const listed = RETAIL_PRICES_USD_PER_HOUR[t.name]!;
+      const estimated = new PriceBook({}, {}).price(t);
+      expect(estimated.source).toBe('estimate');
+      expect(Math.abs(estimated.usdPerHour - listed) / listed, t.name).toBeLessThan(0.1);
+    }
+  });
+
+  it('override files: one precise error', () => {
+    expect(parsePriceOverrides({ Standard_D4s_v5: '0.15' }, 'p.yaml')).toEqual({ Standard_D4s_v5: 0.15 });
+    expect(() => parsePriceOverrides({ Standard_D4s_v5: 'cheap' }, 'p.yaml')).toThrow('p.yaml: price of Standard_D4s_v5 must be a non-negative number, got "cheap"');
+    expect(() => parsePriceOverrides(['x'], 'p.yaml')).toThrow('p.yaml: expected a map of SKU name to USD/hour');
+  });
+});
