@@ -2,7 +2,8 @@
  * The provisioner: pods the kube-scheduler gave up on → NodeClaims for AzureFlexNodeClass
  * NodePools. Each reconcile re-reads the cluster and re-plans from scratch; in-flight
  * NodeClaims absorb the pods they were created for, so repeating a reconcile (or restarting
- * the controller between two) never doubles capacity.
+ * the controller between two) never doubles capacity. NodeClaims it created count from the
+ * moment the API server accepts them, even while its informer does not show them yet.
  */
 import type {
   AzureFlexNodeClass, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod, ResourceList,
@@ -51,7 +52,16 @@ export interface ProvisionerOptions {
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
   /** Optional override of the kube-reserved model (defaults to the AKS formula). */
   kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
+  /** How long a created NodeClaim the informer does not show yet still counts (default IN_FLIGHT_TTL_MS). */
+  inFlightTtlMs?: number;
 }
+
+/**
+ * Bound on how long a NodeClaim this provisioner created counts as in flight while its
+ * informer does not show it. Watch latency is seconds at worst; a claim still unseen after
+ * this was deleted before the cache saw it, and its pods are planned again.
+ */
+export const IN_FLIGHT_TTL_MS = 2 * 60_000;
 
 export interface ProvisioningSummary {
   pendingPods: number;
@@ -102,6 +112,14 @@ export class Provisioner {
   /** Calls that failed and must be retried by the next reconcile (which therefore may not be skipped). */
   private failures = 0;
   private lastInputs: { key: string; offerings: Array<[sku: string, region: string, capacityType: string, unavailable: boolean]> } | undefined;
+  /**
+   * NodeClaims this process created that the informer has not shown yet (Karpenter's
+   * in-flight / nominated capacity): counted as existing, so pods they absorb are not
+   * planned twice when the cache lags. Memory only, and that is safe: a restarted process
+   * starts from its informers' first LIST, which shows everything created before.
+   */
+  private readonly inFlight = new Map<string, { claim: NodeClaim; createdAt: number }>();
+  private running: Promise<void> | undefined;
 
   constructor(options: ProvisionerOptions) {
     this.options = options;
@@ -117,14 +135,23 @@ export class Provisioner {
     return this.last;
   }
 
-  async reconcile(): Promise<void> {
-    const [pods, nodePools, nodeClasses, nodeClaims, instanceTypes] = await Promise.all([
+  /** One plan at a time: a call while one runs joins it (two overlapping plans would both create). */
+  reconcile(): Promise<void> {
+    this.running ??= this.plan().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async plan(): Promise<void> {
+    const [pods, nodePools, nodeClasses, listedNodeClaims, instanceTypes] = await Promise.all([
       this.cluster.listPods(),
       this.cluster.listNodePools(),
       this.cluster.listNodeClasses(),
       this.cluster.listNodeClaims(),
       this.catalog.list(),
     ]);
+    const nodeClaims = this.withInFlight(listedNodeClaims);
     const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes);
     const seen = this.lastInputs;
     if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => this.options.isOfferingUnavailable(sku, region, type) === was)) return;
@@ -160,6 +187,7 @@ export class Provisioner {
         const nodeClass = classesByName.get(plan.nodeClassName)!;
         const claim = await this.createNodeClaim(plan, nodePool, nodeClass);
         if (!claim) continue;
+        this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });
         created.push(claim);
         for (const key of plan.podKeys) {
           const pod = podsByKey.get(key);
@@ -181,6 +209,20 @@ export class Provisioner {
         'provisioning decisions',
       );
     }
+  }
+
+  /** The informer's NodeClaims plus the ones created here that it does not show yet. */
+  private withInFlight(listed: NodeClaim[]): NodeClaim[] {
+    if (this.inFlight.size === 0) return listed;
+    const now = this.clock.now();
+    const ttl = this.options.inFlightTtlMs ?? IN_FLIGHT_TTL_MS;
+    const shown = new Set(listed.map((c) => c.metadata.name));
+    const unseen: NodeClaim[] = [];
+    for (const [name, { claim, createdAt }] of this.inFlight) {
+      if (shown.has(name) || now - createdAt > ttl) this.inFlight.delete(name);
+      else unseen.push(claim);
+    }
+    return unseen.length > 0 ? [...listed, ...unseen] : listed;
   }
 
   buildNodeClaim(name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): NodeClaim {

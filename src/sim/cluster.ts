@@ -12,24 +12,113 @@ import type {
 import { ClusterError } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
 
+export interface FakeClusterOptions {
+  /**
+   * How far the controller's informer cache trails the API server: the port's reads
+   * (list*, getNodeClaim) show every object as it was this many ms ago, while writes and
+   * the world (kubelet, workload, which use the maps) see the present. Default 0. A real
+   * informer lags by its watch latency; a lag longer than the provisioning interval is what
+   * makes a provisioner that forgets its own creations launch duplicates.
+   */
+  informerLagMs?: number;
+}
+
+/**
+ * A Map that remembers, for `lagMs`, what each write replaced: enough to rebuild the map
+ * as it was `lagMs` ago. With no lag it is a plain Map.
+ */
+class JournaledMap<V> extends Map<string, V> {
+  private journal: Array<{ t: number; key: string; before: V | undefined }> = [];
+  private clock: Clock | undefined;
+  private lagMs = 0;
+
+  configure(clock: Clock, lagMs: number): this {
+    this.clock = clock;
+    this.lagMs = lagMs;
+    return this;
+  }
+
+  override set(key: string, value: V): this {
+    if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key) });
+    return super.set(key, value);
+  }
+
+  override delete(key: string): boolean {
+    if (this.lagMs > 0 && super.has(key)) this.journal.push({ t: this.clock!.now(), key, before: super.get(key) });
+    return super.delete(key);
+  }
+
+  /** The values as the lagging informer shows them. */
+  lagged(): V[] {
+    if (!this.prune()) return [...this.values()];
+    const view = new Map<string, V>(this);
+    for (let i = this.journal.length - 1; i >= 0; i--) {
+      const { key, before } = this.journal[i]!;
+      if (before === undefined) view.delete(key);
+      else view.set(key, before);
+    }
+    return [...view.values()];
+  }
+
+  laggedGet(key: string): V | undefined {
+    if (!this.prune()) return this.get(key);
+    const first = this.journal.find((e) => e.key === key);
+    return first ? first.before : this.get(key);
+  }
+
+  /** A new informer's first LIST: everything current is visible. */
+  relist(): void {
+    this.journal = [];
+  }
+
+  /** Drops writes old enough to be visible; true while some are not yet. */
+  private prune(): boolean {
+    if (this.lagMs <= 0 || this.journal.length === 0) return false;
+    const cutoff = this.clock!.now() - this.lagMs;
+    let visible = 0;
+    while (visible < this.journal.length && this.journal[visible]!.t <= cutoff) visible++;
+    if (visible > 0) this.journal.splice(0, visible);
+    return this.journal.length > 0;
+  }
+}
+
 /**
  * In-memory API server for the simulator and the fast property tests. It keeps the
  * semantics the controller relies on: finalizers hold a deleted object with a
  * deletionTimestamp, removing the last finalizer deletes it, names are unique, reads
- * return snapshots (objects are replaced on write, never mutated in place).
+ * return snapshots (objects are replaced on write, never mutated in place). Optionally its
+ * reads lag like an informer's cache (FakeClusterOptions.informerLagMs).
  */
 export class FakeCluster implements ClusterPort {
-  readonly nodeClaims = new Map<string, NodeClaim>();
-  readonly nodes = new Map<string, Node>();
-  readonly pods = new Map<string, Pod>();
-  readonly nodePools = new Map<string, NodePool>();
-  readonly nodeClasses = new Map<string, AzureFlexNodeClass>();
+  readonly nodeClaims: JournaledMap<NodeClaim>;
+  readonly nodes: JournaledMap<Node>;
+  readonly pods: JournaledMap<Pod>;
+  readonly nodePools: JournaledMap<NodePool>;
+  readonly nodeClasses: JournaledMap<AzureFlexNodeClass>;
   readonly events: Array<KubeEvent & { t: number }> = [];
   readonly stats = { nodeClaimsCreated: 0 };
   private uid = 0;
   private rv = 0;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    options: FakeClusterOptions = {},
+  ) {
+    const lag = options.informerLagMs ?? 0;
+    this.nodeClaims = new JournaledMap<NodeClaim>().configure(clock, lag);
+    this.nodes = new JournaledMap<Node>().configure(clock, lag);
+    this.pods = new JournaledMap<Pod>().configure(clock, lag);
+    this.nodePools = new JournaledMap<NodePool>().configure(clock, lag);
+    this.nodeClasses = new JournaledMap<AzureFlexNodeClass>().configure(clock, lag);
+  }
+
+  /**
+   * A restarted controller's informers start with a fresh LIST, which shows the API server
+   * as it is now: the lag applies again only to writes after this.
+   */
+  relistInformers(): void {
+    for (const m of [this.nodeClaims, this.nodes, this.pods, this.nodePools, this.nodeClasses]) m.relist();
+  }
 
   private iso(): string {
     return new Date(this.clock.now()).toISOString();
@@ -45,11 +134,11 @@ export class FakeCluster implements ClusterPort {
   }
 
   async listNodeClaims(): Promise<NodeClaim[]> {
-    return [...this.nodeClaims.values()];
+    return this.nodeClaims.lagged();
   }
 
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
-    return this.nodeClaims.get(name);
+    return this.nodeClaims.laggedGet(name);
   }
 
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {
@@ -97,7 +186,7 @@ export class FakeCluster implements ClusterPort {
   }
 
   async listNodes(): Promise<Node[]> {
-    return [...this.nodes.values()];
+    return this.nodes.lagged();
   }
 
   async patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node> {
@@ -123,7 +212,7 @@ export class FakeCluster implements ClusterPort {
   }
 
   async listPods(): Promise<Pod[]> {
-    return [...this.pods.values()];
+    return this.pods.lagged();
   }
 
   /** Evicted pods go back to Pending, as a ReplicaSet's replacement would. */
@@ -141,7 +230,7 @@ export class FakeCluster implements ClusterPort {
   }
 
   async listNodePools(): Promise<NodePool[]> {
-    return [...this.nodePools.values()];
+    return this.nodePools.lagged();
   }
 
   async updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void> {
@@ -150,7 +239,7 @@ export class FakeCluster implements ClusterPort {
   }
 
   async listNodeClasses(): Promise<AzureFlexNodeClass[]> {
-    return [...this.nodeClasses.values()];
+    return this.nodeClasses.lagged();
   }
 
   async patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<AzureFlexNodeClass> {

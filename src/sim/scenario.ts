@@ -101,8 +101,10 @@ export const ScenarioSchema = z.strictObject({
       resyncSeconds: z.number().positive().default(15),
       disruptionIntervalSeconds: z.number().positive().default(30),
       bootSeconds: z.tuple([z.number().nonnegative(), z.number().nonnegative()]).default([120, 300]),
+      /** How far the controller's informer cache trails the API server (its reads show the world this long ago). */
+      informerLagSeconds: z.number().nonnegative().default(0),
     })
-    .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300] }),
+    .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0 }),
 });
 
 export type Scenario = z.output<typeof ScenarioSchema>;

@@ -176,7 +176,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   const arm = new FakeArm({ clock, random: random.fork('arm'), config: armConfigOf(scenario), instanceTypes: STATIC_INSTANCE_TYPES, onEvent: onArmEvent });
   const reads = new Map<string, number>();
   const armPort: AzurePort = countReads(opts.armAdapter ? opts.armAdapter(arm, clock) : arm, reads, () => provisioning);
-  const cluster = new FakeCluster(clock);
+  const cluster = new FakeCluster(clock, { informerLagMs: scenario.controller.informerLagSeconds * 1000 });
   seedCluster(cluster, scenario);
   const catalog = new StaticInstanceTypeCatalog();
   const kubelet = new SimKubelet(
