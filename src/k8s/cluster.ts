@@ -145,6 +145,10 @@ export class KubeCluster implements ClusterPort {
     return this.cached<NodeClaim>('nodeClaims');
   }
 
+  nodeClaimsSeenThrough(): string | undefined {
+    return this.informers.nodeClaims.lastResourceVersion();
+  }
+
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
     const found = (await this.synced<NodeClaim>('nodeClaims')).get(name);
     return found === undefined ? undefined : structuredClone(found);

@@ -250,6 +250,12 @@ export interface ClusterPort {
   updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim>;
   /** Sets deletionTimestamp while finalizers remain; 404 is success. */
   deleteNodeClaim(name: string): Promise<void>;
+  /**
+   * Ports that read from a cache: the resourceVersion through which the NodeClaim cache has
+   * applied the API server's events. A NodeClaim created at or before it that the cache
+   * does not hold has been deleted; one created after it may simply not be shown yet.
+   */
+  nodeClaimsSeenThrough?(): string | undefined;
 
   listNodes(): Promise<Node[]>;
   patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node>;

@@ -211,15 +211,21 @@ export class Provisioner {
     }
   }
 
-  /** The informer's NodeClaims plus the ones created here that it does not show yet. */
+  /**
+   * The informer's NodeClaims plus the ones created here that it does not show yet. One
+   * stops counting once the cache shows it, once the cache has applied events past its
+   * creation without holding it (it was deleted: a launch that failed fast), or after the
+   * TTL when the port cannot say how far its cache is.
+   */
   private withInFlight(listed: NodeClaim[]): NodeClaim[] {
     if (this.inFlight.size === 0) return listed;
     const now = this.clock.now();
     const ttl = this.options.inFlightTtlMs ?? IN_FLIGHT_TTL_MS;
+    const seenThrough = this.cluster.nodeClaimsSeenThrough?.();
     const shown = new Set(listed.map((c) => c.metadata.name));
     const unseen: NodeClaim[] = [];
     for (const [name, { claim, createdAt }] of this.inFlight) {
-      if (shown.has(name) || now - createdAt > ttl) this.inFlight.delete(name);
+      if (shown.has(name) || now - createdAt > ttl || resourceVersionReached(seenThrough, claim.metadata.resourceVersion)) this.inFlight.delete(name);
       else unseen.push(claim);
     }
     return unseen.length > 0 ? [...listed, ...unseen] : listed;
@@ -340,6 +346,15 @@ export function buildNodeClaim(
     },
     status: { conditions: [] },
   };
+}
+
+/**
+ * resourceVersions are etcd revisions (decimal integers) on every API server; compared only
+ * to tell whether a cache got past a write. Anything else counts as not reached.
+ */
+function resourceVersionReached(seenThrough: string | undefined, created: string | undefined): boolean {
+  if (seenThrough === undefined || created === undefined || !/^\d+$/.test(seenThrough) || !/^\d+$/.test(created)) return false;
+  return BigInt(seenThrough) >= BigInt(created);
 }
 
 function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {

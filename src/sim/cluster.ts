@@ -28,24 +28,36 @@ export interface FakeClusterOptions {
  * as it was `lagMs` ago. With no lag it is a plain Map.
  */
 class JournaledMap<V> extends Map<string, V> {
-  private journal: Array<{ t: number; key: string; before: V | undefined }> = [];
+  private journal: Array<{ t: number; key: string; before: V | undefined; rv: number }> = [];
   private clock: Clock | undefined;
   private lagMs = 0;
+  /** The cluster's resourceVersion counter after a write (a delete bumps it, as the API server does). */
+  private rv: (bump: boolean) => number = () => 0;
+  /** resourceVersion of the newest write the lagging view shows. */
+  private visibleRv = 0;
 
-  configure(clock: Clock, lagMs: number): this {
+  configure(clock: Clock, lagMs: number, rv: (bump: boolean) => number): this {
     this.clock = clock;
     this.lagMs = lagMs;
+    this.rv = rv;
     return this;
   }
 
   override set(key: string, value: V): this {
-    if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key) });
+    if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv: this.rv(false) });
     return super.set(key, value);
   }
 
   override delete(key: string): boolean {
-    if (this.lagMs > 0 && super.has(key)) this.journal.push({ t: this.clock!.now(), key, before: super.get(key) });
+    if (!super.has(key)) return false;
+    const rv = this.rv(true);
+    if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv });
     return super.delete(key);
+  }
+
+  /** resourceVersion through which the lagging view has applied writes. */
+  seenThrough(): number {
+    return this.prune() ? this.visibleRv : this.rv(false);
   }
 
   /** The values as the lagging informer shows them. */
@@ -69,6 +81,7 @@ class JournaledMap<V> extends Map<string, V> {
   /** A new informer's first LIST: everything current is visible. */
   relist(): void {
     this.journal = [];
+    this.visibleRv = this.rv(false);
   }
 
   /** Drops writes old enough to be visible; true while some are not yet. */
@@ -77,7 +90,10 @@ class JournaledMap<V> extends Map<string, V> {
     const cutoff = this.clock!.now() - this.lagMs;
     let visible = 0;
     while (visible < this.journal.length && this.journal[visible]!.t <= cutoff) visible++;
-    if (visible > 0) this.journal.splice(0, visible);
+    if (visible > 0) {
+      this.visibleRv = this.journal[visible - 1]!.rv;
+      this.journal.splice(0, visible);
+    }
     return this.journal.length > 0;
   }
 }
@@ -105,11 +121,12 @@ export class FakeCluster implements ClusterPort {
     options: FakeClusterOptions = {},
   ) {
     const lag = options.informerLagMs ?? 0;
-    this.nodeClaims = new JournaledMap<NodeClaim>().configure(clock, lag);
-    this.nodes = new JournaledMap<Node>().configure(clock, lag);
-    this.pods = new JournaledMap<Pod>().configure(clock, lag);
-    this.nodePools = new JournaledMap<NodePool>().configure(clock, lag);
-    this.nodeClasses = new JournaledMap<AzureFlexNodeClass>().configure(clock, lag);
+    const rv = (bump: boolean): number => (bump ? ++this.rv : this.rv);
+    this.nodeClaims = new JournaledMap<NodeClaim>().configure(clock, lag, rv);
+    this.nodes = new JournaledMap<Node>().configure(clock, lag, rv);
+    this.pods = new JournaledMap<Pod>().configure(clock, lag, rv);
+    this.nodePools = new JournaledMap<NodePool>().configure(clock, lag, rv);
+    this.nodeClasses = new JournaledMap<AzureFlexNodeClass>().configure(clock, lag, rv);
   }
 
   /**
@@ -139,6 +156,10 @@ export class FakeCluster implements ClusterPort {
 
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
     return this.nodeClaims.laggedGet(name);
+  }
+
+  nodeClaimsSeenThrough(): string {
+    return String(this.nodeClaims.seenThrough());
   }
 
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {

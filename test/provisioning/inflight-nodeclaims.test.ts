@@ -78,4 +78,22 @@ describe('no duplicate NodeClaims behind a lagging informer', () => {
     }
     expect(perTeam()).toEqual({ a: 1, b: 1, c: 1, d: 1 });
   });
+
+  it('a NodeClaim deleted before the cache saw it stops counting once the cache is past its creation, not after the TTL', async () => {
+    const { clock, cluster, provisioner, perTeam } = world(30_000);
+    const p = provisioner(5);
+    await p.reconcile();
+    const first = [...cluster.nodeClaims.keys()];
+    expect(first).toHaveLength(4);
+    // Launches that fail fast: deleted a second later, long before the informer shows them.
+    await clock.runUntil(T0 + 1_000);
+    for (const name of first) await cluster.deleteNodeClaim(name).then(() => cluster.nodeClaims.delete(name));
+    for (let t = 10_000; t <= 40_000; t += 10_000) {
+      await clock.runUntil(T0 + t);
+      await p.reconcile();
+      // Until the cache reaches the deletes (t = 31 s), the in-flight claims still hold the pods.
+      expect(cluster.nodeClaims.size).toBe(t < 31_000 ? 0 : 4);
+    }
+    expect(perTeam()).toEqual({ a: 1, b: 1, c: 1, d: 1 });
+  });
 });
