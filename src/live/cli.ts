@@ -2,12 +2,15 @@ import { UsageError } from '../cli/errors.js';
 import { formatComparison } from '../cli/commands/simulate-format.js';
 import type { StrategyName } from '../runtime/deps.js';
 import type { Scenario } from '../sim/scenario.js';
+import type { ClusterSetup } from '../sim/cluster-setup.js';
 import { sdkArmAdapter } from '../sim/sdk-route.js';
 import { leakSummary } from '../sim/simulation.js';
 import { startLiveSimulation } from './sim-run.js';
 
 export interface SimulateUiOptions {
   scenario: Scenario;
+  /** From --manifests: the cluster to start with. */
+  cluster?: ClusterSetup;
   seed: number;
   strategy: StrategyName | 'all';
   hours?: number;
@@ -34,6 +37,7 @@ export async function simulateWithLiveView(o: SimulateUiOptions): Promise<void> 
   const live = await startLiveSimulation({
     simulation: {
       scenario: o.scenario,
+      cluster: o.cluster,
       seed: o.seed,
       strategy: o.strategy,
       hours: o.hours,

@@ -11,6 +11,7 @@ import type {
 } from '../ports/cluster.js';
 import { ClusterError } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
+import type { PodDisruptionBudgetSpec } from './cluster-setup.js';
 
 export interface FakeClusterOptions {
   /**
@@ -112,9 +113,10 @@ export class FakeCluster implements ClusterPort {
   readonly nodePools: JournaledMap<NodePool>;
   readonly nodeClasses: JournaledMap<AzureFlexNodeClass>;
   readonly events: Array<KubeEvent & { t: number }> = [];
-  readonly stats = { nodeClaimsCreated: 0 };
+  readonly stats = { nodeClaimsCreated: 0, nodeClaimsCreatedByPool: {} as Record<string, number> };
   private uid = 0;
   private rv = 0;
+  private pdbs: PodDisruptionBudgetSpec[] = [];
 
   constructor(
     private readonly clock: Clock,
@@ -171,6 +173,8 @@ export class FakeCluster implements ClusterPort {
     });
     this.nodeClaims.set(name, created);
     this.stats.nodeClaimsCreated++;
+    const pool = nodeClaim.metadata.labels['karpenter.sh/nodepool'] ?? '';
+    this.stats.nodeClaimsCreatedByPool[pool] = (this.stats.nodeClaimsCreatedByPool[pool] ?? 0) + 1;
     return created;
   }
 
@@ -236,11 +240,12 @@ export class FakeCluster implements ClusterPort {
     return this.pods.lagged();
   }
 
-  /** Evicted pods go back to Pending, as a ReplicaSet's replacement would. */
+  /** Evicted pods go back to Pending, as a ReplicaSet's replacement would; a PodDisruptionBudget may refuse (429). */
   async evictPod(namespace: string, name: string): Promise<boolean> {
     const key = `${namespace}/${name}`;
     const pod = this.pods.get(key);
     if (!pod) return true;
+    if (this.pdbs.some((pdb) => pdb.namespace === namespace && selects(pdb, pod) && !this.allowsDisruption(pdb))) return false;
     if (pod.ownerKind === 'DaemonSet') {
       this.pods.delete(key);
       return true;
@@ -283,6 +288,25 @@ export class FakeCluster implements ClusterPort {
 
   // --- world-side helpers (used by the simulated kubelet, scheduler and workload) ---
 
+  setPodDisruptionBudgets(pdbs: readonly PodDisruptionBudgetSpec[]): void {
+    this.pdbs = [...pdbs];
+  }
+
+  /** The Eviction API's arithmetic: healthy (bound) pods the budget selects against what it requires. */
+  private allowsDisruption(pdb: PodDisruptionBudgetSpec): boolean {
+    let total = 0;
+    let healthy = 0;
+    for (const p of this.pods.values()) {
+      if (p.metadata.namespace !== pdb.namespace || !selects(pdb, p)) continue;
+      total++;
+      if (p.spec.nodeName && p.status.phase === 'Running') healthy++;
+    }
+    const amount = (v: number | string): number => (typeof v === 'number' ? v : Math.ceil((total * Number(v.slice(0, -1))) / 100));
+    if (pdb.minAvailable !== undefined) return healthy - 1 >= amount(pdb.minAvailable);
+    if (pdb.maxUnavailable !== undefined) return total - healthy + 1 <= amount(pdb.maxUnavailable);
+    return true;
+  }
+
   putPod(pod: Pod): void {
     this.pods.set(`${pod.metadata.namespace}/${pod.metadata.name}`, this.stamp(pod));
   }
@@ -323,4 +347,17 @@ function mergeMap(base: Record<string, string>, patch: Record<string, string | n
     else out[k] = v;
   }
   return out;
+}
+
+function selects(pdb: PodDisruptionBudgetSpec, pod: Pod): boolean {
+  const labels = pod.metadata.labels;
+  for (const [k, v] of Object.entries(pdb.matchLabels)) if (labels[k] !== v) return false;
+  for (const e of pdb.matchExpressions) {
+    const has = Object.hasOwn(labels, e.key);
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+    if (e.operator === 'In' && !(has && e.values.includes(labels[e.key]!))) return false;
+    if (e.operator === 'NotIn' && has && e.values.includes(labels[e.key]!)) return false;
+  }
+  return true;
 }

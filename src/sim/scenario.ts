@@ -1,110 +1,184 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
+import { DurationError, parseDuration } from '../disruption/duration.js';
+import { parseQuantity } from '../provisioning/resources.js';
+import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 
 /**
  * A scenario: the world (ARM regions, quota, subnets, faults), the cluster (NodeClasses,
  * NodePools) and the workload (waves of pods) that a simulation runs. Built-in scenarios
- * live in scenarios.ts; users pass their own as YAML or JSON with `--scenario file`.
+ * live in scenarios.ts; users pass their own as YAML or JSON with `--scenario file`, or
+ * the world alone (world.ts) with their own manifests.
+ *
+ * Every number has a bound (documented in README's "Bounds" table) so a careless or
+ * hostile file cannot hang the simulator or exhaust memory.
  */
-const requests = z.record(z.string(), z.string());
+export const LIMITS = {
+  hours: 24 * 14,
+  /** Controller periods: at least 1 s (1e-9 s would never let virtual time advance). */
+  intervalSeconds: [1, 3600],
+  restarts: 1000,
+  restartDelaySeconds: 3600,
+  quotaCores: 10_000_000,
+  /** Pods per wave or workload, and in the whole run. */
+  podsPerWave: 100_000,
+  repeatEverySeconds: 60,
+  lifetimeSeconds: 30 * 24 * 3600,
+  bootSeconds: 3600,
+  regions: 100,
+  nodeClasses: 100,
+  nodePools: 100,
+  waves: 1000,
+  faults: 10_000,
+  subnetPrefixBits: [16, 29],
+  nameLength: 63,
+} as const;
 
-const Region = z.strictObject({
-  subscriptionId: z.string().default('00000000-0000-0000-0000-000000000001'),
-  location: z.string(),
-  familyQuotaCores: z.record(z.string(), z.number().int().nonnegative()).default({}),
-  regionalQuotaCores: z.number().int().nonnegative().optional(),
-  unavailableSkus: z.array(z.string()).default([]),
-  allocationFailureRate: z.number().min(0).max(1).default(0),
-  zonalAllocationFailureRate: z.number().min(0).max(1).default(0),
+const seconds = (max: number) => z.number().finite().nonnegative().max(max);
+const cores = z.number().int().nonnegative().max(LIMITS.quotaCores);
+const rate = z.number().min(0).max(1);
+const dnsLabel = z.string().max(LIMITS.nameLength).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a DNS label (lower-case letters, digits, -)');
+const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const subscriptionId = z.string().regex(GUID, 'a subscription GUID');
+const location = z.string().max(64).regex(/^[a-z0-9]+$/, 'a lower-case Azure region name such as eastus2');
+const requests = z.record(z.string().max(253), z.string().max(64));
+
+/** An IPv4 CIDR Azure accepts for a subnet: /16 (we cap the large end) to /29, network-aligned. */
+export const subnetCidr = z.string().superRefine((raw, ctx) => {
+  const problem = cidrProblem(raw);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+export function cidrProblem(raw: string): string | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(raw);
+  if (!m) return `"${raw}" is not an IPv4 CIDR such as 10.1.0.0/24`;
+  const octets = m.slice(1, 5).map(Number);
+  if (octets.some((o) => o > 255)) return `"${raw}" is not a valid IPv4 address`;
+  const bits = Number(m[5]);
+  const [lo, hi] = LIMITS.subnetPrefixBits;
+  if (bits < lo || bits > hi) return `"${raw}": prefix length /${bits} is outside /${lo}../${hi} (Azure's smallest subnet is /29)`;
+  const ip = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
+  const hostBits = 32 - bits;
+  if ((ip & (2 ** hostBits - 1)) !== 0) return `"${raw}" has host bits set (Azure requires the network address)`;
+  return undefined;
+}
+
+export const RegionSchema = z.strictObject({
+  subscriptionId: subscriptionId.default('00000000-0000-0000-0000-000000000001'),
+  location,
+  familyQuotaCores: z.record(z.string().max(128), cores).default({}),
+  regionalQuotaCores: cores.optional(),
+  unavailableSkus: z.array(z.string().max(128)).max(1000).default([]),
+  allocationFailureRate: rate.default(0),
+  zonalAllocationFailureRate: rate.default(0),
 });
 
 const NodeClass = z.strictObject({
-  name: z.string(),
-  location: z.string(),
-  subscriptionID: z.string().default('00000000-0000-0000-0000-000000000001'),
-  resourceGroup: z.string().default('azflex-nodes'),
+  name: dnsLabel,
+  location,
+  subscriptionID: subscriptionId.default('00000000-0000-0000-0000-000000000001'),
+  resourceGroup: z.string().max(90).regex(/^[-\w._()]+$/, 'an Azure resource group name').default('azflex-nodes'),
   /** Subnet name inside the scenario's virtual network; one subnet per NodeClass. */
-  subnet: z.string().default('nodes'),
-  subnetPrefix: z.string().regex(/^\d+\.\d+\.\d+\.\d+\/\d+$/, 'an IPv4 CIDR such as 10.1.0.0/24').default('10.1.0.0/24'),
+  subnet: z.string().max(80).regex(/^[\w][-\w.]*$/, 'an Azure subnet name').default('nodes'),
+  subnetPrefix: subnetCidr.default('10.1.0.0/24'),
   image: z
-    .strictObject({ publisher: z.string(), offer: z.string(), sku: z.string(), version: z.string() })
+    .strictObject({ publisher: z.string().min(1).max(128), offer: z.string().min(1).max(128), sku: z.string().min(1).max(128), version: z.string().min(1).max(64) })
     .default({ publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' }),
 });
 
 const NodePool = z.strictObject({
-  name: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a DNS label'),
+  name: dnsLabel,
   nodeClass: z.string(),
-  instanceTypes: z.array(z.string()).min(1),
-  labels: z.record(z.string(), z.string()).default({}),
-  taints: z.array(z.strictObject({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).default([]),
+  instanceTypes: z.array(z.string().max(128)).min(1).max(1000),
+  labels: z.record(z.string().max(317), z.string().max(63)).default({}),
+  taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),
-  consolidateAfter: z.string().default('60s'),
-  expireAfter: z.string().default('720h'),
-  budgets: z.array(z.strictObject({ nodes: z.string(), reasons: z.array(z.enum(['Empty', 'Drifted', 'Underutilized'])).optional() })).default([{ nodes: '10%' }]),
+  consolidateAfter: z.string().max(64).default('60s'),
+  expireAfter: z.string().max(64).default('720h'),
+  budgets: z
+    .array(z.strictObject({ nodes: z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, 'a node count or a percentage such as "10%"'), reasons: z.array(z.enum(['Empty', 'Drifted', 'Underutilized'])).optional() }))
+    .max(50)
+    .default([{ nodes: '10%' }]),
 });
 
 /** Same shapes as FakeArm.injectFault and POST /_sim/faults. */
 export const ArmFaultSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('quota'), location: z.string(), subscriptionId: z.string().optional(), family: z.string().optional(), cores: z.number().int().nonnegative() }),
-  z.strictObject({ kind: z.literal('capacity'), location: z.string(), subscriptionId: z.string().optional(), allocationFailureRate: z.number().min(0).max(1).optional(), zonalAllocationFailureRate: z.number().min(0).max(1).optional() }),
-  z.strictObject({ kind: z.literal('throttle'), subscriptionId: z.string().optional(), location: z.string().optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
-  z.strictObject({ kind: z.literal('transient'), transientFaultRate: z.number().min(0).max(1).optional(), timeoutRate: z.number().min(0).max(1).optional() }),
-  z.strictObject({ kind: z.literal('skuUnavailable'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string(), unavailable: z.boolean().optional() }),
+  z.strictObject({ kind: z.literal('quota'), location, subscriptionId: subscriptionId.optional(), family: z.string().max(128).optional(), cores }),
+  z.strictObject({ kind: z.literal('capacity'), location, subscriptionId: subscriptionId.optional(), allocationFailureRate: rate.optional(), zonalAllocationFailureRate: rate.optional() }),
+  z.strictObject({ kind: z.literal('throttle'), subscriptionId: subscriptionId.optional(), location: location.optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
+  z.strictObject({ kind: z.literal('transient'), transientFaultRate: rate.optional(), timeoutRate: rate.optional() }),
+  z.strictObject({ kind: z.literal('skuUnavailable'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128), unavailable: z.boolean().optional() }),
 ]);
 
 const Wave = z.strictObject({
   /** Seconds after the start. */
-  at: z.number().nonnegative().default(0),
-  count: z.number().int().positive(),
-  prefix: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a DNS label'),
+  at: seconds(LIMITS.hours * 3600).default(0),
+  count: z.number().int().positive().max(LIMITS.podsPerWave),
+  prefix: dnsLabel,
   requests: requests,
-  nodeSelector: z.record(z.string(), z.string()).default({}),
-  tolerations: z.array(z.strictObject({ key: z.string().optional(), operator: z.enum(['Exists', 'Equal']).optional(), value: z.string().optional(), effect: z.enum(['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional() })).default([]),
+  nodeSelector: z.record(z.string().max(317), z.string().max(63)).default({}),
+  tolerations: z.array(z.strictObject({ key: z.string().optional(), operator: z.enum(['Exists', 'Equal']).optional(), value: z.string().optional(), effect: z.enum(['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional() })).max(100).default([]),
   /** Seconds a pod lives once Running; absent = until the end. */
-  lifetimeSeconds: z.number().positive().optional(),
-  /** Re-submit the wave every this many seconds (churn). */
-  repeatEverySeconds: z.number().positive().optional(),
+  lifetimeSeconds: z.number().finite().min(1).max(LIMITS.lifetimeSeconds).optional(),
+  /** Re-submit the wave every this many seconds (churn); at least a minute. */
+  repeatEverySeconds: z.number().finite().min(LIMITS.repeatEverySeconds).max(LIMITS.hours * 3600).optional(),
 });
 
+export const FaultsSchema = z
+  .strictObject({
+    throttling: z.boolean().default(true),
+    transientFaultRate: rate.default(0),
+    timeoutRate: rate.default(0),
+    /** Controller crashes at random await points, spread over the run (the CLI's --restarts overrides). */
+    restarts: z.number().int().nonnegative().max(LIMITS.restarts).default(0),
+    restartDelaySeconds: seconds(LIMITS.restartDelaySeconds).default(30),
+    /**
+     * Fraction of booted VMs whose node never registers (a failed bootstrap, an expired join
+     * token): registration liveness must delete them, leak-free. Real fleets see a few percent.
+     */
+    nodeNeverJoinsRate: rate.default(0.02),
+    /** Scheduled faults: at a time (seconds), inject into the fake ARM (same shapes as POST /_sim/faults). */
+    schedule: z.array(z.strictObject({ at: seconds(LIMITS.hours * 3600), fault: ArmFaultSchema })).max(LIMITS.faults).default([]),
+  })
+  .default({ throttling: true, transientFaultRate: 0, timeoutRate: 0, restarts: 0, restartDelaySeconds: 30, nodeNeverJoinsRate: 0.02, schedule: [] });
+
+const interval = (d: number) => z.number().finite().min(LIMITS.intervalSeconds[0]).max(LIMITS.intervalSeconds[1]).default(d);
+
+export const ControllerSchema = z
+  .strictObject({
+    provisionIntervalSeconds: interval(10),
+    resyncSeconds: interval(15),
+    disruptionIntervalSeconds: interval(30),
+    /** A booting VM's Node registers after a uniform draw in [min, max] seconds. */
+    bootSeconds: z.tuple([seconds(LIMITS.bootSeconds), seconds(LIMITS.bootSeconds)]).refine(([a, b]) => a <= b, 'bootSeconds must be [min, max] with min ≤ max').default([120, 300]),
+    /** How far the controller's informer cache trails the API server (its reads show the world this long ago). */
+    informerLagSeconds: seconds(LIMITS.intervalSeconds[1]).default(0),
+  })
+  .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0 });
+
+export const DEFAULT_SUBNET_PREFIX = '10.1.0.0/24';
+
+/** Subnet sizes by ARM subnet id (a NodeClass's subnetID); others get `defaultSubnetPrefix`. */
+export const SubnetsSchema = z
+  .array(z.strictObject({ id: z.string().max(1024).regex(/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/i, 'an ARM subnet id'), addressPrefix: subnetCidr }))
+  .max(1000)
+  .default([]);
+
 export const ScenarioSchema = z.strictObject({
-  name: z.string(),
-  description: z.string().default(''),
-  hours: z.number().positive().max(24 * 14),
-  clusterName: z.string().default('aks-westeurope'),
-  regions: z.array(Region).min(1),
-  nodeClasses: z.array(NodeClass).min(1),
-  nodePools: z.array(NodePool).min(1),
-  workload: z.array(Wave).min(1),
-  faults: z
-    .strictObject({
-      throttling: z.boolean().default(true),
-      transientFaultRate: z.number().min(0).max(1).default(0),
-      timeoutRate: z.number().min(0).max(1).default(0),
-      /** Controller crashes at random await points, spread over the run (the CLI's --restarts overrides). */
-      restarts: z.number().int().nonnegative().default(0),
-      restartDelaySeconds: z.number().nonnegative().default(30),
-      /**
-       * Fraction of booted VMs whose node never registers (a failed bootstrap, an expired join
-       * token): registration liveness must delete them, leak-free. Real fleets see a few percent.
-       */
-      nodeNeverJoinsRate: z.number().min(0).max(1).default(0.02),
-      /** Scheduled faults: at a time, inject into the fake ARM (same shapes as POST /_sim/faults). */
-      schedule: z.array(z.strictObject({ at: z.number().nonnegative(), fault: ArmFaultSchema })).default([]),
-    })
-    .default({ throttling: true, transientFaultRate: 0, timeoutRate: 0, restarts: 0, restartDelaySeconds: 30, nodeNeverJoinsRate: 0.02, schedule: [] }),
-  controller: z
-    .strictObject({
-      provisionIntervalSeconds: z.number().positive().default(10),
-      resyncSeconds: z.number().positive().default(15),
-      disruptionIntervalSeconds: z.number().positive().default(30),
-      bootSeconds: z.tuple([z.number().nonnegative(), z.number().nonnegative()]).default([120, 300]),
-      /** How far the controller's informer cache trails the API server (its reads show the world this long ago). */
-      informerLagSeconds: z.number().nonnegative().default(0),
-    })
-    .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0 }),
+  name: z.string().min(1).max(LIMITS.nameLength * 2),
+  description: z.string().max(10_000).default(''),
+  hours: z.number().positive().max(LIMITS.hours),
+  clusterName: z.string().min(1).max(LIMITS.nameLength).default('aks-westeurope'),
+  regions: z.array(RegionSchema).min(1).max(LIMITS.regions),
+  nodeClasses: z.array(NodeClass).min(1).max(LIMITS.nodeClasses),
+  nodePools: z.array(NodePool).min(1).max(LIMITS.nodePools),
+  workload: z.array(Wave).min(1).max(LIMITS.waves),
+  subnets: SubnetsSchema,
+  defaultSubnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),
+  faults: FaultsSchema,
+  controller: ControllerSchema,
 });
 
 export type Scenario = z.output<typeof ScenarioSchema>;
@@ -114,40 +188,110 @@ export class ScenarioError extends Error {
   override readonly name = 'ScenarioError';
 }
 
+/** The first zod issue as "source: path: message". */
+export function zodProblem(error: z.ZodError, source: string): ScenarioError {
+  const issue = error.issues[0]!;
+  const path = issue.path.length ? issue.path.join('.') : '(root)';
+  return new ScenarioError(`${source}: ${path}: ${issue.message}`);
+}
+
 /** Parses and validates; the message names the file, the field path and what was expected. */
 export function parseScenario(raw: unknown, source: string): Scenario {
   const result = ScenarioSchema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const path = issue.path.length ? issue.path.join('.') : '(root)';
-    throw new ScenarioError(`${source}: ${path}: ${issue.message}`);
-  }
+  if (!result.success) throw zodProblem(result.error, source);
   const s = result.data;
+  const fail = (path: string, message: string): never => {
+    throw new ScenarioError(`${source}: ${path}: ${message}`);
+  };
+  checkWorld(s, source);
+  unique(s.nodeClasses.map((c) => c.name), (i, n) => fail(`nodeClasses.${i}.name`, `duplicate name "${n}"`));
+  unique(s.nodePools.map((p) => p.name), (i, n) => fail(`nodePools.${i}.name`, `duplicate name "${n}"`));
+  unique(s.workload.map((w) => w.prefix), (i, n) => fail(`workload.${i}.prefix`, `duplicate prefix "${n}"`));
   const classes = new Set(s.nodeClasses.map((c) => c.name));
   for (const [i, np] of s.nodePools.entries()) {
-    if (!classes.has(np.nodeClass)) throw new ScenarioError(`${source}: nodePools.${i}.nodeClass: no nodeClass named "${np.nodeClass}"`);
+    if (!classes.has(np.nodeClass)) fail(`nodePools.${i}.nodeClass`, `no nodeClass named "${np.nodeClass}"`);
+    for (const [j, sku] of np.instanceTypes.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`nodePools.${i}.instanceTypes.${j}`, unknownSku(sku));
+    for (const [k, v] of Object.entries(np.limits)) quantity(v, k, (m) => fail(`nodePools.${i}.limits.${k}`, m));
+    for (const key of ['consolidateAfter', 'expireAfter'] as const) duration(np[key], (m) => fail(`nodePools.${i}.${key}`, m));
   }
   const regions = new Set(s.regions.map((r) => `${r.subscriptionId}/${r.location}`));
   for (const [i, c] of s.nodeClasses.entries()) {
-    if (!regions.has(`${c.subscriptionID}/${c.location}`)) {
-      throw new ScenarioError(`${source}: nodeClasses.${i}.location: no region "${c.location}" in subscription ${c.subscriptionID}`);
-    }
+    if (!regions.has(`${c.subscriptionID}/${c.location}`)) fail(`nodeClasses.${i}.location`, `no region "${c.location}" in subscription ${c.subscriptionID}`);
+  }
+  let pods = 0;
+  for (const [i, w] of s.workload.entries()) {
+    for (const [k, v] of Object.entries(w.requests)) quantity(v, k, (m) => fail(`workload.${i}.requests.${k}`, m));
+    if (w.at >= s.hours * 3600) fail(`workload.${i}.at`, `${w.at} s is after the end of the run (${s.hours * 3600} s)`);
+    const rounds = w.repeatEverySeconds ? Math.ceil((s.hours * 3600 - w.at) / w.repeatEverySeconds) : 1;
+    pods += w.count * rounds;
+    if (pods > LIMITS.podsPerWave * 10) fail(`workload.${i}`, `the workload submits more than ${LIMITS.podsPerWave * 10} pods over the run`);
   }
   return s;
 }
 
+/** World checks shared by scenarios and world files: unique regions, known SKUs, faults that refer to a region, times inside the run. */
+export function checkWorld(
+  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[] }>; faults: z.output<typeof FaultsSchema> },
+  source: string,
+): void {
+  const fail = (path: string, message: string): never => {
+    throw new ScenarioError(`${source}: ${path}: ${message}`);
+  };
+  unique(w.regions.map((r) => `${r.subscriptionId ?? '*'}/${r.location}`), (i) => fail(`regions.${i}`, `duplicate region "${w.regions[i]!.location}"`));
+  for (const [i, r] of w.regions.entries()) {
+    for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
+  }
+  const locations = new Set(w.regions.map((r) => r.location));
+  for (const [i, { at, fault }] of w.faults.schedule.entries()) {
+    if (at >= w.hours * 3600) fail(`faults.schedule.${i}.at`, `${at} s is after the end of the run (${w.hours * 3600} s)`);
+    if ('location' in fault && fault.location !== undefined && !locations.has(fault.location)) fail(`faults.schedule.${i}.fault.location`, `no region "${fault.location}" in this world (${[...locations].join(', ')})`);
+    if (fault.kind === 'skuUnavailable' && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
+  }
+}
+
+const KNOWN_SKUS = new Set(STATIC_INSTANCE_TYPES.map((t) => t.name.toLowerCase()));
+
+export function isKnownSku(sku: string): boolean {
+  return KNOWN_SKUS.has(sku.toLowerCase());
+}
+
+export function unknownSku(sku: string): string {
+  return `unknown VM size "${sku}" (not in the catalog: ${STATIC_INSTANCE_TYPES.length} sizes, e.g. ${STATIC_INSTANCE_TYPES.slice(0, 3).map((t) => t.name).join(', ')})`;
+}
+
+function unique(values: string[], onDuplicate: (index: number, value: string) => void): void {
+  const seen = new Set<string>();
+  for (const [i, v] of values.entries()) {
+    if (seen.has(v)) onDuplicate(i, v);
+    seen.add(v);
+  }
+}
+
+export function quantity(raw: string, resource: string, fail: (message: string) => void): void {
+  try {
+    const v = parseQuantity(raw, resource);
+    if (!Number.isFinite(v) || v < 0) fail(`"${raw}" is not a non-negative quantity`);
+  } catch (err) {
+    fail(`"${raw}" is not a Kubernetes quantity (${(err as Error).message})`);
+  }
+}
+
+export function duration(raw: string, fail: (message: string) => void): void {
+  try {
+    parseDuration(raw);
+  } catch (err) {
+    fail(err instanceof DurationError ? `${err.message}: use Go durations such as 30s, 5m, 720h, or Never` : String(err));
+  }
+}
+
 export function loadScenarioFile(path: string): Scenario {
-  let text: string;
+  let docs: unknown[];
   try {
-    text = readFileSync(path, 'utf8');
+    docs = parseYamlDocuments(readBoundedFile(path), path);
   } catch (err) {
-    throw new ScenarioError(`${path}: cannot read scenario file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    if (err instanceof InputFileError) throw new ScenarioError(err.message);
+    throw err;
   }
-  let raw: unknown;
-  try {
-    raw = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
-  } catch (err) {
-    throw new ScenarioError(`${path}: not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
-  }
-  return parseScenario(raw, path);
+  if (docs.length !== 1) throw new ScenarioError(`${path}: a scenario file holds exactly one document, found ${docs.length}`);
+  return parseScenario(docs[0], path);
 }

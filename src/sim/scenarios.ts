@@ -105,7 +105,12 @@ const BUILT_IN: Record<string, ScenarioInput> = {
 
 export const BUILT_IN_SCENARIOS: readonly string[] = Object.keys(BUILT_IN);
 
+export function builtInScenarioInput(name: string): ScenarioInput | undefined {
+  const raw = Object.hasOwn(BUILT_IN, name) ? BUILT_IN[name] : undefined;
+  return raw ? structuredClone(raw) : undefined;
+}
+
 export function builtInScenario(name: string): Scenario | undefined {
-  const raw = BUILT_IN[name];
+  const raw = Object.hasOwn(BUILT_IN, name) ? BUILT_IN[name] : undefined;
   return raw ? parseScenario(raw, `built-in scenario ${name}`) : undefined;
 }

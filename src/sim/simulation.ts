@@ -4,8 +4,6 @@ import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/sku
 import { UnavailableOfferings } from '../azure/offerings.js';
 import { drainWith, periodicControllers } from '../controllers/periodic.js';
 import type { AzurePort } from '../ports/azure.js';
-import type { AzureFlexNodeClass, NodePool } from '../ports/cluster.js';
-import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import { Runtime } from '../runtime/controller.js';
 import { DEFAULT_RUNTIME_CONFIG, type StrategyName } from '../runtime/deps.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
@@ -14,6 +12,7 @@ import type { ArmEvent, FakeArmConfig } from './arm/types.js';
 import { FakeCluster } from './cluster.js';
 import { SimKubelet } from './kubelet.js';
 import type { Scenario } from './scenario.js';
+import { clusterOfScenario, scenarioSubnetId, type ClusterSetup } from './cluster-setup.js';
 import { ControllerSession } from './session.js';
 import { renderSimUserData } from './userdata.js';
 import { SeededRandom, VirtualClock } from './virtual-clock.js';
@@ -34,6 +33,11 @@ const SETTLE_STEP_MS = 60_000;
 
 export interface SimulationOptions {
   scenario: Scenario;
+  /**
+   * The cluster to start with (from `--manifests`); replaces the scenario's nodeClasses,
+   * nodePools and workload, which then describe nothing.
+   */
+  cluster?: ClusterSetup;
   seed: number;
   strategy: StrategyName;
   /** Overrides the scenario's restart count. */
@@ -116,6 +120,8 @@ export interface SimulationResult {
   reapAfterReservationSeconds: Percentiles;
   podsRunning: number;
   podsPending: number;
+  /** Per NodePool: NodeClaims created over the run, and those that are up (launched) at the end. */
+  nodePools: Record<string, { nodeClaimsCreated: number; nodesAtEnd: number }>;
   eventLogSha256: string;
   transitions: number;
 }
@@ -129,18 +135,29 @@ export interface SimulationRun {
   invariantViolations: string[];
 }
 
-export function armConfigOf(scenario: Scenario): FakeArmConfig {
+export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArmConfig {
+  const nodeClasses = cluster?.nodeClasses ?? clusterOfScenario(scenario, '').nodeClasses;
+  const subnets = new Map<string, { id: string; addressPrefix: string }>();
+  for (const nc of nodeClasses) {
+    const id = nc.spec.subnetID;
+    if (!subnets.has(id.toLowerCase())) subnets.set(id.toLowerCase(), { id, addressPrefix: subnetPrefixOf(scenario, id) });
+  }
   return {
     regions: scenario.regions.map((r) => ({ ...r })),
-    subnets: scenario.nodeClasses.map((c) => ({ id: subnetIdOf(c), addressPrefix: c.subnetPrefix })),
+    subnets: [...subnets.values()],
     throttling: scenario.faults.throttling,
     transientFaultRate: scenario.faults.transientFaultRate,
     timeoutRate: scenario.faults.timeoutRate,
   };
 }
 
-function subnetIdOf(c: Scenario['nodeClasses'][number]): string {
-  return `/subscriptions/${c.subscriptionID}/resourceGroups/${c.resourceGroup}/providers/Microsoft.Network/virtualNetworks/azflex-vnet/subnets/${c.subnet}`;
+/** A subnet's size: the world's `subnets` entry, the scenario NodeClass's `subnetPrefix`, or the world's default. */
+function subnetPrefixOf(scenario: Scenario, subnetId: string): string {
+  const id = subnetId.toLowerCase();
+  const listed = scenario.subnets.find((s) => s.id.toLowerCase() === id);
+  if (listed) return listed.addressPrefix;
+  const own = scenario.nodeClasses.find((c) => scenarioSubnetId(c).toLowerCase() === id);
+  return own?.subnetPrefix ?? scenario.defaultSubnetPrefix;
 }
 
 export async function runSimulation(opts: SimulationOptions): Promise<SimulationRun> {
@@ -173,11 +190,12 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     if ((e.op === 'nic.put' || e.op === 'vm.put' || e.op === 'nic.delete' || e.op === 'vm.delete' || e.op === 'disk.delete') && status !== 429) counters.writes++;
     eventLog.record({ t: e.t, actor: `arm/${e.name}`, kind: 'world', event: e.op, detail: e.code ? `${e.status} ${e.code}` : String(e.status) });
   };
-  const arm = new FakeArm({ clock, random: random.fork('arm'), config: armConfigOf(scenario), instanceTypes: STATIC_INSTANCE_TYPES, onEvent: onArmEvent });
+  const setup = opts.cluster ?? clusterOfScenario(scenario, new Date(SIM_EPOCH_MS).toISOString());
+  const arm = new FakeArm({ clock, random: random.fork('arm'), config: armConfigOf(scenario, setup), instanceTypes: STATIC_INSTANCE_TYPES, onEvent: onArmEvent });
   const reads = new Map<string, number>();
   const armPort: AzurePort = countReads(opts.armAdapter ? opts.armAdapter(arm, clock) : arm, reads, () => provisioning);
   const cluster = new FakeCluster(clock, { informerLagMs: scenario.controller.informerLagSeconds * 1000 });
-  seedCluster(cluster, scenario);
+  seedCluster(cluster, setup);
   const catalog = new StaticInstanceTypeCatalog();
   const kubelet = new SimKubelet(
     arm,
@@ -188,7 +206,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     { min: scenario.controller.bootSeconds[0] * 1000, max: scenario.controller.bootSeconds[1] * 1000 },
     scenario.faults.nodeNeverJoinsRate,
   );
-  const workload = new Workload(cluster, clock, scenario.workload);
+  const workload = new Workload(cluster, clock, setup.workloads);
   const every = (ms: number, fn: () => void): void => {
     const tick = (): void => {
       fn();
@@ -325,6 +343,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     reapAfterReservationSeconds: percentiles(arm.reapAfterReservationSeconds()),
     podsRunning: pods.filter((p) => p.spec.nodeName).length,
     podsPending: pods.filter((p) => !p.spec.nodeName).length,
+    nodePools: nodePoolFigures(cluster),
     eventLogSha256: hash.digest('hex'),
     transitions,
   };
@@ -355,6 +374,16 @@ export function settledInvariants(arm: FakeArm, cluster: FakeCluster): string[] 
   const used = snap.subnets.reduce((n, s) => n + s.used, 0);
   if (used !== snap.nics.length) problems.push(`subnet addresses used ${used} != NICs ${snap.nics.length}`);
   return problems;
+}
+
+function nodePoolFigures(cluster: FakeCluster): SimulationResult['nodePools'] {
+  const out: SimulationResult['nodePools'] = {};
+  for (const name of [...cluster.nodePools.keys()].sort()) out[name] = { nodeClaimsCreated: cluster.stats.nodeClaimsCreatedByPool[name] ?? 0, nodesAtEnd: 0 };
+  for (const nc of cluster.nodeClaims.values()) {
+    const pool = out[nc.metadata.labels['karpenter.sh/nodepool'] ?? ''];
+    if (pool && nc.status.providerID) pool.nodesAtEnd++;
+  }
+  return out;
 }
 
 /** Counts the controller's ARM reads (get*, list*) by subscription while `counting()` holds. */
@@ -421,49 +450,8 @@ export function percentiles(values: number[]): Percentiles {
   return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]!), count: values.length };
 }
 
-function seedCluster(cluster: FakeCluster, scenario: Scenario): void {
-  const now = new Date(SIM_EPOCH_MS).toISOString();
-  const meta = (name: string) => ({ name, uid: cluster.newUid(), labels: {}, annotations: {}, finalizers: [], creationTimestamp: now });
-  for (const c of scenario.nodeClasses) {
-    const nc: AzureFlexNodeClass = {
-      metadata: meta(c.name),
-      spec: {
-        subscriptionID: c.subscriptionID,
-        location: c.location,
-        resourceGroup: c.resourceGroup,
-        subnetID: subnetIdOf(c),
-        imageReference: c.image,
-        securityType: 'Standard',
-        osDiskSizeGB: 128,
-        sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAzflexSimulatedKeyOnly azflex@sim'],
-        allocateNodePublicIP: false,
-        maxPodsPerNode: 110,
-        tags: {},
-      },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: now }] },
-    };
-    cluster.putNodeClass(nc);
-  }
-  for (const p of scenario.nodePools) {
-    const np: NodePool = {
-      metadata: meta(p.name),
-      spec: {
-        template: {
-          metadata: { labels: p.labels, annotations: {} },
-          spec: {
-            nodeClassRef: { group: NODECLASS_GROUP, kind: NODECLASS_KIND, name: p.nodeClass },
-            requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: p.instanceTypes }],
-            taints: p.taints,
-            startupTaints: [],
-            expireAfter: p.expireAfter,
-          },
-        },
-        disruption: { consolidationPolicy: p.consolidationPolicy, consolidateAfter: p.consolidateAfter, budgets: p.budgets },
-        limits: p.limits,
-        weight: p.weight,
-      },
-      status: { conditions: [] },
-    };
-    cluster.putNodePool(np);
-  }
+function seedCluster(cluster: FakeCluster, setup: ClusterSetup): void {
+  for (const nc of setup.nodeClasses) cluster.putNodeClass({ ...nc, metadata: { ...nc.metadata, uid: cluster.newUid() } });
+  for (const np of setup.nodePools) cluster.putNodePool({ ...np, metadata: { ...np.metadata, uid: cluster.newUid() } });
+  cluster.setPodDisruptionBudgets(setup.podDisruptionBudgets);
 }

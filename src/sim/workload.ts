@@ -1,13 +1,11 @@
 import type { Pod } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
+import type { WorkloadSpec } from './cluster-setup.js';
 import type { FakeCluster } from './cluster.js';
-import type { Scenario } from './scenario.js';
-
-type Wave = Scenario['workload'][number];
 
 /**
- * Submits the scenario's pods (researchers' jobs, web replicas) and removes them when
- * their lifetime is up. Lifetimes count from when a pod first runs.
+ * Submits the workloads' pods (Deployments' replicas, Jobs, researchers' waves) and removes
+ * them when their lifetime is up. Lifetimes count from when a pod first runs.
  */
 export class Workload {
   private readonly runningSince = new Map<string, number>();
@@ -17,21 +15,21 @@ export class Workload {
   constructor(
     private readonly cluster: FakeCluster,
     private readonly clock: Clock,
-    private readonly waves: readonly Wave[],
+    private readonly workloads: readonly WorkloadSpec[],
   ) {}
 
-  /** Schedules every wave (and its repeats) up to the absolute time `untilMs`. */
+  /** Schedules every workload (and its repeats) up to the absolute time `untilMs`. */
   start(untilMs: number): void {
-    this.waves.forEach((wave, w) => {
+    for (const w of this.workloads) {
       const submit = (round: number): void => {
         if (this.frozen) return;
-        for (let i = 0; i < wave.count; i++) this.submit(wave, `${wave.prefix}-${w}-${round}-${i}`);
-        if (wave.repeatEverySeconds && this.clock.now() + wave.repeatEverySeconds * 1000 < untilMs) {
-          this.clock.setTimer(wave.repeatEverySeconds * 1000, () => submit(round + 1));
+        for (let i = 0; i < w.replicas; i++) this.submit(w, w.ordinalNames ? `${w.name}-${i}` : `${w.name}-${round}-${i}`);
+        if (w.repeatEverySeconds && this.clock.now() + w.repeatEverySeconds * 1000 < untilMs) {
+          this.clock.setTimer(w.repeatEverySeconds * 1000, () => submit(round + 1));
         }
       };
-      this.clock.setTimer(wave.at * 1000, () => submit(0));
-    });
+      this.clock.setTimer(w.atSeconds * 1000, () => submit(0));
+    }
   }
 
   /** Stops new submissions (the world settles before leaks are counted). */
@@ -40,10 +38,16 @@ export class Workload {
   }
 
   tick(): void {
+    if (this.lifetimes.size === 0) return;
     const now = this.clock.now();
-    for (const [key, pod] of this.cluster.pods) {
-      const lifetime = this.lifetimes.get(key);
-      if (lifetime === undefined || !pod.spec.nodeName) continue;
+    for (const [key, lifetime] of this.lifetimes) {
+      const pod = this.cluster.pods.get(key);
+      if (!pod) {
+        this.lifetimes.delete(key);
+        this.runningSince.delete(key);
+        continue;
+      }
+      if (!pod.spec.nodeName) continue;
       const since = this.runningSince.get(key) ?? now;
       this.runningSince.set(key, since);
       if (now - since >= lifetime) {
@@ -54,27 +58,26 @@ export class Workload {
     }
   }
 
-  private submit(wave: Wave, name: string): void {
+  private submit(w: WorkloadSpec, name: string): void {
+    const key = `${w.namespace}/${name}`;
+    // A StatefulSet pod that still exists is not submitted twice.
+    if (this.cluster.pods.has(key)) return;
+    const t = w.template;
     const pod: Pod = {
+      ...t,
       metadata: {
+        ...t.metadata,
         name,
-        namespace: 'default',
+        namespace: w.namespace,
         uid: this.cluster.newUid(),
-        labels: { app: wave.prefix },
-        annotations: {},
+        labels: { ...t.metadata.labels },
+        annotations: { ...t.metadata.annotations },
         finalizers: [],
         creationTimestamp: new Date(this.clock.now()).toISOString(),
       },
-      spec: {
-        nodeSelector: wave.nodeSelector,
-        tolerations: wave.tolerations,
-        containers: [{ name: 'main', resources: { requests: wave.requests } }],
-        initContainers: [],
-      },
       status: { phase: 'Pending', conditions: [] },
-      ownerKind: 'ReplicaSet',
     };
     this.cluster.putPod(pod);
-    if (wave.lifetimeSeconds) this.lifetimes.set(`default/${name}`, wave.lifetimeSeconds * 1000);
+    if (w.lifetimeSeconds) this.lifetimes.set(key, w.lifetimeSeconds * 1000);
   }
 }

@@ -1,19 +1,25 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
-import { loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
+import { LIMITS, loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
 import { ReportRecorder } from '../../sim/report-recorder.js';
 import { sdkArmAdapter } from '../../sim/sdk-route.js';
 import { renderReportHtml, type SimulationReportInput } from '../../viz/report.js';
 import { leakSummary, runSimulation, type SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
+import type { ClusterSetup } from '../../sim/cluster-setup.js';
+import { loadManifests } from '../../sim/manifests.js';
+import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js';
 import { defaultWorkers, MAX_WORKERS, runSweep, summarizeSweep, type SweepJob } from '../../sim/sweep/sweep.js';
 import { simulateWithLiveView } from '../../live/cli.js';
 import { formatComparison } from './simulate-format.js';
 
 interface SimulateFlags {
-  scenario: string;
+  scenario?: string;
+  manifests?: string[];
+  world?: string;
   hours?: number;
   seed: number;
   strategy: StrategyName | 'all';
@@ -64,10 +70,43 @@ export function seedList(raw: string): number[] {
   return [...seeds];
 }
 
-function positiveNumber(raw: string): number {
+function hoursFlag(raw: string): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`must be a positive number of hours, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > LIMITS.hours) throw new InvalidArgumentError(`--hours must be a number of hours above 0 and at most ${LIMITS.hours}, got "${raw}"`);
   return n;
+}
+
+const DEFAULT_INPUT = 'quota-storm';
+
+/** `--scenario` (both halves in one), or `--manifests` with `--world`. */
+function resolveInputs(flags: SimulateFlags): { scenario: Scenario; cluster?: ClusterSetup } {
+  if (!flags.manifests) {
+    if (flags.world !== undefined) throw new UsageError('--world goes with --manifests (a --scenario brings its own world)');
+    return { scenario: resolveScenario(flags.scenario ?? DEFAULT_INPUT) };
+  }
+  if (flags.scenario !== undefined) throw new UsageError('--scenario and --manifests do not go together: a scenario brings its own NodePools and workload (use --world for the Azure side)');
+  try {
+    const world = loadWorld(flags.world ?? DEFAULT_INPUT);
+    const cluster = loadManifests(flags.manifests);
+    return { scenario: scenarioOfWorld(world, cluster), cluster };
+  } catch (err) {
+    if (err instanceof ScenarioError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `--report` must name a file in a directory that exists, before hours of simulation. */
+async function checkReportPath(path: string | undefined): Promise<void> {
+  if (path === undefined) return;
+  const dir = dirname(resolvePath(path));
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new UsageError(`--report ${path}: directory ${dir} does not exist`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`--report ${path}: ${dir} is not a directory`);
+  if (existsSync(path) && !statSync(path).isFile()) throw new UsageError(`--report ${path}: not a regular file`);
 }
 
 /** A built-in name, or a path to a YAML/JSON scenario file. */
@@ -89,24 +128,27 @@ export function register(program: Command): void {
   program
     .command('simulate')
     .description('run the controller against the deterministic fake Azure and cluster, and count what leaks')
-    .option('--scenario <name|file>', `built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file`, 'quota-storm')
-    .option('--hours <n>', 'simulated hours (default: the scenario’s)', positiveNumber)
+    .option('--scenario <name|file>', `world, NodePools and workload in one: built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
+    .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim); files or directories')
+    .option('--world <name|file>', `with --manifests: the Azure side, built-in (${BUILT_IN_WORLDS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
+    .option('--hours <n>', `simulated hours, above 0 and at most ${LIMITS.hours} (default: the scenario’s)`, hoursFlag)
     .option('--seed <n>', `seed of every random choice (0..${MAX_SEED}); the same seed gives the same run`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--seeds <list>', `sweep: run every seed of \`1..1000\` or \`1,5,9\` (at most ${MAX_SWEEP_SEEDS}) and print one JSON object`, seedList)
     .option('--workers <n>', `sweep worker threads (1..${MAX_WORKERS}; default: the core count)`, bounded('--workers', 1, MAX_WORKERS))
     .addOption(new Option('--strategy <name>', 'NIC cleanup strategy to run').choices([...STRATEGIES, 'all']).default('machine'))
-    .option('--restarts <n>', 'kill the controller at this many random await points (overrides the scenario)', integer('--restarts', 0))
+    .option('--restarts <n>', `kill the controller at this many random await points, 0..${LIMITS.restarts} (overrides the scenario)`, bounded('--restarts', 0, LIMITS.restarts))
     .option('--json', 'print exactly one JSON object instead of the report')
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked, a NodeClaim is stuck or a Failed VM is left')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
     .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
-    .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', integer('--ui', 0))
+    .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', bounded('--ui', 0, 65535))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags) => {
-      const scenario = resolveScenario(flags.scenario);
-      if (flags.seeds) return sweep(flags, scenario);
+      const { scenario, cluster } = resolveInputs(flags);
+      if (flags.seeds) return sweep(flags, scenario, cluster);
       if (flags.workers !== undefined) throw new UsageError('--workers goes with --seeds');
-      if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario });
+      await checkReportPath(flags.report);
+      if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
       const reportRuns: SimulationReportInput[] = [];
@@ -116,6 +158,7 @@ export function register(program: Command): void {
         const run = await runSimulation({
           onWorld: recorder?.onWorld,
           scenario,
+          cluster,
           seed: flags.seed,
           strategy,
           hours: flags.hours,
@@ -153,13 +196,14 @@ export function register(program: Command): void {
  * `--seeds`: one job per seed and strategy on the worker pool; one JSON object with per-seed
  * figures, the worst runs, and each failing run with the command that replays it.
  */
-async function sweep(flags: SimulateFlags, scenario: Scenario): Promise<void> {
+async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterSetup | undefined): Promise<void> {
   if (flags.ui !== undefined) throw new UsageError('--ui shows one run: it does not go with --seeds');
   if (flags.report) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
   const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
   const jobs: SweepJob[] = flags.seeds!.flatMap((seed) =>
     strategies.map((strategy) => ({
       scenario,
+      ...(cluster ? { cluster } : {}),
       seed,
       strategy,
       hours: flags.hours,
@@ -185,7 +229,10 @@ async function sweep(flags: SimulateFlags, scenario: Scenario): Promise<void> {
 
 /** The command line that replays one run of a sweep. */
 function reproduceCommand(flags: SimulateFlags, seed: number, strategy: StrategyName): string {
-  const args = ['npx azflex simulate', '--scenario', shellQuote(flags.scenario), '--seed', String(seed), '--strategy', strategy];
+  const args = ['npx azflex simulate'];
+  if (flags.manifests) args.push('--manifests', ...flags.manifests.map(shellQuote), '--world', shellQuote(flags.world ?? DEFAULT_INPUT));
+  else args.push('--scenario', shellQuote(flags.scenario ?? DEFAULT_INPUT));
+  args.push('--seed', String(seed), '--strategy', strategy);
   if (flags.hours !== undefined) args.push('--hours', String(flags.hours));
   if (flags.restarts !== undefined) args.push('--restarts', String(flags.restarts));
   if (flags.offeringsCache === false) args.push('--no-offerings-cache');

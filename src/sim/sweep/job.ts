@@ -1,5 +1,6 @@
 import type { StrategyName } from '../../runtime/deps.js';
 import type { Scenario } from '../scenario.js';
+import type { ClusterSetup } from '../cluster-setup.js';
 import { runSimulation, type SimulationResult } from '../simulation.js';
 
 /**
@@ -8,6 +9,8 @@ import { runSimulation, type SimulationResult } from '../simulation.js';
  */
 export interface SweepJob {
   scenario: Scenario;
+  /** From --manifests: the cluster to start with. */
+  cluster?: ClusterSetup;
   seed: number;
   strategy: StrategyName;
   hours?: number;
@@ -39,6 +42,7 @@ export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
     let subscribed = false;
     const run = await runSimulation({
       scenario: job.scenario,
+      cluster: job.cluster,
       seed: job.seed,
       strategy: job.strategy,
       hours: job.hours,

@@ -71,7 +71,9 @@ export async function runSweep(jobs: readonly SweepJob[], opts: SweepOptions = {
 
 function spawnWorker(): Worker {
   // Plenty for a 1,000-node world; a runaway job fails alone instead of taking the machine.
-  return new Worker(new URL('./worker.mjs', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 1024 } });
+  // From TypeScript sources the worker registers tsx first; compiled (the image), it is plain JS.
+  const entry = import.meta.url.endsWith('.ts') ? './worker.mjs' : './worker-loop.js';
+  return new Worker(new URL(entry, import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 1024 } });
 }
 
 /** Per-seed figures a sweep reports (the full result stays available through the API). */

@@ -1,0 +1,392 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
+import { DurationError, parseDuration } from '../disruption/duration.js';
+import { parseCron } from '../disruption/budgets.js';
+import { toNodeClass, toNodePool, toPod } from '../k8s/resources.js';
+import type { AzureFlexNodeClass, NodePool, Pod } from '../ports/cluster.js';
+import { LABEL_INSTANCE_TYPE } from '../provisioning/requirements.js';
+import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
+import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
+import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
+import { isKnownSku, LIMITS, quantity, ScenarioError, unknownSku } from './scenario.js';
+
+/**
+ * `azflex simulate --manifests`: the YAML a user would `kubectl apply`, checked the way the
+ * API server and the controller check it (the CRDs' OpenAPI schemas with defaults and
+ * strict field validation, then the controller's own NodeClass validation and conversions),
+ * turned into the simulated cluster's starting objects.
+ */
+export const MAX_MANIFEST_FILES = 1000;
+export const MAX_MANIFEST_BYTES = 16 * MAX_INPUT_FILE_BYTES;
+export const MAX_MANIFEST_PODS = 100_000;
+/** How long a Job's pods run in the simulation (Kubernetes manifests cannot say). */
+export const ANNOTATION_RUN_SECONDS = 'simulate.azflex.io/run-seconds';
+
+/** Kinds that do not change what gets scheduled: accepted and counted, not simulated. */
+const IGNORED_KINDS = new Set([
+  'Namespace', 'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
+  'Ingress', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'StorageClass', 'LimitRange', 'ResourceQuota',
+]);
+const SUPPORTED = ['AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim'];
+
+export interface LoadedManifests extends ClusterSetup {
+  files: string[];
+  ignored: string[];
+  persistentVolumeClaims: string[];
+}
+
+type Raw = Record<string, unknown>;
+
+export function loadManifests(paths: readonly string[]): LoadedManifests {
+  const files = manifestFiles(paths);
+  const setup: LoadedManifests = { nodeClasses: [], nodePools: [], workloads: [], podDisruptionBudgets: [], sources: {}, files, ignored: [], persistentVolumeClaims: [] };
+  const pvcTemplates = new Map<string, string>();
+  const podVolumes: Array<{ where: string; namespace: string; claims: string[] }> = [];
+  let bytes = 0;
+  let pods = 0;
+  for (const file of files) {
+    const text = readOrThrow(file);
+    bytes += text.length;
+    if (bytes > MAX_MANIFEST_BYTES) throw new ScenarioError(`${file}: the manifests add up to more than ${MAX_MANIFEST_BYTES} bytes`);
+    for (const [d, doc] of parseOrThrow(text, file).entries()) {
+      for (const item of listItems(doc)) {
+        const where = `${file}${d > 0 ? ` (document ${d + 1})` : ''}`;
+        const o = objectOf(item, where);
+        const kind = o.kind as string;
+        const name = (o.metadata as Raw).name as string;
+        const at = `${where}: ${kind} ${name}`;
+        const key = `${kind}/${namespaceOf(o, kind)}/${name}`;
+        if (setup.sources![key] !== undefined) throw new ScenarioError(`${at}: duplicate name (also in ${setup.sources![key]})`);
+        setup.sources![key] = where;
+        switch (kind) {
+          case 'AzureFlexNodeClass':
+            setup.nodeClasses.push(nodeClassOf(o, at));
+            setup.sources![`AzureFlexNodeClass/${name}`] = where;
+            break;
+          case 'NodePool':
+            setup.nodePools.push(nodePoolOf(o, at));
+            break;
+          case 'PodDisruptionBudget':
+            setup.podDisruptionBudgets.push(pdbOf(o, at));
+            break;
+          case 'PersistentVolumeClaim':
+            pvcOf(o, at);
+            setup.persistentVolumeClaims.push(`${namespaceOf(o, kind)}/${name}`);
+            break;
+          case 'Deployment':
+          case 'StatefulSet':
+          case 'Job':
+          case 'Pod': {
+            const w = workloadOf(o, kind, at);
+            pods += w.replicas;
+            if (pods > MAX_MANIFEST_PODS) throw new ScenarioError(`${at}: the manifests ask for more than ${MAX_MANIFEST_PODS} pods`);
+            setup.workloads.push(w);
+            const spec = kind === 'Pod' ? (o.spec as Raw) : (((o.spec as Raw).template as Raw | undefined)?.spec as Raw | undefined) ?? {};
+            const claims = volumeClaims(spec);
+            if (kind === 'StatefulSet') for (const t of arrayOf((o.spec as Raw).volumeClaimTemplates)) pvcTemplates.set(`${w.namespace}/${String(((t as Raw).metadata as Raw | undefined)?.name)}`, at);
+            podVolumes.push({ where: at, namespace: w.namespace, claims: kind === 'StatefulSet' ? claims.filter((c) => !pvcTemplates.has(`${w.namespace}/${c}`)) : claims });
+            break;
+          }
+          default:
+            if (IGNORED_KINDS.has(kind)) setup.ignored.push(`${kind}/${name}`);
+            else throw new ScenarioError(`${at}: kind ${kind} is not simulated (supported: ${SUPPORTED.join(', ')}; ignored: ${[...IGNORED_KINDS].join(', ')})`);
+        }
+      }
+    }
+  }
+  const pvcs = new Set(setup.persistentVolumeClaims);
+  for (const v of podVolumes) {
+    for (const c of v.claims) if (!pvcs.has(`${v.namespace}/${c}`)) throw new ScenarioError(`${v.where}: volume claims PersistentVolumeClaim "${c}", which is not in the manifests`);
+  }
+  crossCheck(setup);
+  return setup;
+}
+
+function manifestFiles(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch (err) {
+      throw new ScenarioError(`${p}: cannot read manifests (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    if (st.isDirectory()) {
+      // Like `kubectl apply -f dir`: the directory's YAML and JSON files, not its subdirectories.
+      const names = readdirSync(p).filter((n) => /\.(ya?ml|json)$/i.test(n)).sort();
+      for (const n of names) out.push(join(p, n));
+    } else out.push(p);
+    if (out.length > MAX_MANIFEST_FILES) throw new ScenarioError(`${p}: more than ${MAX_MANIFEST_FILES} manifest files`);
+  }
+  if (out.length === 0) throw new ScenarioError(`${paths.join(', ')}: no .yaml, .yml or .json manifest files`);
+  return out;
+}
+
+function readOrThrow(file: string): string {
+  try {
+    return readBoundedFile(file);
+  } catch (err) {
+    if (err instanceof InputFileError) throw new ScenarioError(err.message);
+    throw err;
+  }
+}
+
+function parseOrThrow(text: string, file: string): unknown[] {
+  try {
+    return parseYamlDocuments(text, file);
+  } catch (err) {
+    if (err instanceof InputFileError) throw new ScenarioError(err.message);
+    throw err;
+  }
+}
+
+/** `kind: List` (what `kubectl get -o yaml` prints) holds objects in `items`. */
+function listItems(doc: unknown): unknown[] {
+  const o = doc as Raw;
+  return o && typeof o === 'object' && o.kind === 'List' && Array.isArray(o.items) ? o.items : [doc];
+}
+
+function objectOf(doc: unknown, where: string): Raw {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new ScenarioError(`${where}: a manifest is a mapping with apiVersion, kind and metadata`);
+  const o = doc as Raw;
+  if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') throw new ScenarioError(`${where}: apiVersion and kind are required`);
+  const meta = o.metadata as Raw | undefined;
+  if (!meta || typeof meta !== 'object' || typeof meta.name !== 'string') throw new ScenarioError(`${where}: ${o.kind}: metadata.name is required`);
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(meta.name) || meta.name.length > 253) throw new ScenarioError(`${where}: ${o.kind} "${meta.name}": metadata.name must be a lower-case DNS name`);
+  return o;
+}
+
+function namespaceOf(o: Raw, kind: string): string {
+  if (kind === 'AzureFlexNodeClass' || kind === 'NodePool' || kind === 'Namespace' || kind.startsWith('Cluster')) return '';
+  const ns = (o.metadata as Raw).namespace;
+  return typeof ns === 'string' && ns !== '' ? ns : 'default';
+}
+
+// --- CRDs: the API server's schema validation and defaulting --------------------------------
+
+const CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+const CRDS: Record<string, { file: string; group: string }> = {
+  AzureFlexNodeClass: { file: 'flex.aks.azure.com_azureflexnodeclasses.yaml', group: NODECLASS_GROUP },
+  NodePool: { file: 'karpenter.sh_nodepools.yaml', group: 'karpenter.sh' },
+};
+const validators = new Map<string, ValidateFunction>();
+
+/**
+ * The served version's openAPIV3Schema, compiled once. Unknown fields are refused (kubectl's
+ * default strict field validation), defaults are applied like the API server's; the CEL rules
+ * (x-kubernetes-validations) are not evaluated here; the controller's validation repeats those
+ * that matter for NodeClasses.
+ */
+function crdValidator(kind: string, apiVersion: string, where: string): ValidateFunction {
+  const crd = CRDS[kind]!;
+  const key = `${kind}/${apiVersion}`;
+  const cached = validators.get(key);
+  if (cached) return cached;
+  const [doc] = parseYamlDocuments(readBoundedFile(join(CRD_DIR, crd.file)), crd.file) as Raw[];
+  const versions = (((doc!.spec as Raw).versions as Raw[]) ?? []).filter((v) => v.served === true);
+  const version = versions.find((v) => `${crd.group}/${String(v.name)}` === apiVersion);
+  if (!version) throw new ScenarioError(`${where}: apiVersion ${apiVersion} is not served for ${kind} (served: ${versions.map((v) => `${crd.group}/${String(v.name)}`).join(', ')})`);
+  const schema = strictSchema((version.schema as Raw).openAPIV3Schema as Raw);
+  const ajv = new Ajv({ strict: false, useDefaults: true, validateFormats: false, allErrors: false });
+  const validate = ajv.compile(schema);
+  validators.set(key, validate);
+  return validate;
+}
+
+/** Objects with declared properties refuse others, unless the schema preserves unknown fields. */
+function strictSchema(s: Raw): Raw {
+  const out: Raw = { ...s };
+  if (out.properties && out.additionalProperties === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties as Raw).map(([k, v]) => [k, strictSchema(v as Raw)]));
+  if (out.items && typeof out.items === 'object') out.items = strictSchema(out.items as Raw);
+  if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = strictSchema(out.additionalProperties as Raw);
+  return out;
+}
+
+function validateCrd(o: Raw, kind: string, at: string): Raw {
+  const copy = structuredClone(o);
+  // The API server owns these; a manifest may carry them (from `kubectl get -o yaml`).
+  delete copy.status;
+  const meta = copy.metadata as Raw;
+  for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete meta[k];
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = copy;
+  const validate = crdValidator(kind, copy.apiVersion as string, at);
+  const checked: Raw = { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest };
+  if (!validate(checked)) {
+    const e = validate.errors![0]!;
+    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
+    const extra = e.keyword === 'additionalProperties' ? ` "${String((e.params as { additionalProperty?: string }).additionalProperty)}"` : e.keyword === 'enum' ? ` (${String((e.params as { allowedValues?: unknown[] }).allowedValues?.join(', '))})` : '';
+    throw new ScenarioError(`${at}: ${path}: ${e.message ?? 'invalid'}${extra}`);
+  }
+  return { ...checked, metadata: meta };
+}
+
+// --- kinds -----------------------------------------------------------------------------------
+
+function nodeClassOf(o: Raw, at: string): AzureFlexNodeClass {
+  const nc = toNodeClass(validateCrd(o, 'AzureFlexNodeClass', at));
+  const result = validateNodeClassSpec(nc.spec);
+  if (!result.ok) throw new ScenarioError(`${at}: ${result.reason}: ${result.message}`);
+  // The NodeClass controller would set Ready after validating; the simulation starts there.
+  nc.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '' }] };
+  return nc;
+}
+
+function nodePoolOf(o: Raw, at: string): NodePool {
+  const np = toNodePool(validateCrd(o, 'NodePool', at));
+  const fail = (path: string, m: string): never => {
+    throw new ScenarioError(`${at}: ${path}: ${m}`);
+  };
+  const ref = np.spec.template.spec.nodeClassRef;
+  if (ref.group !== NODECLASS_GROUP || ref.kind !== NODECLASS_KIND) fail('spec.template.spec.nodeClassRef', `azflex simulates ${NODECLASS_KIND}.${NODECLASS_GROUP} NodePools, not ${ref.kind}.${ref.group}`);
+  for (const [k, v] of Object.entries(np.spec.limits ?? {})) quantity(v, k, (m) => fail(`spec.limits.${k}`, m));
+  for (const [i, r] of np.spec.template.spec.requirements.entries()) {
+    if (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In') for (const sku of r.values ?? []) if (!isKnownSku(sku)) fail(`spec.template.spec.requirements.${i}.values`, unknownSku(sku));
+  }
+  for (const [path, value] of [['spec.disruption.consolidateAfter', np.spec.disruption.consolidateAfter], ['spec.template.spec.expireAfter', np.spec.template.spec.expireAfter], ['spec.template.spec.terminationGracePeriod', np.spec.template.spec.terminationGracePeriod]] as const) {
+    if (value === undefined) continue;
+    try {
+      parseDuration(value);
+    } catch (err) {
+      fail(path, err instanceof DurationError ? err.message : String(err));
+    }
+  }
+  for (const [i, b] of np.spec.disruption.budgets.entries()) {
+    if (!/^((100|[0-9]{1,2})%|[0-9]+)$/.test(b.nodes)) fail(`spec.disruption.budgets.${i}.nodes`, `"${b.nodes}" is not a node count or a percentage such as "10%"`);
+    if (b.schedule !== undefined) {
+      try {
+        parseCron(b.schedule);
+      } catch (err) {
+        fail(`spec.disruption.budgets.${i}.schedule`, (err as Error).message);
+      }
+    }
+  }
+  return np;
+}
+
+const POD_OWNER: Record<string, Pod['ownerKind']> = { Deployment: 'ReplicaSet', StatefulSet: 'StatefulSet', Job: 'Job' };
+
+function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
+  const meta = o.metadata as Raw;
+  const namespace = namespaceOf(o, kind);
+  const spec = (o.spec ?? {}) as Raw;
+  const fail = (path: string, m: string): never => {
+    throw new ScenarioError(`${at}: ${path}: ${m}`);
+  };
+  const count = (path: string, v: unknown, dflt: number): number => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > LIMITS.podsPerWave) fail(path, `must be a whole number from 0 to ${LIMITS.podsPerWave}, got ${JSON.stringify(v)}`);
+    return v as number;
+  };
+  let template: Raw;
+  let replicas = 1;
+  if (kind === 'Pod') template = { metadata: meta, spec };
+  else {
+    if (!spec.template || typeof spec.template !== 'object') fail('spec.template', 'is required');
+    template = spec.template as Raw;
+    if (kind === 'Job') {
+      const parallelism = count('spec.parallelism', spec.parallelism, 1);
+      replicas = Math.min(parallelism, count('spec.completions', spec.completions, parallelism));
+    } else replicas = count('spec.replicas', spec.replicas, 1);
+    const selector = (spec.selector as Raw | undefined)?.matchLabels as Record<string, string> | undefined;
+    const labels = ((template.metadata as Raw | undefined)?.labels ?? {}) as Record<string, string>;
+    if (kind !== 'Job') {
+      if (!selector) fail('spec.selector.matchLabels', 'is required');
+      for (const [k, v] of Object.entries(selector!)) if (labels[k] !== v) fail('spec.template.metadata.labels', `do not match spec.selector (${k}=${v})`);
+    }
+  }
+  const tspec = (template.spec ?? {}) as Raw;
+  if (!Array.isArray(tspec.containers) || tspec.containers.length === 0) fail(kind === 'Pod' ? 'spec.containers' : 'spec.template.spec.containers', 'at least one container is required');
+  const owner = POD_OWNER[kind];
+  const pod = toPod({ metadata: { ...((template.metadata ?? {}) as Raw), name: meta.name as string, namespace, ...(owner ? { ownerReferences: [{ kind: owner, controller: true }] } : {}) }, spec: tspec });
+  for (const c of [...pod.spec.containers, ...pod.spec.initContainers]) {
+    for (const [k, v] of Object.entries({ ...c.resources.requests, ...c.resources.limits })) quantity(v, k, (m) => fail(`container ${c.name}: resources.${k}`, m));
+  }
+  const annotations = { ...((meta.annotations ?? {}) as Record<string, string>), ...pod.metadata.annotations };
+  let lifetimeSeconds: number | undefined;
+  const runFor = annotations[ANNOTATION_RUN_SECONDS];
+  if (runFor !== undefined) {
+    const n = Number(runFor);
+    if (!/^\d+$/.test(String(runFor)) || n < 1 || n > LIMITS.lifetimeSeconds) fail(`metadata.annotations.${ANNOTATION_RUN_SECONDS}`, `must be whole seconds from 1 to ${LIMITS.lifetimeSeconds}, got "${runFor}"`);
+    lifetimeSeconds = n;
+  } else if (kind === 'Job' && typeof spec.activeDeadlineSeconds === 'number' && spec.activeDeadlineSeconds > 0) {
+    lifetimeSeconds = Math.min(spec.activeDeadlineSeconds, LIMITS.lifetimeSeconds);
+  }
+  return {
+    name: meta.name as string,
+    namespace,
+    template: { ...pod, metadata: { ...pod.metadata, name: '', uid: '' } },
+    replicas,
+    atSeconds: 0,
+    ...(lifetimeSeconds !== undefined ? { lifetimeSeconds } : {}),
+    ...(kind === 'StatefulSet' || kind === 'Pod' ? { ordinalNames: true } : {}),
+    ...(kind === 'Pod' ? { name: `${String(meta.name)}`, ordinalNames: true } : {}),
+  };
+}
+
+function pdbOf(o: Raw, at: string): PodDisruptionBudgetSpec {
+  const spec = (o.spec ?? {}) as Raw;
+  const fail = (path: string, m: string): never => {
+    throw new ScenarioError(`${at}: ${path}: ${m}`);
+  };
+  const intOrPercent = (path: string, v: unknown): number | string | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_MANIFEST_PODS) return v;
+    if (typeof v === 'string' && /^(100|[0-9]{1,2})%$/.test(v)) return v;
+    return fail(path, `must be a whole number or a percentage such as "50%", got ${JSON.stringify(v)}`);
+  };
+  const minAvailable = intOrPercent('spec.minAvailable', spec.minAvailable);
+  const maxUnavailable = intOrPercent('spec.maxUnavailable', spec.maxUnavailable);
+  if ((minAvailable === undefined) === (maxUnavailable === undefined)) fail('spec', 'exactly one of minAvailable and maxUnavailable is required');
+  const selector = (spec.selector ?? {}) as Raw;
+  const matchExpressions = arrayOf(selector.matchExpressions).map((e, i) => {
+    const x = e as Raw;
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(String(x.operator))) fail(`spec.selector.matchExpressions.${i}.operator`, `"${String(x.operator)}" is not In, NotIn, Exists or DoesNotExist`);
+    return { key: String(x.key), operator: x.operator as 'In', values: arrayOf(x.values).map(String) };
+  });
+  return {
+    name: (o.metadata as Raw).name as string,
+    namespace: namespaceOf(o, 'PodDisruptionBudget'),
+    matchLabels: Object.fromEntries(Object.entries((selector.matchLabels ?? {}) as Raw).map(([k, v]) => [k, String(v)])),
+    matchExpressions,
+    ...(minAvailable !== undefined ? { minAvailable } : {}),
+    ...(maxUnavailable !== undefined ? { maxUnavailable } : {}),
+  };
+}
+
+/** PersistentVolumeClaims are checked (size, access modes) but not simulated: the fake has no volume topology. */
+function pvcOf(o: Raw, at: string): void {
+  const spec = (o.spec ?? {}) as Raw;
+  const storage = ((spec.resources as Raw | undefined)?.requests as Raw | undefined)?.storage;
+  if (typeof storage !== 'string') throw new ScenarioError(`${at}: spec.resources.requests.storage is required`);
+  quantity(storage, 'storage', (m) => {
+    throw new ScenarioError(`${at}: spec.resources.requests.storage: ${m}`);
+  });
+  const modes = arrayOf(spec.accessModes);
+  if (modes.length === 0) throw new ScenarioError(`${at}: spec.accessModes: at least one is required`);
+  for (const m of modes) if (!['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'].includes(String(m))) throw new ScenarioError(`${at}: spec.accessModes: "${String(m)}" is not an access mode`);
+}
+
+function volumeClaims(podSpec: Raw): string[] {
+  return arrayOf(podSpec.volumes)
+    .map((v) => ((v as Raw).persistentVolumeClaim as Raw | undefined)?.claimName)
+    .filter((c): c is string => typeof c === 'string');
+}
+
+function arrayOf(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function crossCheck(setup: ClusterSetup): void {
+  const classes = new Set(setup.nodeClasses.map((c) => c.metadata.name));
+  for (const np of setup.nodePools) {
+    const ref = np.spec.template.spec.nodeClassRef.name;
+    if (!classes.has(ref)) {
+      throw new ScenarioError(`${setup.sources?.[`NodePool//${np.metadata.name}`] ?? 'manifests'}: NodePool ${np.metadata.name}: spec.template.spec.nodeClassRef.name: no AzureFlexNodeClass named "${ref}" in the manifests`);
+    }
+  }
+  if (setup.nodePools.length === 0) throw new ScenarioError('the manifests have no NodePool: nothing for azflex to provision');
+}
