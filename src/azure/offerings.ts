@@ -156,6 +156,18 @@ export class UnavailableOfferings {
     if (changed) this.seq++;
   }
 
+  /** Drops the marks naming this SKU in a region (family and region-wide marks stay). */
+  lift(sku: string, region: string): void {
+    let changed = false;
+    for (const [k, entry] of this.marks) {
+      if (entry.region === region.toLowerCase() && entry.sku === sku.toLowerCase()) {
+        this.marks.delete(k);
+        changed = true;
+      }
+    }
+    if (changed) this.seq++;
+  }
+
   /** Live marks, soonest-expiring first (for status, metrics and the live view). */
   entries(): UnavailableEntry[] {
     const now = this.clock.now();

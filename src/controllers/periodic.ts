@@ -29,6 +29,8 @@ export interface PeriodicControllerDeps {
    * keep going, and so does liveness: it is how a node that never joins gets cleaned up).
    */
   enabled?: () => boolean;
+  /** Whether Resource SKUs still restricts a SKU in a region (undefined: unknown); see ProvisionerOptions. */
+  skuRestricted?: (sku: string, region: string) => boolean | undefined;
 }
 
 /**
@@ -48,6 +50,9 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     isOfferingUnavailable,
     clusterName: deps.clusterName,
     log: deps.log,
+    offeringMarks: deps.offerings !== undefined,
+    ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
+    ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
   });
   const disruption = new DisruptionController({
     cluster: deps.cluster,

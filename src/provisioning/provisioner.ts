@@ -12,7 +12,8 @@ import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import { addInto, resourcesFromList, resourcesToList, type Resources } from './resources.js';
-import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from './requirements.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from './requirements.js';
+import { ANNOTATION_OFFERING_MARKS, OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import { instanceTypeCapacity } from './overhead.js';
 import {
   isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingResult,
@@ -54,6 +55,20 @@ export interface ProvisionerOptions {
   kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
   /** How long a created NodeClaim the informer does not show yet still counts (default IN_FLIGHT_TTL_MS). */
   inFlightTtlMs?: number;
+  /**
+   * Honour the unavailable-offering marks kept on NodeClasses (offering-marks.ts): live marks
+   * block, expired ones admit one canary NodeClaim per offering until a launch proves it.
+   * On wherever the offerings cache is (off only to measure what the cache saves).
+   */
+  offeringMarks?: boolean;
+  /**
+   * Whether Resource SKUs still restricts a SKU in a region (a cheap read of the catalog's last
+   * listing): undefined when unknown. A SkuNotAvailable mark whose restriction is gone is not
+   * held for its 23 h but put on probation at once.
+   */
+  skuRestricted?: (sku: string, region: string) => boolean | undefined;
+  /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
+  liftOffering?: (sku: string, region: string) => void;
 }
 
 /**
@@ -152,14 +167,18 @@ export class Provisioner {
       this.catalog.list(),
     ]);
     const nodeClaims = this.withInFlight(listedNodeClaims);
+    const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, this.clock.now()) : undefined;
+    if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
+    const unavailableNow = (sku: string, region: string, type: string): boolean =>
+      this.options.isOfferingUnavailable(sku, region, type) || (marks?.isUnavailable(sku, region, type) ?? false);
     const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes);
     const seen = this.lastInputs;
-    if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => this.options.isOfferingUnavailable(sku, region, type) === was)) return;
+    if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => unavailableNow(sku, region, type) === was)) return;
     this.lastInputs = undefined;
     const offerings: Array<[string, string, string, boolean]> = [];
     const failuresBefore = this.failures;
     const isOfferingUnavailable = (sku: string, region: string, type: string): boolean => {
-      const unavailable = this.options.isOfferingUnavailable(sku, region, type);
+      const unavailable = unavailableNow(sku, region, type);
       offerings.push([sku, region, type, unavailable]);
       return unavailable;
     };
@@ -182,7 +201,11 @@ export class Provisioner {
       const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
       const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
       const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
-      for (const plan of result.nodeClaims) {
+      const canaries = new Set<string>();
+      for (const planned of result.nodeClaims) {
+        const plan = marks ? oneCanaryEach(planned, classesByName.get(planned.nodeClassName)!.spec.location, marks, canaries) : planned;
+        if (!plan) continue; // its only offerings are canaries another NodeClaim of this pass already is
+
         const nodePool = poolsByName.get(plan.nodePoolName)!;
         const nodeClass = classesByName.get(plan.nodeClassName)!;
         const claim = await this.createNodeClaim(plan, nodePool, nodeClass);
@@ -256,6 +279,36 @@ export class Provisioner {
     this.failures++;
     this.log.error({ nodePool: plan.nodePoolName }, 'no free NodeClaim name after retries');
     return undefined;
+  }
+
+  /**
+   * Keeps the marks on NodeClasses true: a probation mark a launch has proven wrong goes, and
+   * a SkuNotAvailable mark whose Resource SKUs restriction is gone goes on probation now.
+   * Returns whether it changed anything.
+   */
+  private async settleMarks(marks: OfferingMarks, nodeClasses: readonly AzureFlexNodeClass[]): Promise<boolean> {
+    const updates = new Map<string, OfferingMark[]>();
+    const current = (name: string): OfferingMark[] => updates.get(name) ?? readMarks(nodeClasses.find((c) => c.metadata.name === name)!);
+    for (const [nodeClass, proven] of marks.proven()) {
+      const keys = new Set(proven.map(markKey));
+      updates.set(nodeClass, current(nodeClass).filter((m) => !keys.has(markKey(m))));
+    }
+    const now = this.clock.now();
+    for (const { region, nodeClass, mark } of marks.skuNotAvailable()) {
+      if (this.options.skuRestricted?.(mark.sku, region) !== false) continue;
+      this.options.liftOffering?.(mark.sku, region);
+      updates.set(nodeClass, current(nodeClass).map((m) => (markKey(m) === markKey(mark) ? { ...m, expiresAt: now } : m)));
+      this.log.info({ sku: mark.sku, region }, 'SkuNotAvailable no longer restricted: offering on probation');
+    }
+    for (const [name, list] of updates) {
+      try {
+        await this.cluster.patchNodeClassMetadata(name, { annotations: { [ANNOTATION_OFFERING_MARKS]: formatMarks(list) } });
+      } catch (error) {
+        this.failures++;
+        this.log.warn({ nodeClass: name, err: error instanceof Error ? error.message : String(error) }, 'updating offering marks failed');
+      }
+    }
+    return updates.size > 0;
   }
 
   private async recordPodEvent(pod: Pod, type: KubeEvent['type'], reason: string, message: string): Promise<void> {
@@ -355,6 +408,28 @@ export function buildNodeClaim(
 function resourceVersionReached(seenThrough: string | undefined, created: string | undefined): boolean {
   if (seenThrough === undefined || created === undefined || !/^\d+$/.test(seenThrough) || !/^\d+$/.test(created)) return false;
   return BigInt(seenThrough) >= BigInt(created);
+}
+
+/**
+ * A plan limited to one canary per offering on probation: the first plan of the pass that may
+ * launch it keeps it, later ones lose it (and are dropped if nothing else is left: their pods
+ * are planned again once the canary has launched or failed).
+ */
+function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
+  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
+  if (probation.length === 0) return plan;
+  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
+  for (const it of probation) canaries.add(`${region}/${it.name}`);
+  if (taken.length === 0) return plan;
+  const drop = new Set(taken.map((it) => it.name));
+  const options = plan.instanceTypeOptions.filter((it) => !drop.has(it.name));
+  if (options.length === 0) return undefined;
+  return {
+    ...plan,
+    instanceType: options[0]!,
+    instanceTypeOptions: options,
+    requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
+  };
 }
 
 function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {

@@ -53,7 +53,7 @@ export class Runtime {
     this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
-    this.effects = new Effects(this.deps, () => this.world);
+    this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name));
     this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.effects);
     const e = this.effects;
     this.nodeClaimMachine = createNodeClaimMachine(env).provide({
@@ -93,6 +93,11 @@ export class Runtime {
     for (const c of this.deps.controllers ?? []) {
       this.every(c.name, c.intervalMs, () => c.reconcile());
     }
+  }
+
+  /** Runs a periodic controller as soon as possible (coalesced with a run pending or in flight). */
+  kick(name: string): void {
+    for (const loop of this.loops) if (loop.name === name) loop.kick();
   }
 
   /** Each periodic loop's progress: /healthz fails when the leader's loops stop finishing runs. */

@@ -3,6 +3,7 @@ import type { AzurePort } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, NodeClaim } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import type { FailureAction } from '../azure/errors.js';
+import type { UnavailableEntry } from '../azure/offerings.js';
 import type { EventLog } from './event-log.js';
 
 /** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
@@ -15,6 +16,10 @@ export interface OfferingsCache {
   apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot' }): void;
   /** One of our VMs went away: quota marks for its family may lift early. */
   noteCoresFreed(sku: string, region: string): void;
+  /** Live marks (persisted to the NodeClass so they survive a restart, see offering-marks.ts). */
+  entries(): UnavailableEntry[];
+  /** Drops a SKU's marks in a region (its SkuNotAvailable restriction is gone). */
+  lift(sku: string, region: string): void;
 }
 
 export interface UserDataRequest {

@@ -8,6 +8,7 @@ import { durationOrNever } from '../disruption/duration.js';
 import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
 import type { WorldView } from './world.js';
+import { ANNOTATION_OFFERING_MARKS, formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 
 export const PROVIDER_ID_PREFIX = 'azure-flex://';
 
@@ -15,10 +16,16 @@ export const PROVIDER_ID_PREFIX = 'azure-flex://';
  * The effects the machines invoke. Each is idempotent and re-reads what it must from ARM
  * (GET before PUT), so a retried or replayed effect after a crash does no harm.
  */
+function isQuotaMark(m: OfferingMark): boolean {
+  return m.reason === 'OperationNotAllowed' || m.reason === 'QuotaExceeded' || m.reason === 'quota';
+}
+
 export class Effects {
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly world: () => WorldView | undefined,
+    /** Asks a periodic controller to run now (a refused launch replans at once). */
+    private readonly kick: (controller: string) => void = () => {},
   ) {}
 
   private nodeClaim(name: string): NodeClaim {
@@ -172,6 +179,8 @@ export class Effects {
     if (nc && cls && failure.capacity && this.deps.offerings) {
       const sku = this.world()?.vms.get(vmNameFor(name))?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
       this.deps.offerings.apply(failure.capacity, { sku, region: cls.spec.location, capacityType: 'on-demand' });
+      // In the world too, so a restart neither forgets the mark nor floods when it expires.
+      await this.persistMarks(cls);
     }
     await this.deps.cluster.recordEvent({
       involvedObject: { kind: 'NodeClaim', name, uid: nc?.metadata.uid },
@@ -180,6 +189,34 @@ export class Effects {
       message: `launching NodeClaim failed: ${failure.code}`,
     });
     await this.deps.cluster.deleteNodeClaim(name);
+    // The pods are pending again: plan them elsewhere now rather than at the next interval.
+    if (failure.capacity) this.kick('provisioner');
+  }
+
+  /** Writes the cache's live marks for the NodeClass's region into its annotation (merged, never shortened). */
+  private async persistMarks(cls: AzureFlexNodeClass): Promise<void> {
+    const region = cls.spec.location.toLowerCase();
+    const live: OfferingMark[] = (this.deps.offerings?.entries() ?? []).filter((e) => e.region === region).map((e) => ({
+      sku: e.sku, ...(e.family ? { family: e.family } : {}), capacityType: e.capacityType, reason: e.reason, markedAt: e.markedAt, expiresAt: e.expiresAt,
+    }));
+    const existing = readMarks(cls);
+    const merged = mergeMarks(existing, live);
+    const value = formatMarks(merged);
+    if (value === (cls.metadata.annotations[ANNOTATION_OFFERING_MARKS] ?? null)) return;
+    await this.deps.cluster.patchNodeClassMetadata(cls.metadata.name, { annotations: { [ANNOTATION_OFFERING_MARKS]: value } });
+  }
+
+  /** Our VM of this family went away: quota marks for it no longer hold, in the world either. */
+  private async dropQuotaMarks(sku: string, location: string): Promise<void> {
+    const it = await this.deps.catalog.get(sku);
+    for (const cls of this.world()?.nodeClasses.values() ?? []) {
+      if (cls.spec.location.toLowerCase() !== location.toLowerCase()) continue;
+      const marks = readMarks(cls);
+      const kept = marks.filter((m) => !(isQuotaMark(m) && (m.sku === '*' || m.sku.toLowerCase() === sku.toLowerCase() ||
+        (m.family !== undefined && it !== undefined && m.family.toLowerCase() === it.family.toLowerCase()))));
+      if (kept.length === marks.length) continue;
+      await this.deps.cluster.patchNodeClassMetadata(cls.metadata.name, { annotations: { [ANNOTATION_OFFERING_MARKS]: formatMarks(kept) } });
+    }
   }
 
   async drain(name: string): Promise<boolean> {
@@ -203,7 +240,10 @@ export class Effects {
     const existing = await this.deps.arm.getVm(ref);
     if (!existing || existing.provisioningState === 'Deleting') return;
     await this.deps.arm.deleteVm(ref);
-    if (existing.provisioningState === 'Succeeded') this.deps.offerings?.noteCoresFreed(existing.vmSize, existing.location);
+    if (existing.provisioningState === 'Succeeded' && this.deps.offerings) {
+      this.deps.offerings.noteCoresFreed(existing.vmSize, existing.location);
+      await this.dropQuotaMarks(existing.vmSize, existing.location);
+    }
   }
 
   async deleteVmById(id: string): Promise<void> {

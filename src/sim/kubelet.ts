@@ -20,6 +20,8 @@ const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
  */
 export class SimKubelet {
   private readonly readyAt = new Map<string, number>();
+  /** Every pod bound so far: seconds from its creation to Running, and its node's NodePool. */
+  readonly podStarts: Array<{ nodePool: string; seconds: number }> = [];
 
   constructor(
     private readonly arm: FakeArm,
@@ -110,6 +112,7 @@ export class SimKubelet {
       );
       if (node) {
         free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
+        this.podStarts.push({ nodePool: node.metadata.labels['karpenter.sh/nodepool'] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
           ...pod,
           spec: { ...pod.spec, nodeName: node.metadata.name },

@@ -52,6 +52,8 @@ export class ReportRecorder {
         { label: 'VMs launched', value: result.nodeClaimsLaunched },
         { label: 'VM create failures', value: result.createFailures },
         { label: 'ARM writes', value: result.armWrites },
+        { label: 'pod time to Running p50 / p99 / max (s)', value: timeToRunning(result.podTimeToRunningSeconds) },
+        ...Object.entries(result.podTimeToRunningSeconds.byNodePool).map(([pool, p]) => ({ label: `  NodePool ${pool}`, value: timeToRunning(p) })),
       ],
     };
   }
@@ -92,4 +94,8 @@ function push(m: Map<string, TimePoint[]>, name: string, t: number, value: numbe
   const points = m.get(name) ?? [];
   points.push({ t, value });
   m.set(name, points);
+}
+
+function timeToRunning(p: { p50: number; p99: number; max: number; count: number }): string {
+  return p.count === 0 ? '-' : `${p.p50} / ${p.p99} / ${p.max} (${p.count} pods)`;
 }

@@ -116,6 +116,8 @@ export interface SimulationResult {
   armReadsPerHourBySubscription: Record<string, number>;
   armReadsPerHourPerSubscription: number;
   timeToReapSeconds: Percentiles;
+  /** Seconds from a pod's creation to Running (bound on a Ready node), over all pods and per NodePool. */
+  podTimeToRunningSeconds: Percentiles & { byNodePool: Record<string, Percentiles> };
   /** Seconds from the end of ARM's reservation on a failed attempt's NIC to the NIC gone (target: ≤ 5 at p100). */
   reapAfterReservationSeconds: Percentiles;
   podsRunning: number;
@@ -258,6 +260,12 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
         livenessMs: scenario.controller.disruptionIntervalSeconds * 1000,
       },
       enabled: () => provisioning,
+      // The simulated Resource SKUs view: a SKU is restricted where the fake ARM refuses it.
+      skuRestricted: (sku, region) => {
+        const regions = scenario.regions.filter((r) => r.location.toLowerCase() === region.toLowerCase())
+          .flatMap((r) => arm.regionsOf(r.subscriptionId)).filter((r) => r.location.toLowerCase() === region.toLowerCase());
+        return regions.length === 0 ? undefined : regions.some((r) => r.unavailableSkus.includes(sku.toLowerCase()));
+      },
     });
     runtime = new Runtime({
       arm: s.wrap(armPort),
@@ -340,6 +348,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     armReadsPerHourBySubscription: Object.fromEntries([...reads].sort().map(([sub, n]) => [sub, Math.round((n / hours) * 10) / 10])),
     armReadsPerHourPerSubscription: Math.round((Math.max(0, ...reads.values()) / hours) * 10) / 10,
     timeToReapSeconds: reap,
+    podTimeToRunningSeconds: podTimeToRunning(kubelet.podStarts),
     reapAfterReservationSeconds: percentiles(arm.reapAfterReservationSeconds()),
     podsRunning: pods.filter((p) => p.spec.nodeName).length,
     podsPending: pods.filter((p) => !p.spec.nodeName).length,
@@ -440,6 +449,17 @@ export function leakSummary(r: SimulationResult): string | undefined {
   add(r.stuckNodeClaims, 'stuck NodeClaims');
   add(r.failedVmsLeft, 'Failed VMs left');
   return parts.length ? parts.join(', ') : undefined;
+}
+
+function podTimeToRunning(starts: ReadonlyArray<{ nodePool: string; seconds: number }>): SimulationResult['podTimeToRunningSeconds'] {
+  const byPool = new Map<string, number[]>();
+  for (const s of starts) {
+    let list = byPool.get(s.nodePool);
+    if (!list) byPool.set(s.nodePool, (list = []));
+    list.push(s.seconds);
+  }
+  const byNodePool = Object.fromEntries([...byPool].sort(([a], [b]) => a.localeCompare(b)).map(([pool, values]) => [pool, percentiles(values)]));
+  return { ...percentiles(starts.map((s) => s.seconds)), byNodePool };
 }
 
 export function percentiles(values: number[]): Percentiles {

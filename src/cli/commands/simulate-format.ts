@@ -18,6 +18,7 @@ const ROWS: Row[] = [
   ['peak subnet IPs used', (r) => String(r.peakSubnetIpsUsed)],
   ['subnet IPs used at end', (r) => String(r.subnetIpsUsedAtEnd)],
   ['time to reap p50 / max (s)', (r) => (r.timeToReapSeconds.count ? `${r.timeToReapSeconds.p50} / ${r.timeToReapSeconds.max}` : '-')],
+  ['pod to Running p50 / p99 (s)', (r) => (r.podTimeToRunningSeconds.count ? `${r.podTimeToRunningSeconds.p50} / ${r.podTimeToRunningSeconds.p99}` : '-')],
   ['ARM writes', (r) => String(r.armWrites)],
   ['controller restarts', (r) => String(r.restarts)],
   ['pods running / pending', (r) => `${r.podsRunning} / ${r.podsPending}`],

@@ -1,0 +1,174 @@
+/**
+ * Unavailable-offering marks kept in the world, and the canary rule built on them.
+ *
+ * The in-memory offerings cache forgets everything on a restart, and when a mark expires it
+ * lets every pending pod through at once: both sent a burst of VM creates bound to fail. So
+ * each mark is also written to the AzureFlexNodeClass whose launch failed (annotation
+ * flex.aks.azure.com/unavailable-offerings) and stays there after it expires, until a VM of
+ * that offering launches. While a mark is live the offering is unavailable; once it has
+ * expired the offering is on probation: one NodeClaim may try it (the canary) and the rest
+ * wait until that one launches. Whether a canary is in flight is read from the NodeClaims
+ * themselves, so a restarted controller sends no second one.
+ */
+import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+import { LABEL_INSTANCE_TYPE, Requirements } from './requirements.js';
+
+export const ANNOTATION_OFFERING_MARKS = 'flex.aks.azure.com/unavailable-offerings';
+
+/** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
+export interface OfferingMark {
+  sku: string;
+  family?: string;
+  capacityType: 'on-demand' | 'spot';
+  reason: string;
+  markedAt: number;
+  expiresAt: number;
+}
+
+function isMark(value: unknown): value is OfferingMark {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  return typeof m.sku === 'string' && (m.capacityType === 'on-demand' || m.capacityType === 'spot') && typeof m.reason === 'string' &&
+    typeof m.markedAt === 'number' && typeof m.expiresAt === 'number' && (m.family === undefined || typeof m.family === 'string');
+}
+
+/** Marks on a NodeClass; a malformed annotation (edited by hand) counts as none. */
+export function readMarks(nodeClass: AzureFlexNodeClass): OfferingMark[] {
+  const raw = nodeClass.metadata.annotations[ANNOTATION_OFFERING_MARKS];
+  if (!raw) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) ? parsed.filter(isMark) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function formatMarks(marks: readonly OfferingMark[]): string | null {
+  if (marks.length === 0) return null;
+  const sorted = [...marks].sort((a, b) => markKey(a).localeCompare(markKey(b)));
+  return JSON.stringify(sorted.map((m) => ({ sku: m.sku, ...(m.family ? { family: m.family } : {}), capacityType: m.capacityType, reason: m.reason, markedAt: m.markedAt, expiresAt: m.expiresAt })));
+}
+
+export function markKey(m: Pick<OfferingMark, 'sku' | 'family' | 'capacityType'>): string {
+  return `${m.capacityType}:${m.family ? `family=${m.family.toLowerCase()}` : m.sku.toLowerCase()}`;
+}
+
+/** Adds or extends marks (a mark is only ever extended by a later one, never shortened). */
+export function mergeMarks(existing: readonly OfferingMark[], added: readonly OfferingMark[]): OfferingMark[] {
+  const byKey = new Map(existing.map((m) => [markKey(m), m]));
+  for (const m of added) {
+    const old = byKey.get(markKey(m));
+    if (!old || old.expiresAt < m.expiresAt) byKey.set(markKey(m), { ...m });
+  }
+  return [...byKey.values()];
+}
+
+function covers(mark: OfferingMark, sku: string, family: string | undefined, capacityType: string): boolean {
+  if (mark.capacityType !== capacityType) return false;
+  if (mark.family) return family !== undefined && mark.family.toLowerCase() === family.toLowerCase();
+  return mark.sku === '*' || mark.sku.toLowerCase() === sku.toLowerCase();
+}
+
+/** Where a NodeClaim is not launched yet and may still launch as `sku`: a canary in flight. */
+function mayLaunchAs(claim: NodeClaim, sku: string): boolean {
+  if (claim.metadata.deletionTimestamp || claim.status.providerID) return false;
+  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
+  const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
+  return names.some((n) => n.toLowerCase() === sku.toLowerCase());
+}
+
+export interface MarkState {
+  /** Live marks and probation marks, per region. */
+  marks: ReadonlyMap<string, readonly { mark: OfferingMark; nodeClass: string }[]>;
+  familyOf: (sku: string) => string | undefined;
+  now: number;
+  claimsByRegion: ReadonlyMap<string, readonly NodeClaim[]>;
+}
+
+export class OfferingMarks {
+  private constructor(private readonly state: MarkState) {}
+
+  /** Marks of every NodeClass, by location; NodeClaims by the location of their NodeClass. */
+  static observe(nodeClasses: readonly AzureFlexNodeClass[], nodeClaims: readonly NodeClaim[], instanceTypes: readonly InstanceType[], now: number): OfferingMarks {
+    const marks = new Map<string, { mark: OfferingMark; nodeClass: string }[]>();
+    const locationOf = new Map<string, string>();
+    for (const nc of nodeClasses) {
+      const region = nc.spec.location.toLowerCase();
+      locationOf.set(nc.metadata.name, region);
+      for (const mark of readMarks(nc)) {
+        let list = marks.get(region);
+        if (!list) marks.set(region, (list = []));
+        list.push({ mark, nodeClass: nc.metadata.name });
+      }
+    }
+    const claimsByRegion = new Map<string, NodeClaim[]>();
+    for (const claim of nodeClaims) {
+      const region = locationOf.get(claim.spec.nodeClassRef.name);
+      if (!region) continue;
+      let list = claimsByRegion.get(region);
+      if (!list) claimsByRegion.set(region, (list = []));
+      list.push(claim);
+    }
+    const families = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t.family]));
+    return new OfferingMarks({ marks, familyOf: (sku) => families.get(sku.toLowerCase()), now, claimsByRegion });
+  }
+
+  private matching(sku: string, region: string, capacityType: string): { mark: OfferingMark; nodeClass: string }[] {
+    const family = this.state.familyOf(sku);
+    return (this.state.marks.get(region.toLowerCase()) ?? []).filter((m) => covers(m.mark, sku, family, capacityType));
+  }
+
+  /** A live mark recorded in the world (survives restarts, unlike the in-memory cache). */
+  isMarked(sku: string, region: string, capacityType: string): boolean {
+    return this.matching(sku, region, capacityType).some((m) => m.mark.expiresAt > this.state.now);
+  }
+
+  /** Expired but not yet proven: one canary may try it. */
+  onProbation(sku: string, region: string, capacityType: string): boolean {
+    const found = this.matching(sku, region, capacityType);
+    return found.length > 0 && found.every((m) => m.mark.expiresAt <= this.state.now);
+  }
+
+  /** Whether a NodeClaim not launched yet may launch as this SKU in the region (the canary). */
+  canaryInFlight(sku: string, region: string): boolean {
+    return (this.state.claimsByRegion.get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku));
+  }
+
+  /** What to tell the scheduler: unavailable while marked, and on probation once a canary flies. */
+  isUnavailable(sku: string, region: string, capacityType: string): boolean {
+    if (this.isMarked(sku, region, capacityType)) return true;
+    return this.onProbation(sku, region, capacityType) && this.canaryInFlight(sku, region);
+  }
+
+  /**
+   * Probation marks a launch has proven wrong: a VM of a covered SKU came up in the region
+   * after the mark was made. Returned per NodeClass, to be removed from its annotation.
+   */
+  proven(): Map<string, OfferingMark[]> {
+    const out = new Map<string, OfferingMark[]>();
+    for (const [region, list] of this.state.marks) {
+      const launched = (this.state.claimsByRegion.get(region) ?? []).filter((c) => c.status.providerID && c.metadata.labels[LABEL_INSTANCE_TYPE]);
+      for (const { mark, nodeClass } of list) {
+        if (mark.expiresAt > this.state.now) continue;
+        const ok = launched.some((c) => Date.parse(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
+          covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType));
+        if (!ok) continue;
+        let marks = out.get(nodeClass);
+        if (!marks) out.set(nodeClass, (marks = []));
+        marks.push(mark);
+      }
+    }
+    return out;
+  }
+
+  /** Live SkuNotAvailable marks (for a re-check against the Resource SKUs restrictions). */
+  skuNotAvailable(): { region: string; nodeClass: string; mark: OfferingMark }[] {
+    const out: { region: string; nodeClass: string; mark: OfferingMark }[] = [];
+    for (const [region, list] of this.state.marks) {
+      for (const { mark, nodeClass } of list) if (mark.reason === 'SkuNotAvailable' && mark.expiresAt > this.state.now && mark.sku !== '*') out.push({ region, nodeClass, mark });
+    }
+    return out;
+  }
+}
