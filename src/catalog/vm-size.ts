@@ -36,7 +36,18 @@ const ACCELERATOR_BY_SERIES: Readonly<Record<string, string>> = {
 
 const AMD_ACCELERATORS = new Set(['MI25', 'MI300X', 'V710']);
 
+/** Parsed once per name: the scheduler asks for every instance type of every pool. */
+const parsed = new Map<string, VmSizeParts | undefined>();
+
 export function parseVmSize(name: string): VmSizeParts | undefined {
+  if (parsed.has(name)) return parsed.get(name);
+  const parts = parse(name);
+  // Bounded by the number of VM sizes Azure has (hundreds); unknown names from input are few.
+  if (parsed.size < 10_000) parsed.set(name, parts);
+  return parts;
+}
+
+function parse(name: string): VmSizeParts | undefined {
   const m = SIZE.exec(name.replace(/^(Standard|Basic)_/, ''));
   if (!m) return undefined;
   const [, family, subfamily, , features, named, version] = m as unknown as [string, string, string, string, string, string | undefined, string | undefined];
