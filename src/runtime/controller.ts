@@ -217,6 +217,9 @@ export class Runtime {
         this.observe(actor, observed);
         continue;
       }
+      // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
+      // 404 that follows); if that delete fails, ARM shows the NIC settled again and one is spawned.
+      if (nic.provisioningState === 'Deleting') continue;
       // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
       const createdAt = createdAtTag(nic.tags) ?? 0;
       if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) continue;

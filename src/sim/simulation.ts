@@ -44,7 +44,10 @@ export interface SimulationOptions {
   restarts?: number;
   /** Explicit crash schedule: [atMs, skipCalls] pairs (property tests); replaces `restarts`. */
   crashes?: Array<[number, number]>;
-  /** The unavailable-offerings cache (on by default for the machine strategy only, like upstream had none). */
+  /**
+   * The unavailable-offerings cache: on by default for every strategy, so a comparison credits
+   * the cleanup strategy alone (`--no-offerings-cache` turns it off for all of them).
+   */
   offeringsCache?: boolean;
   /** Wraps the ARM port (e.g. the SDK adapter over the in-process REST route). */
   armAdapter?: (arm: FakeArm, clock: VirtualClock) => AzurePort;
@@ -88,6 +91,8 @@ export interface SimulationResult {
   simulatedSeconds: number;
   wallSeconds: number;
   restarts: number;
+  /** Whether the unavailable-offerings cache was on (the same for every strategy of a comparison). */
+  offeringsCache: boolean;
   /** How long the world took to settle after the run (MAX_SETTLE_MS if it never did). */
   settleSeconds: number;
   nodeClaimsCreated: number;
@@ -223,7 +228,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   workload.start(SIM_EPOCH_MS + mainMs);
   for (const { at, fault } of scenario.faults.schedule) clock.setTimer(at * 1000, () => arm.injectFault(fault));
 
-  const useCache = opts.offeringsCache ?? strategy === 'machine';
+  const useCache = opts.offeringsCache ?? true;
   const silent = pino({ level: 'silent' });
   let provisioning = true;
   let incarnation = 0;
@@ -328,6 +333,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     simulatedSeconds: mainMs / 1000,
     wallSeconds: Math.round(wallSeconds * 1000) / 1000,
     restarts,
+    offeringsCache: useCache,
     settleSeconds: (settled - end) / 1000,
     nodeClaimsCreated: cluster.stats.nodeClaimsCreated,
     nodeClaimsLaunched: counters.launched,

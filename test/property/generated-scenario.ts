@@ -6,70 +6,129 @@ import { stringify } from 'yaml';
 import type { ScenarioInput } from '../../src/sim/scenario.js';
 
 /**
- * Random small worlds for the leak-freedom properties: quota, capacity, throttling, 5xx,
- * timeouts (some after the write took effect), tiny subnets and controller crashes at
- * random await points. Each case is a scenario file plus a seed, so a failure is
- * reproducible with `azflex simulate`.
+ * Random worlds for the leak-freedom properties, built on the simulator's real-ARM defaults
+ * (long GPU VM deletes, async NIC deletes, 1-4 min creates) plus what a generated schedule
+ * adds: one or two regions in one or two subscriptions, quota and capacity failures, quota
+ * and SKU flaps over the run, ARM throttling with drained buckets, 5xx and timeouts (some
+ * after the write took effect), tiny subnets, nodes that never join the cluster, runs from
+ * 15 minutes to 2.5 hours, and controller crashes at random await points. Each case is a
+ * scenario file plus a seed, so a failure is reproducible with `azflex simulate`.
  */
 export interface GeneratedCase {
   scenario: ScenarioInput;
   seed: number;
 }
 
+const H200 = 'Standard_ND96isr_H200_v5';
 const H200_FAMILY = 'standardNDSH200v5Family';
+const SUB_A = '00000000-0000-0000-0000-000000000001';
+const SUB_B = '00000000-0000-0000-0000-000000000002';
+/** Both offer H200 and D8s_v5 in the catalog. */
+const SECOND_REGION = 'swedencentral';
+
+const rate = (max: number) => fc.double({ min: 0, max, noNaN: true }).map(round);
+
+/** A flap: at `at` seconds something is taken away, and given back `for` seconds later. */
+const flap = fc.record({
+  kind: fc.constantFrom('quota' as const, 'sku' as const, 'capacity' as const),
+  region: fc.constantFrom(0, 1),
+  at: fc.integer({ min: 0, max: 5400 }),
+  for: fc.integer({ min: 60, max: 3600 }),
+});
 
 export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
   .record({
     seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-    minutes: fc.constantFrom(15, 30, 45),
+    // Mostly short worlds (CPU time), one in five past an hour.
+    minutes: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(15, 30, 45) }, { weight: 1, arbitrary: fc.constantFrom(75, 150) }),
+    twoRegions: fc.boolean(),
+    secondSubscription: fc.boolean(),
     gpuPods: fc.integer({ min: 0, max: 4 }),
     cpuPods: fc.integer({ min: 0, max: 6 }),
-    quotaNodes: fc.integer({ min: 0, max: 3 }),
-    allocationFailureRate: fc.double({ min: 0, max: 0.8, noNaN: true }),
-    zonalAllocationFailureRate: fc.double({ min: 0, max: 0.2, noNaN: true }),
-    transientFaultRate: fc.double({ min: 0, max: 0.15, noNaN: true }),
-    timeoutRate: fc.double({ min: 0, max: 0.15, noNaN: true }),
+    quotaNodes: fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })),
+    allocationFailureRate: rate(0.8),
+    zonalAllocationFailureRate: rate(0.2),
+    transientFaultRate: rate(0.15),
+    timeoutRate: rate(0.15),
     throttling: fc.boolean(),
-    drainWritesAt: fc.option(fc.integer({ min: 0, max: 900 }), { nil: undefined }),
+    drainAt: fc.option(fc.record({ at: fc.integer({ min: 0, max: 900 }), bucket: fc.constantFrom('writes' as const, 'deletes' as const, 'reads' as const) }), { nil: undefined }),
+    flaps: fc.array(flap, { maxLength: 3 }),
     subnetBits: fc.constantFrom(24, 27, 28),
+    neverJoinRate: fc.oneof(fc.constant(0), rate(0.5)),
     restarts: fc.integer({ min: 0, max: 4 }),
     restartDelaySeconds: fc.constantFrom(0, 5, 30, 120),
     lifetimeSeconds: fc.option(fc.integer({ min: 300, max: 1800 }), { nil: undefined }),
   })
   .filter((c) => c.gpuPods + c.cpuPods > 0)
-  .map((c): GeneratedCase => ({
-    seed: c.seed,
-    scenario: {
-      name: 'generated',
-      hours: c.minutes / 60,
-      regions: [
-        {
-          location: 'eastus2',
-          familyQuotaCores: { [H200_FAMILY]: 96 * c.quotaNodes, standardDSv5Family: 64 },
+  .map((c): GeneratedCase => {
+    const regions = [{ sub: SUB_A, location: 'eastus2' }];
+    if (c.twoRegions) regions.push({ sub: c.secondSubscription ? SUB_B : SUB_A, location: SECOND_REGION });
+    const classes = regions.map((r, i) => ({
+      name: `class-${i}`,
+      location: r.location,
+      subscriptionID: r.sub,
+      subnetPrefix: `10.${i + 1}.0.0/${c.subnetBits}`,
+    }));
+    const schedule: NonNullable<NonNullable<ScenarioInput['faults']>['schedule']> = [];
+    if (c.drainAt) schedule.push({ at: c.drainAt.at, fault: { kind: 'throttle', bucket: c.drainAt.bucket, drain: true } });
+    for (const f of c.flaps) {
+      const r = regions[Math.min(f.region, regions.length - 1)]!;
+      const where = { location: r.location, subscriptionId: r.sub };
+      const cores = 96 * c.quotaNodes[Math.min(f.region, regions.length - 1)]!;
+      if (f.kind === 'quota') {
+        schedule.push({ at: f.at, fault: { kind: 'quota', ...where, family: H200_FAMILY, cores: 0 } });
+        schedule.push({ at: f.at + f.for, fault: { kind: 'quota', ...where, family: H200_FAMILY, cores } });
+      } else if (f.kind === 'sku') {
+        schedule.push({ at: f.at, fault: { kind: 'skuUnavailable', ...where, sku: H200, unavailable: true } });
+        schedule.push({ at: f.at + f.for, fault: { kind: 'skuUnavailable', ...where, sku: H200, unavailable: false } });
+      } else {
+        schedule.push({ at: f.at, fault: { kind: 'capacity', ...where, allocationFailureRate: 1 } });
+        schedule.push({ at: f.at + f.for, fault: { kind: 'capacity', ...where, allocationFailureRate: round(c.allocationFailureRate) } });
+      }
+    }
+    schedule.sort((a, b) => a.at - b.at);
+    return {
+      seed: c.seed,
+      scenario: {
+        name: 'generated',
+        hours: c.minutes / 60,
+        regions: regions.map((r, i) => ({
+          subscriptionId: r.sub,
+          location: r.location,
+          familyQuotaCores: { [H200_FAMILY]: 96 * c.quotaNodes[i]!, standardDSv5Family: 64 },
           allocationFailureRate: round(c.allocationFailureRate),
           zonalAllocationFailureRate: round(c.zonalAllocationFailureRate),
+        })),
+        nodeClasses: classes,
+        nodePools: [
+          // One GPU pool per region; the first is preferred (capacity hunting across regions).
+          ...classes.map((cls, i) => ({
+            name: `h200-${i}`,
+            nodeClass: cls.name,
+            instanceTypes: [H200],
+            labels: { gpu: 'h200' },
+            limits: { 'nvidia.com/gpu': '32' },
+            weight: 50 - 10 * i,
+          })),
+          { name: 'cpu', nodeClass: classes[classes.length - 1]!.name, instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '64' } },
+        ],
+        workload: [
+          ...(c.gpuPods ? [{ count: c.gpuPods, prefix: 'train', requests: { cpu: '80', 'nvidia.com/gpu': '8' }, nodeSelector: { gpu: 'h200' }, lifetimeSeconds: c.lifetimeSeconds }] : []),
+          ...(c.cpuPods ? [{ count: c.cpuPods, prefix: 'web', at: 60, requests: { cpu: '6', memory: '8Gi' }, nodeSelector: { workload: 'cpu' }, lifetimeSeconds: c.lifetimeSeconds }] : []),
+        ],
+        faults: {
+          throttling: c.throttling,
+          transientFaultRate: round(c.transientFaultRate),
+          timeoutRate: round(c.timeoutRate),
+          restarts: c.restarts,
+          restartDelaySeconds: c.restartDelaySeconds,
+          nodeNeverJoinsRate: c.neverJoinRate,
+          schedule,
         },
-      ],
-      nodeClasses: [{ name: 'eastus2', location: 'eastus2', subnetPrefix: `10.1.0.0/${c.subnetBits}` }],
-      nodePools: [
-        { name: 'h200', nodeClass: 'eastus2', instanceTypes: ['Standard_ND96isr_H200_v5'], labels: { gpu: 'h200' }, limits: { 'nvidia.com/gpu': '32' } },
-        { name: 'cpu', nodeClass: 'eastus2', instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '64' } },
-      ],
-      workload: [
-        ...(c.gpuPods ? [{ count: c.gpuPods, prefix: 'train', requests: { cpu: '80', 'nvidia.com/gpu': '8' }, nodeSelector: { gpu: 'h200' }, lifetimeSeconds: c.lifetimeSeconds }] : []),
-        ...(c.cpuPods ? [{ count: c.cpuPods, prefix: 'web', at: 60, requests: { cpu: '6', memory: '8Gi' }, nodeSelector: { workload: 'cpu' }, lifetimeSeconds: c.lifetimeSeconds }] : []),
-      ],
-      faults: {
-        throttling: c.throttling,
-        transientFaultRate: round(c.transientFaultRate),
-        timeoutRate: round(c.timeoutRate),
-        restarts: c.restarts,
-        restartDelaySeconds: c.restartDelaySeconds,
-        schedule: c.drainWritesAt === undefined ? [] : [{ at: c.drainWritesAt, fault: { kind: 'throttle' as const, bucket: 'writes' as const, drain: true } }],
+        controller: { bootSeconds: [60, 180] as [number, number] },
       },
-      controller: { bootSeconds: [60, 180] as [number, number] },
-    },
-  }));
+    };
+  });
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;

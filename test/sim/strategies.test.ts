@@ -5,7 +5,9 @@ import { sdkArmAdapter } from '../../src/sim/sdk-route.js';
 import type { StrategyName } from '../../src/runtime/deps.js';
 
 const scenario = builtInScenario('quota-storm')!;
-const run = (strategy: StrategyName, restarts: number) => runSimulation({ scenario, seed: 3, strategy, hours: 2, restarts, keepEventLog: false });
+/** The same offerings-cache setting for every strategy (off: many failures to clean up after). */
+const run = (strategy: StrategyName, restarts: number) =>
+  runSimulation({ scenario, seed: 3, strategy, hours: 2, restarts, keepEventLog: false, offeringsCache: false });
 
 describe('quota-storm: the three strategies side by side', () => {
   it('without restarts: naive leaks a NIC per failure, delayed and machine leak nothing', async () => {

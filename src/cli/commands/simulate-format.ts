@@ -4,6 +4,7 @@ import { leakSummary, MAX_SETTLE_MS, type SimulationResult } from '../../sim/sim
 type Row = [label: string, value: (r: SimulationResult) => string];
 
 const ROWS: Row[] = [
+  ['offerings cache', (r) => (r.offeringsCache ? 'on' : 'off')],
   ['NodeClaims created', (r) => String(r.nodeClaimsCreated)],
   ['VMs launched', (r) => String(r.nodeClaimsLaunched)],
   ['VM create failures', (r) => String(r.createFailures)],

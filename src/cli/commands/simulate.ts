@@ -139,7 +139,7 @@ export function register(program: Command): void {
     .option('--restarts <n>', `kill the controller at this many random await points, 0..${LIMITS.restarts} (overrides the scenario)`, bounded('--restarts', 0, LIMITS.restarts))
     .option('--json', 'print exactly one JSON object instead of the report')
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked, a NodeClaim is stuck or a Failed VM is left')
-    .option('--no-offerings-cache', 'disable the unavailable-offerings cache (to measure what it saves)')
+    .option('--no-offerings-cache', 'disable the unavailable-offerings cache for every strategy (to measure what it saves)')
     .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', bounded('--ui', 0, 65535))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
