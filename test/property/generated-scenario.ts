@@ -28,7 +28,7 @@ const SECOND_REGION = 'swedencentral';
 
 const rate = (max: number) => fc.double({ min: 0, max, noNaN: true }).map(round);
 
-/** A flap: at `at` seconds something is taken away, and given back `for` seconds later. */
+/** A flap: at `at` something is taken away, and given back `for` later (scaled into the run's length). */
 const flap = fc.record({
   kind: fc.constantFrom('quota' as const, 'sku' as const, 'capacity' as const),
   region: fc.constantFrom(0, 1),
@@ -86,6 +86,9 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
         schedule.push({ at: f.at + f.for, fault: { kind: 'capacity', ...where, allocationFailureRate: round(c.allocationFailureRate) } });
       }
     }
+    // Scaled into the run (a fault after the end is refused by the scenario schema).
+    const runSeconds = c.minutes * 60;
+    for (const e of schedule) e.at = Math.floor((e.at / (5400 + 3600 + 1)) * runSeconds);
     schedule.sort((a, b) => a.at - b.at);
     return {
       seed: c.seed,
