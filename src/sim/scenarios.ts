@@ -101,6 +101,19 @@ const BUILT_IN: Record<string, ScenarioInput> = {
       gpuPods(3, { prefix: 'job', lifetimeSeconds: 3600, repeatEverySeconds: 5400, at: 600 }),
     ],
   },
+  fleet: {
+    name: 'fleet',
+    description:
+      'A large platform: ~1,000 D8s_v5 nodes for ~10,000 pods, 8,000 long-lived and 2,000 that come and go every hour, with 2% allocation failures and consolidation, for 24 hours.',
+    hours: 24,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 12_000 }, allocationFailureRate: 0.02 }],
+    nodeClasses: [{ name: 'cpu-eastus2', location: 'eastus2', subscriptionID: SUB, subnetPrefix: '10.4.0.0/20' }],
+    nodePools: [{ name: 'cpu', nodeClass: 'cpu-eastus2', instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '10000' }, consolidateAfter: '10m' }],
+    workload: [
+      { count: 8_000, prefix: 'svc', requests: { cpu: '700m', memory: '2Gi' }, nodeSelector: { workload: 'cpu' } },
+      { count: 2_000, prefix: 'batch', at: 600, requests: { cpu: '700m', memory: '2Gi' }, nodeSelector: { workload: 'cpu' }, lifetimeSeconds: 1800, repeatEverySeconds: 3600 },
+    ],
+  },
 };
 
 export const BUILT_IN_SCENARIOS: readonly string[] = Object.keys(BUILT_IN);
