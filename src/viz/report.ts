@@ -141,18 +141,15 @@ export function renderReportHtml(runs: SimulationReportInput[], options: ReportO
     },
   ];
 
+  // One summary table first: a column per run, a row per headline figure, so runs compare in one glance.
+  const labels = [...new Set(runs.flatMap((r) => (r.summary ?? []).map((s) => s.label)))];
+  const cell = (run: SimulationReportInput, label: string) => escapeXml(String(run.summary?.find((s) => s.label === label)?.value ?? '-'));
+  const summaryTable =
+    `<table class="summary"><thead><tr><th></th>${runs.map((r) => `<th scope="col" data-run="${escapeXml(r.name)}">${escapeXml(r.name)}</th>`).join('')}</tr></thead><tbody>` +
+    labels.map((label) => `<tr><th scope="row">${escapeXml(label)}</th>${runs.map((r) => `<td>${cell(r, label)}</td>`).join('')}</tr>`).join('') +
+    '</tbody></table>';
   const header = runs
-    .map((run) => {
-      const summary = (run.summary ?? [])
-        .map((s) => `<tr><th>${escapeXml(s.label)}</th><td>${escapeXml(String(s.value))}</td></tr>`)
-        .join('');
-      return (
-        `<div class="run-head" data-run="${escapeXml(run.name)}"><h2>${escapeXml(run.name)}</h2>` +
-        (run.subtitle ? `<p>${escapeXml(run.subtitle)}</p>` : '') +
-        (summary ? `<table>${summary}</table>` : '') +
-        '</div>'
-      );
-    })
+    .map((run) => `<div class="run-head" data-run="${escapeXml(run.name)}"><h2>${escapeXml(run.name)}</h2>${run.subtitle ? `<p>${escapeXml(run.subtitle)}</p>` : ''}</div>`)
     .join('');
 
   const sections = rows
@@ -170,10 +167,12 @@ export function renderReportHtml(runs: SimulationReportInput[], options: ReportO
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeXml(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}
+.runs{grid-template-columns:repeat(${runs.length},minmax(0,1fr))}</style>
 </head>
 <body>
 <h1>${escapeXml(title)}</h1>
+${summaryTable}
 <div class="runs">${header}</div>
 ${sections}
 </body>
@@ -188,9 +187,11 @@ function maxValue(points: readonly TimePoint[]): number {
 const CSS = [
   'body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;background:#fff}',
   'h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:0}h3{font-size:15px;margin:18px 0 6px;color:#444}',
-  '.runs{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}',
-  '.run-head{min-width:560px}.run-head p{margin:2px 0 6px;color:#666}',
-  '.run-head table{border-collapse:collapse;font-size:13px}.run-head th{text-align:left;font-weight:normal;color:#555;padding:1px 12px 1px 0}',
+  // Every run in one row (the column count is set per report): plots shrink to fit rather than wrap.
+  '.runs{display:grid;gap:16px}figure{margin:0;min-width:0}figure svg.plot{width:100%;height:auto}',
+  '.run-head p{margin:2px 0 6px;color:#666}',
+  'table.summary{border-collapse:collapse;font-size:13px;margin:0 0 18px}table.summary th,table.summary td{padding:2px 14px 2px 0;text-align:right}',
+  'table.summary th[scope=row]{text-align:left;font-weight:normal;color:#555}table.summary thead th{font-weight:600}',
   'svg.plot{border:1px solid #e4e4e4;border-radius:4px;background:#fff}',
   'svg.plot text{font-family:inherit;font-size:10px;fill:#333}svg.plot .plot-title{font-size:12px;font-weight:600}',
   'svg.plot .axis-label{fill:#666}svg.plot .ref-label{fill:#888;font-size:9px}svg.plot .empty{fill:#aaa;font-size:12px}',
