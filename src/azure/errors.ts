@@ -122,15 +122,27 @@ export interface ClassifyContext {
   capacityType?: 'on-demand' | 'spot';
 }
 
+/** When a 429 carries no Retry-After (ARM's documented fallback for its buckets is to wait and retry). */
+export const DEFAULT_RETRY_AFTER_SECONDS = 17;
+
 export function classifyAzureError(err: unknown, context: ClassifyContext = {}): FailureAction {
   if (!isAzureError(err)) return { kind: 'transient', code: 'Unknown' };
   const code = err.code;
+  // Any 429 is throttling, whatever code the provider chose.
+  if (err.statusCode === 429 && code !== 'TooManyRequests' && code !== 'OperationNotAllowed') {
+    return { kind: 'throttled', retryAfterSeconds: err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, code };
+  }
   switch (code) {
     case 'OperationNotAllowed':
     case 'QuotaExceeded': {
+      // Compute's own throttling is a 429 OperationNotAllowed with a Retry-After of up to
+      // 20 minutes: throttling, never quota, and never a plain retry that drops the wait.
+      if (err.statusCode === 429) return { kind: 'throttled', retryAfterSeconds: err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, code };
       // ARM also says OperationNotAllowed for "VM is marked for deletion" or "disk is attached":
-      // those clear by themselves and say nothing about the offering.
-      if (code === 'OperationNotAllowed' && !/quota/i.test(err.message)) return { kind: 'transient', code };
+      // those clear by themselves and say nothing about the offering (a Retry-After, if sent, still holds).
+      if (code === 'OperationNotAllowed' && !/quota/i.test(err.message)) {
+        return err.retryAfterSeconds !== undefined ? { kind: 'throttled', retryAfterSeconds: err.retryAfterSeconds, code } : { kind: 'transient', code };
+      }
       const quota = parseQuotaMessage(err.message);
       return { kind: 'insufficientCapacity', reason: 'quota', ttlSeconds: quotaTtlSeconds(quota), code, quota };
     }
@@ -146,7 +158,7 @@ export function classifyAzureError(err: unknown, context: ClassifyContext = {}):
     case 'NicReservedForAnotherVm':
       return { kind: 'reserved', code };
     case 'TooManyRequests':
-      return { kind: 'throttled', retryAfterSeconds: err.retryAfterSeconds ?? 17, code };
+      return { kind: 'throttled', retryAfterSeconds: err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, code };
     case 'ResourceNotFound':
       return { kind: 'notFound', code };
     case 'SubnetIsFull':

@@ -34,6 +34,7 @@ export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Cl
     deleteVm: (ref) => count('deleteVm', () => port.deleteVm(ref)),
     listVms: (scope) => count('listVms', () => port.listVms(scope)),
     listDisks: (scope) => count('listDisks', () => port.listDisks(scope)),
+    getDisk: (ref) => count('getDisk', () => port.getDisk(ref)),
     deleteDisk: (ref) => count('deleteDisk', () => port.deleteDisk(ref)),
   };
 }

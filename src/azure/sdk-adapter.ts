@@ -148,6 +148,15 @@ export class SdkAzure implements AzurePort {
     return this.collect(compute.disks.listByResourceGroup(scope.resourceGroup), toDisk);
   }
 
+  async getDisk(ref: ResourceRef): Promise<Disk | undefined> {
+    const { compute } = await this.clientsFor(ref.subscriptionId);
+    try {
+      return toDisk(await compute.disks.get(ref.resourceGroup, ref.name));
+    } catch (err) {
+      return this.undefinedIfNotFound(err);
+    }
+  }
+
   async deleteDisk(ref: ResourceRef): Promise<void> {
     const { compute } = await this.clientsFor(ref.subscriptionId);
     await this.delete(`disk ${ref.name}`, () => compute.disks.delete(ref.resourceGroup, ref.name));

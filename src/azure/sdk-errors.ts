@@ -20,6 +20,7 @@ interface RestErrorLike {
   code?: string;
   details?: unknown;
   response?: { headers?: { get(name: string): string | undefined } };
+  request?: { url?: string };
 }
 
 function isRestErrorLike(err: unknown): err is RestErrorLike {
@@ -171,7 +172,22 @@ export function toAzureError(err: unknown, nowMs?: number): AzureError {
   // Defence in depth: an ARM message that echoes request content must not carry a secret onward.
   const message = mapped.message.slice(mapped.code.length + 2);
   const clean = redactString(message);
-  return clean === message ? mapped : new AzureError(mapped.code, mapped.statusCode, clean, mapped.retryAfterSeconds);
+  return clean === message ? mapped : new AzureError(mapped.code, mapped.statusCode, clean, mapped.retryAfterSeconds, mapped.info);
+}
+
+/**
+ * Who throttled a 429: a resource provider names itself in x-ms-ratelimit-remaining-resource
+ * ("Microsoft.Compute/PutVM3Min;0") or answers with its own code (Compute: OperationNotAllowed);
+ * ARM's subscription buckets say SubscriptionRequestsThrottled.
+ */
+function throttledBy(err: RestErrorLike): string {
+  const resource = err.response?.headers?.get('x-ms-ratelimit-remaining-resource');
+  const named = resource ? /^\s*([A-Za-z]+\.[A-Za-z]+)\//.exec(resource)?.[1] : undefined;
+  if (named) return named;
+  const code = (err.code ?? '').toLowerCase();
+  if (code === 'subscriptionrequeststhrottled' || code === 'tenantrequeststhrottled' || code === 'toomanyrequests' || code === '') return 'arm';
+  const fromUrl = err.request?.url ? /\/providers\/([A-Za-z]+\.[A-Za-z]+)\//i.exec(err.request.url)?.[1] : undefined;
+  return fromUrl ?? 'arm';
 }
 
 function mapError(err: unknown, nowMs: number | undefined): AzureError {
@@ -186,7 +202,10 @@ function mapError(err: unknown, nowMs: number | undefined): AzureError {
     }
     if (code === undefined) code = status === undefined && err.code === undefined ? 'RequestTimeout' : codeFromStatus(status);
     const retryAfter = parseRetryAfterSeconds(err.response?.headers, nowMs);
-    return new AzureError(code, status ?? CANONICAL_STATUS[code], err.message, retryAfter);
+    const armCode = err.code !== undefined ? { armCode: err.code } : {};
+    // A 429 is throttling whatever its code says (Compute answers OperationNotAllowed), and its Retry-After is binding.
+    if (status === 429) return new AzureError('TooManyRequests', 429, err.message, retryAfter, { ...armCode, throttledBy: throttledBy(err) });
+    return new AzureError(code, status ?? CANONICAL_STATUS[code], err.message, retryAfter, armCode);
   }
 
   if (err instanceof Error) {

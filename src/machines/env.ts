@@ -10,8 +10,12 @@ export interface MachineEnv {
 export const NIC_RESERVATION_MS = 180_000;
 /** Margin for clock skew between us and ARM, so the first delete after the wait succeeds. */
 export const RESERVATION_MARGIN_MS = 1_000;
-/** When ARM still says "reserved" (skew, or an unknown attempt time), ask again this soon. */
-export const RESERVED_RETRY_MS = 5_000;
+/**
+ * When ARM still says "reserved", ask again this soon. ARM's real end may differ from the
+ * rule (jitter, a later start), so retrying is what bounds time-to-reap: at most this long
+ * after the reservation really ends.
+ */
+export const RESERVED_RETRY_MS = 3_000;
 
 /** Exponential backoff with full jitter from the injected random source. */
 export function backoffMs(env: MachineEnv, attempt: number, baseMs = 1_000, capMs = 60_000): number {

@@ -65,6 +65,10 @@ export function createNicMachine(env: MachineEnv) {
       deleteNic: fromPromise<void, { name: string }>(async () => {
         throw new Error('deleteNic effect not provided');
       }),
+      /** GET: does the NIC exist? Lists lag behind ARM; a decision that the NIC is gone rests on a GET. */
+      nicExists: fromPromise<boolean, { name: string }>(async () => {
+        throw new Error('nicExists effect not provided');
+      }),
     },
     guards: {
       isAbsent: ({ context }) => !context.observed.exists,
@@ -80,6 +84,7 @@ export function createNicMachine(env: MachineEnv) {
       isThrottled: ({ event }) => 'error' in event && errorKind(event.error) === 'throttled',
       isReserved: ({ event }) => 'error' in event && errorKind(event.error) === 'reserved',
       isInUse: ({ event }) => 'error' in event && errorKind(event.error) === 'inUse',
+      confirmedPresent: ({ event }) => 'output' in event && event.output === true,
       isPermanentCreateFailure: ({ event }) =>
         'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event.error)),
     },
@@ -109,6 +114,8 @@ export function createNicMachine(env: MachineEnv) {
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
+      /** A GET found the NIC the list did not show yet. */
+      noteConfirmedPresent: assign({ observed: ({ context }) => ({ ...context.observed, exists: true }) }),
       rememberError: assign({ lastError: ({ event }) => ('error' in event ? classifyAzureError(event.error).code : undefined) }),
       emitReady: emit(({ context }) => ({ type: 'nic.ready' as const, name: context.name })),
       emitCreateFailed: emit(({ context, event }) => ({
@@ -147,11 +154,11 @@ export function createNicMachine(env: MachineEnv) {
         ],
       },
       pending: {
-        always: { guard: 'ownerReleasedIt', target: 'reaped' },
+        always: { guard: 'ownerReleasedIt', target: 'confirming-absent' },
         on: {
           CREATE: 'creating',
           OBSERVED: [
-            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -174,8 +181,8 @@ export function createNicMachine(env: MachineEnv) {
         on: {
           OBSERVED: [
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
-            // The NodeClaim went away while we were backing off: nothing to create any more.
-            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            // The NodeClaim went away while we were backing off: nothing to create any more (if a GET agrees).
+            { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
         },
@@ -186,7 +193,7 @@ export function createNicMachine(env: MachineEnv) {
         on: {
           OBSERVED: [
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
-            { guard: 'observedOwnerGone', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
         },
@@ -210,8 +217,8 @@ export function createNicMachine(env: MachineEnv) {
         on: {
           VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },
           OBSERVED: [
-            // deleteOption: Delete took the NIC with the VM.
-            { guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' },
+            // deleteOption: Delete took the NIC with the VM (a GET confirms: lists lag).
+            { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -225,7 +232,7 @@ export function createNicMachine(env: MachineEnv) {
         on: {
           VM_FAILED: { actions: 'recordVmFailure' },
           OBSERVED: [
-            { guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' },
+            { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -247,8 +254,23 @@ export function createNicMachine(env: MachineEnv) {
       'delete-backoff': {
         after: { untilRetry: 'deleting' },
         on: {
-          OBSERVED: [{ guard: 'observedAbsent', target: 'reaped', actions: 'storeObservation' }, { actions: 'storeObservation' }],
+          OBSERVED: [{ guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' }, { actions: 'storeObservation' }],
         },
+      },
+      // A list without the NIC is a hint, not proof (ARM's lists trail its resources): GET decides.
+      'confirming-absent': {
+        invoke: {
+          src: 'nicExists',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: [{ guard: 'confirmedPresent', target: 'observing', actions: 'noteConfirmedPresent' }, { target: 'reaped' }],
+          onError: [
+            { guard: 'isThrottled', target: 'confirm-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'confirm-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+          ],
+        },
+      },
+      'confirm-backoff': {
+        after: { untilRetry: 'confirming-absent' },
       },
       reaped: {
         type: 'final',

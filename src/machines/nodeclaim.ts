@@ -83,6 +83,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
       // Effects, provided by the runtime (src/runtime/effects.ts).
       recordVmAttempt: fromPromise<number, { name: string }>(notProvided('recordVmAttempt')),
       createVm: fromPromise<VmProvisioningState, { name: string }>(notProvided('createVm')),
+      /** GET of the NodeClaim's VM (undefined: none). Lists lag; "no VM" is decided by a GET. */
+      getVmState: fromPromise<VmProvisioningState | undefined, { name: string }>(notProvided('getVmState')),
       markLaunched: fromPromise<void, { name: string }>(notProvided('markLaunched')),
       markRegistered: fromPromise<void, { name: string }>(notProvided('markRegistered')),
       markInitialized: fromPromise<void, { name: string }>(notProvided('markInitialized')),
@@ -111,6 +113,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
       observedNodeReady: ({ event }) => event.type === 'OBSERVED' && (event.observed.node?.ready ?? false),
       vmResultSucceeded: ({ event }) => 'output' in event && event.output === 'Succeeded',
       vmResultInFlight: ({ event }) => 'output' in event && event.output === 'Creating',
+      vmResultFailed: ({ event }) => 'output' in event && event.output === 'Failed',
       isInsufficientCapacity: ({ event }) => kindOf(event as { error?: unknown }) === 'insufficientCapacity',
       isThrottledOrTransient: ({ event }) => ['throttled', 'transient'].includes(kindOf(event as { error?: unknown })),
       drained: ({ event }) => 'output' in event && event.output === true,
@@ -215,7 +218,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           { guard: 'vmSucceeded', target: 'launched' },
           { guard: 'vmInFlight', target: 'launching.awaiting-vm', actions: 'restoreAttempt' },
           { guard: 'vmFailedInArm', target: 'launch-failed', actions: ['restoreAttempt', 'recordVmFailedInArm'] },
-          { guard: 'attemptLeftNoVm', target: 'launch-failed', actions: ['restoreAttempt', 'recordLostAttempt'] },
+          { guard: 'attemptLeftNoVm', target: 'launching.confirming-vm', actions: 'restoreAttempt' },
           { target: 'pending' },
         ],
       },
@@ -266,13 +269,30 @@ export function createNodeClaimMachine(env: MachineEnv) {
           backoff: {
             after: { untilRetry: 'recording-attempt' },
           },
+          // The list shows no VM (or a Failed one) for an attempt: a list is not proof, a GET is.
+          'confirming-vm': {
+            invoke: {
+              src: 'getVmState',
+              input: ({ context }) => ({ name: context.name }),
+              onDone: [
+                { guard: 'vmResultSucceeded', target: '#nodeclaim.launched', actions: ['resetAttempts', 'announceLaunched'] },
+                { guard: 'vmResultInFlight', target: 'awaiting-vm' },
+                { guard: 'vmResultFailed', target: '#nodeclaim.launch-failed', actions: 'recordVmFailedInArm' },
+                { target: '#nodeclaim.launch-failed', actions: 'recordLostAttempt' },
+              ],
+              onError: { target: 'confirm-backoff', actions: 'scheduleThrottledRetry' },
+            },
+          },
+          'confirm-backoff': {
+            after: { untilRetry: 'confirming-vm' },
+          },
           'awaiting-vm': {
             on: {
               OBSERVED: [
                 { guard: 'observedGone', target: '#nodeclaim.deleted', actions: 'storeObservation' },
                 { guard: 'observedDeleting', target: '#nodeclaim.terminating', actions: 'storeObservation' },
                 { guard: 'observedVmSucceeded', target: '#nodeclaim.launched', actions: ['storeObservation', 'announceLaunched'] },
-                { guard: 'observedVmGoneOrFailed', target: '#nodeclaim.launch-failed', actions: ['storeObservation', 'recordLostAttempt'] },
+                { guard: 'observedVmGoneOrFailed', target: 'confirming-vm', actions: 'storeObservation' },
                 { actions: 'storeObservation' },
               ],
             },
@@ -376,8 +396,10 @@ export function createNodeClaimMachine(env: MachineEnv) {
             always: { guard: 'nicReleased', target: 'finalizing' },
             on: {
               NIC_REAPED: { target: 'finalizing', actions: 'markNicGone' },
+              // A list without the NIC only notes it; `nicReleased` decides (the runtime also
+              // waits for a NIC machine still at work), and finalize confirms with GETs.
               OBSERVED: [
-                { guard: 'observedNicGone', target: 'finalizing', actions: ['storeObservation', 'noteNicFromObservation'] },
+                { guard: 'observedNicGone', actions: ['storeObservation', 'noteNicFromObservation'] },
                 { guard: 'observedVmNotDeleting', target: 'deleting-vm', actions: 'storeObservation' },
                 { actions: 'storeObservation' },
               ],

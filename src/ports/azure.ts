@@ -93,6 +93,8 @@ export interface AzurePort {
   deleteVm(ref: ResourceRef): Promise<void>;
   listVms(scope: ResourceGroupScope): Promise<Vm[]>;
   listDisks(scope: ResourceGroupScope): Promise<Disk[]>;
+  /** GET; undefined when absent (lists lag, a GET does not: decisions that matter use it). */
+  getDisk(ref: ResourceRef): Promise<Disk | undefined>;
   deleteDisk(ref: ResourceRef): Promise<void>;
 }
 
@@ -115,6 +117,21 @@ export type AzureErrorCode =
   | 'InvalidParameter'
   | 'Unknown';
 
+/**
+ * What ARM said beyond the port's code: its own error code (e.g. SubscriptionRequestsThrottled,
+ * ResourceGroupNotFound, PropertyChangeNotAllowed) and, for a 429, who throttled: ARM itself
+ * (the whole subscription waits) or one resource provider (only calls to that provider wait).
+ */
+export interface AzureErrorInfo {
+  armCode?: string;
+  /** 'arm' for ARM's subscription buckets, or a provider namespace such as 'Microsoft.Compute'. */
+  throttledBy?: string;
+  /** Extra response headers the fake's REST face sends with the error (rate-limit counters). */
+  headers?: Record<string, string>;
+  /** ARM's error.details[] (e.g. the Compute throttling policy that was exceeded). */
+  details?: Array<{ code: string; target?: string; message: string }>;
+}
+
 export class AzureError extends Error {
   override readonly name = 'AzureError';
   constructor(
@@ -123,10 +140,14 @@ export class AzureError extends Error {
     message: string,
     /** Seconds, from a 429's Retry-After header. */
     readonly retryAfterSeconds?: number,
+    readonly info: AzureErrorInfo = {},
   ) {
     super(`${code}: ${message}`);
   }
 }
+
+/** The resource provider that serves a resource type, for provider-scoped throttling. */
+export const PROVIDER = { network: 'Microsoft.Network', compute: 'Microsoft.Compute' } as const;
 
 export function isAzureError(err: unknown): err is AzureError {
   return err instanceof AzureError;

@@ -1,16 +1,22 @@
-import { AzureError, isAzureError, type AzurePort, type ResourceGroupScope } from '../ports/azure.js';
+import { AzureError, isAzureError, PROVIDER, type AzurePort, type ResourceGroupScope } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
+import { classifyAzureError } from '../azure/errors.js';
 
 /**
- * Shares ARM's 429 answers across every actor: once ARM says "Retry-After: N" for a
- * subscription, no actor spends another request (and a token) there until N has passed;
- * they get the same answer locally and back off on their own deadlines.
+ * Shares ARM's 429 answers across every actor. Throttling comes from two places, and each
+ * blocks what it covers: ARM's own subscription buckets (SubscriptionRequestsThrottled)
+ * block every call to the subscription; a resource provider's policies (Compute's
+ * x-ms-ratelimit-remaining-resource, Retry-After up to 20 minutes) block only the calls to
+ * that provider in that subscription, so NIC deletes go on while Compute says wait.
+ * Until Retry-After has passed, no actor spends another request there: they get the same
+ * answer locally and back off on their own deadlines.
  */
 export function gateArm(arm: AzurePort, clock: Clock): AzurePort {
   const blockedUntil = new Map<string, number>();
-  const guard = async <T>(scope: ResourceGroupScope, call: () => Promise<T>): Promise<T> => {
-    const key = scope.subscriptionId.toLowerCase();
-    const until = blockedUntil.get(key) ?? 0;
+  const guard = async <T>(scope: ResourceGroupScope, provider: string, call: () => Promise<T>): Promise<T> => {
+    const sub = scope.subscriptionId.toLowerCase();
+    const keys = [sub, `${sub}|${provider.toLowerCase()}`];
+    const until = Math.max(...keys.map((k) => blockedUntil.get(k) ?? 0));
     const now = clock.now();
     if (now < until) {
       throw new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting out Retry-After before calling again', Math.ceil((until - now) / 1000));
@@ -18,22 +24,29 @@ export function gateArm(arm: AzurePort, clock: Clock): AzurePort {
     try {
       return await call();
     } catch (err) {
-      if (isAzureError(err) && err.code === 'TooManyRequests') {
-        blockedUntil.set(key, Math.max(blockedUntil.get(key) ?? 0, clock.now() + (err.retryAfterSeconds ?? 17) * 1000));
+      const action = classifyAzureError(err);
+      if (isAzureError(err) && action.kind === 'throttled') {
+        const by = err.info.throttledBy;
+        // Unknown origin: assume ARM itself, the wider block.
+        const key = by === undefined || by === 'arm' ? keys[0]! : `${sub}|${by.toLowerCase()}`;
+        blockedUntil.set(key, Math.max(blockedUntil.get(key) ?? 0, clock.now() + action.retryAfterSeconds * 1000));
       }
       throw err;
     }
   };
+  const net = PROVIDER.network;
+  const cmp = PROVIDER.compute;
   return {
-    getNic: (ref) => guard(ref, () => arm.getNic(ref)),
-    createNic: (spec) => guard(spec.ref, () => arm.createNic(spec)),
-    deleteNic: (ref) => guard(ref, () => arm.deleteNic(ref)),
-    listNics: (scope) => guard(scope, () => arm.listNics(scope)),
-    getVm: (ref) => guard(ref, () => arm.getVm(ref)),
-    createVm: (spec) => guard(spec.ref, () => arm.createVm(spec)),
-    deleteVm: (ref) => guard(ref, () => arm.deleteVm(ref)),
-    listVms: (scope) => guard(scope, () => arm.listVms(scope)),
-    listDisks: (scope) => guard(scope, () => arm.listDisks(scope)),
-    deleteDisk: (ref) => guard(ref, () => arm.deleteDisk(ref)),
+    getNic: (ref) => guard(ref, net, () => arm.getNic(ref)),
+    createNic: (spec) => guard(spec.ref, net, () => arm.createNic(spec)),
+    deleteNic: (ref) => guard(ref, net, () => arm.deleteNic(ref)),
+    listNics: (scope) => guard(scope, net, () => arm.listNics(scope)),
+    getVm: (ref) => guard(ref, cmp, () => arm.getVm(ref)),
+    createVm: (spec) => guard(spec.ref, cmp, () => arm.createVm(spec)),
+    deleteVm: (ref) => guard(ref, cmp, () => arm.deleteVm(ref)),
+    listVms: (scope) => guard(scope, cmp, () => arm.listVms(scope)),
+    listDisks: (scope) => guard(scope, cmp, () => arm.listDisks(scope)),
+    getDisk: (ref) => guard(ref, cmp, () => arm.getDisk(ref)),
+    deleteDisk: (ref) => guard(ref, cmp, () => arm.deleteDisk(ref)),
   };
 }

@@ -60,6 +60,7 @@ export class Runtime {
       actors: {
         recordVmAttempt: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'recordVmAttempt', () => e.recordVmAttempt(input.name))),
         createVm: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'createVm', () => e.createVm(input.name))),
+        getVmState: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'getVmState', () => e.vmState(input.name))),
         markLaunched: fromPromise(({ input }) => e.syncStatus(input.name, 'Launched')),
         markRegistered: fromPromise(({ input }) => e.syncStatus(input.name, 'Registered')),
         markInitialized: fromPromise(({ input }) => e.syncStatus(input.name, 'Initialized')),
@@ -81,6 +82,7 @@ export class Runtime {
       actors: {
         putNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'putNic', () => e.putNic(input.name, this.ownerOfNic(input.name)))),
         deleteNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'deleteNic', () => e.deleteNic(input.name))),
+        nicExists: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'nicExists', () => e.nicExists(input.name))),
       },
     });
   }

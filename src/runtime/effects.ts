@@ -86,6 +86,20 @@ export class Effects {
     });
   }
 
+  /** GET, not a list: lists trail ARM, and "the NIC is gone" must be true before anyone acts on it. */
+  async nicExists(nicName: string): Promise<boolean> {
+    const ref = this.nicRef(nicName);
+    if (!ref) return false;
+    return (await this.deps.arm.getNic(ref)) !== undefined;
+  }
+
+  /** The NodeClaim's VM as a GET shows it (undefined: there is none). */
+  async vmState(name: string): Promise<VmProvisioningState | undefined> {
+    const nc = this.nodeClaim(name);
+    const cls = this.nodeClassOf(nc);
+    return (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))))?.provisioningState;
+  }
+
   async deleteNic(nicName: string): Promise<void> {
     this.assertLeader();
     const ref = this.nicRef(nicName);
@@ -256,14 +270,32 @@ export class Effects {
     await this.deps.arm.deleteDisk(refFromId(id));
   }
 
-  /** Node object goes first (Karpenter's order), then the finalizer that held the NodeClaim. */
+  /**
+   * Node object goes first (Karpenter's order), then the finalizer that held the NodeClaim.
+   * Before the finalizer goes, GETs verify that ARM holds nothing of the claim: the NIC is
+   * gone (its machine reaped it), and so is the OS disk (a VM delete cascades it; one that
+   * survived, detached, is deleted here). Lists cannot be trusted for this: they lag.
+   */
   async finalize(name: string): Promise<void> {
     const nc = this.world()?.nodeClaims.get(name);
+    const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+    if (nc && cls && this.deps.config.strategy === 'machine') await this.verifyNothingLeft(name, cls);
     const node = nc ? this.nodeOf(nc) : undefined;
     if (node) await this.deps.cluster.deleteNode(node.metadata.name);
     if (nc && nc.metadata.finalizers.includes(TERMINATION_FINALIZER)) {
       await this.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== TERMINATION_FINALIZER) });
     }
+  }
+
+  private async verifyNothingLeft(name: string, cls: AzureFlexNodeClass): Promise<void> {
+    const nic = await this.deps.arm.getNic(this.ref(cls, nicNameFor(name)));
+    if (nic) throw new AzureError('NicInUse', 409, `NIC ${nic.name} still exists; the finalizer stays until it is reaped`);
+    const diskRef = this.ref(cls, osDiskNameFor(name));
+    const disk = await this.deps.arm.getDisk(diskRef);
+    if (!disk) return;
+    if (disk.managedBy) throw new AzureError('OperationNotAllowed', 409, `disk ${disk.name} is still attached to ${disk.managedBy}`);
+    this.assertLeader();
+    await this.deps.arm.deleteDisk(diskRef);
   }
 
   private nodeOf(nc: NodeClaim) {

@@ -66,12 +66,58 @@ export function cidrProblem(raw: string): string | undefined {
 export const RegionSchema = z.strictObject({
   subscriptionId: subscriptionId.default('00000000-0000-0000-0000-000000000001'),
   location,
+  /** Families not named get arm.defaultQuota: finite, and 0 for GPU families (NC/ND/NG/NV) unless granted here. */
   familyQuotaCores: z.record(z.string().max(128), cores).default({}),
+  /** Total Regional vCPUs; absent = arm.defaultQuota.regionalCores. */
   regionalQuotaCores: cores.optional(),
   unavailableSkus: z.array(z.string().max(128)).max(1000).default([]),
   allocationFailureRate: rate.default(0),
   zonalAllocationFailureRate: rate.default(0),
+  overconstrainedAllocationFailureRate: rate.default(0),
 });
+
+/**
+ * How the fake ARM behaves. Every default is what real ARM does (docs/fidelity.md has the
+ * source of each); a knob exists so a scenario can also show a world that differs.
+ */
+export const ArmBehaviourSchema = z.strictObject({
+  /** Async allocation failures leave a VM in provisioningState Failed holding its NIC and OS disk (false: ARM rolls the VM back). */
+  failedVmRecords: z.boolean().default(true),
+  /** A VM delete (deleteOption Delete) also deletes a NIC still inside its reservation (false: the NIC is only detached). */
+  cascadeDeletesReservedNic: z.boolean().default(false),
+  /** The NIC reservation a VM PUT takes: length, extra uniform jitter, a later start, and whether the create's outcome restarts it. */
+  reservation: z
+    .strictObject({
+      seconds: seconds(3600).default(180),
+      jitterSeconds: seconds(3600).default(0),
+      startDelaySeconds: seconds(3600).default(0),
+      from: z.enum(['attempt', 'completion']).default('attempt'),
+    })
+    .default({ seconds: 180, jitterSeconds: 0, startDelaySeconds: 0, from: 'attempt' }),
+  /** Items per list page (a nextLink beyond). */
+  listPageSize: z.number().int().positive().max(10_000).default(100),
+  /** Lists trail the resources: a new one appears, a deleted one disappears, this much later (GET is current). */
+  listLagSeconds: z
+    .strictObject({ appearSeconds: seconds(3600).default(5), disappearSeconds: seconds(3600).default(5) })
+    .default({ appearSeconds: 5, disappearSeconds: 5 }),
+  /** 409 PropertyChangeNotAllowed on a VM re-PUT that changes osProfile, networkProfile, storageProfile, size or priority. */
+  immutableVmProperties: z.boolean().default(true),
+  /** Compute RP throttling policies (PutVM3Min/30Min, DeleteVM…, LowCostGet…, HighCostGet…) with Retry-After up to 20 min. */
+  computeThrottling: z.boolean().default(true),
+  /** Quotas for families and regions the scenario does not name. */
+  defaultQuota: z
+    .strictObject({
+      familyCores: cores.default(100),
+      gpuFamilyCores: cores.default(0),
+      regionalCores: cores.default(100),
+    })
+    .default({ familyCores: 100, gpuFamilyCores: 0, regionalCores: 100 }),
+  /** A PUT/GET/list into a resource group that does not exist gets 404 ResourceGroupNotFound (the NodeClasses' groups exist). */
+  requireResourceGroups: z.boolean().default(true),
+  /** 400 InvalidApiVersionParameter / NoRegisteredProviderFound for api-versions ARM does not serve. */
+  validateApiVersions: z.boolean().default(true),
+});
+export type ArmBehaviour = z.output<typeof ArmBehaviourSchema>;
 
 const NodeClass = z.strictObject({
   name: dnsLabel,
@@ -106,7 +152,9 @@ const NodePool = z.strictObject({
 /** Same shapes as FakeArm.injectFault and POST /_sim/faults. */
 export const ArmFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('quota'), location, subscriptionId: subscriptionId.optional(), family: z.string().max(128).optional(), cores }),
-  z.strictObject({ kind: z.literal('capacity'), location, subscriptionId: subscriptionId.optional(), allocationFailureRate: rate.optional(), zonalAllocationFailureRate: rate.optional() }),
+  z.strictObject({ kind: z.literal('capacity'), location, subscriptionId: subscriptionId.optional(), allocationFailureRate: rate.optional(), zonalAllocationFailureRate: rate.optional(), overconstrainedAllocationFailureRate: rate.optional() }),
+  /** Exhausts Compute RP throttling policies (all, or `policy`, e.g. PutVM30Min): the next matching call gets 429 with a long Retry-After. */
+  z.strictObject({ kind: z.literal('computeThrottle'), location, subscriptionId: subscriptionId.optional(), policy: z.string().max(128).optional() }),
   z.strictObject({ kind: z.literal('throttle'), subscriptionId: subscriptionId.optional(), location: location.optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.strictObject({ kind: z.literal('transient'), transientFaultRate: rate.optional(), timeoutRate: rate.optional() }),
   z.strictObject({ kind: z.literal('skuUnavailable'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128), unavailable: z.boolean().optional() }),
@@ -176,6 +224,7 @@ export const ScenarioSchema = z.strictObject({
   nodePools: z.array(NodePool).min(1).max(LIMITS.nodePools),
   workload: z.array(Wave).min(1).max(LIMITS.waves),
   subnets: SubnetsSchema,
+  arm: ArmBehaviourSchema.default(ArmBehaviourSchema.parse({})),
   defaultSubnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),
   faults: FaultsSchema,
   controller: ControllerSchema,

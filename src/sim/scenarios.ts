@@ -4,6 +4,11 @@ import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js'
 const H200 = 'Standard_ND96isr_H200_v5';
 const H200_FAMILY = 'standardNDSH200v5Family';
 const SUB = '00000000-0000-0000-0000-000000000001';
+/**
+ * Real subscriptions start with a finite Total Regional vCPUs quota and no GPU family quota:
+ * every scenario grants what it needs explicitly (GPU families per scenario, regional here).
+ */
+const REGIONAL_CORES = 1000;
 
 const h200Pool = {
   name: 'h200',
@@ -31,7 +36,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     description:
       'The upstream incident: an H200 NodePool in eastus2 with family quota for 2 nodes, more GPU pods pending than fit, a create attempt every ~10 s, a /24 subnet, 8 hours.',
     hours: 8,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 } }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192 } }],
     nodeClasses: [h200Class],
     nodePools: [h200Pool],
     workload: [gpuPods(3)],
@@ -40,7 +45,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     name: 'capacity-flap',
     description: 'Quota is fine but H200 capacity comes and goes: accepted creates fail asynchronously with AllocationFailed/ZonalAllocationFailed.',
     hours: 8,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 96 * 8 }, allocationFailureRate: 0.6, zonalAllocationFailureRate: 0.2 }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 96 * 8 }, allocationFailureRate: 0.6, zonalAllocationFailureRate: 0.2 }],
     nodeClasses: [h200Class],
     nodePools: [h200Pool],
     workload: [gpuPods(6)],
@@ -56,7 +61,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     name: 'throttle',
     description: 'A burst of CPU and GPU pods while ARM throttles: the write bucket is drained at the start and 5xx/timeouts are frequent.',
     hours: 2,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192, standardDSv5Family: 800 } }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192, standardDSv5Family: 800 } }],
     nodeClasses: [h200Class],
     nodePools: [
       h200Pool,
@@ -80,7 +85,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     name: 'crash-restart',
     description: 'quota-storm with the controller killed at random await points 20 times and restarted 30 s later.',
     hours: 8,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 }, allocationFailureRate: 0.1 }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192 }, allocationFailureRate: 0.1 }],
     nodeClasses: [h200Class],
     nodePools: [h200Pool],
     workload: [gpuPods(3)],
@@ -90,7 +95,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     name: 'churn',
     description: 'Pods come and go: CPU web pods in waves with a limited lifetime and short GPU jobs; empty nodes are consolidated away.',
     hours: 6,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 384, standardDSv5Family: 400 }, allocationFailureRate: 0.1 }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 384, standardDSv5Family: 400 }, allocationFailureRate: 0.1 }],
     nodeClasses: [h200Class],
     nodePools: [
       { ...h200Pool, consolidateAfter: '5m' },

@@ -149,12 +149,25 @@ export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArm
     const id = nc.spec.subnetID;
     if (!subnets.has(id.toLowerCase())) subnets.set(id.toLowerCase(), { id, addressPrefix: subnetPrefixOf(scenario, id) });
   }
+  const a = scenario.arm;
   return {
     regions: scenario.regions.map((r) => ({ ...r })),
     subnets: [...subnets.values()],
+    // The NodeClasses' resource groups exist (someone created them before installing azflex).
+    resourceGroups: nodeClasses.map((nc) => ({ subscriptionId: nc.spec.subscriptionID, name: nc.spec.resourceGroup, location: nc.spec.location })),
     throttling: scenario.faults.throttling,
     transientFaultRate: scenario.faults.transientFaultRate,
     timeoutRate: scenario.faults.timeoutRate,
+    failedVmRecords: a.failedVmRecords,
+    cascadeDeletesReservedNic: a.cascadeDeletesReservedNic,
+    reservation: { ...a.reservation },
+    listPageSize: a.listPageSize,
+    listLagSeconds: { ...a.listLagSeconds },
+    immutableVmProperties: a.immutableVmProperties,
+    computeThrottling: a.computeThrottling,
+    defaultQuota: { ...a.defaultQuota },
+    requireResourceGroups: a.requireResourceGroups,
+    validateApiVersions: a.validateApiVersions,
   };
 }
 

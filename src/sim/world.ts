@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClusterSetup } from './cluster-setup.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import {
-  checkWorld, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
+  ArmBehaviourSchema, checkWorld, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
   type Scenario, type ScenarioInput,
 } from './scenario.js';
 import { builtInScenarioInput, BUILT_IN_SCENARIOS } from './scenarios.js';
@@ -21,6 +21,8 @@ export const WorldSchema = z.strictObject({
   regions: z.array(RegionSchema.extend({ subscriptionId: RegionSchema.shape.subscriptionId.unwrap().optional() })).min(1).max(LIMITS.regions),
   subnets: SubnetsSchema,
   defaultSubnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),
+  /** How the fake ARM behaves (docs/fidelity.md); every default is real ARM's. */
+  arm: ArmBehaviourSchema.default(ArmBehaviourSchema.parse({})),
   faults: FaultsSchema,
   controller: ControllerSchema,
 });

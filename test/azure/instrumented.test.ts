@@ -26,6 +26,7 @@ function stubPort(clock: VirtualClock): AzurePort {
     deleteVm: async () => undefined,
     listVms: async () => [],
     listDisks: async () => [],
+    getDisk: async () => undefined,
     deleteDisk: async () => {
       throw new Error('not an AzureError');
     },

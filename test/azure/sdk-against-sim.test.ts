@@ -22,12 +22,14 @@ const H200_FAMILY = 'standardNDSH200v5Family';
 
 function config(): FakeArmConfig {
   return {
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 } }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 192 }, regionalQuotaCores: 1000 }],
     subnets: [
       { id: SUBNET, addressPrefix: '10.1.0.0/24' },
       { id: SMALL_SUBNET, addressPrefix: '10.2.0.0/29' },
     ],
     reservationSeconds: 180,
+    // This file is about the adapter; list-cache lag has its own tests (test/sim-arm/fidelity.test.ts).
+    listLagSeconds: { appearSeconds: 0, disappearSeconds: 0 },
   };
 }
 
@@ -115,8 +117,9 @@ for (const route of ROUTES) {
       expect(disks.map((d) => [d.name, d.managedBy?.toLowerCase()])).toEqual([[osDiskNameFor('b'), vm.id.toLowerCase()]]);
       expect((await s.run(s.azure.listVms({ subscriptionId: SUB, resourceGroup: RG }))).map((v) => v.name)).toEqual([vmNameFor('b')]);
 
-      // 6. ... and deleted: accepted at once, gone minutes later (a GPU VM), NIC and OS disk
-      // with it (deleteOption: Delete), nothing leaks.
+      // 6. ... and deleted past the NIC's reservation: accepted at once, gone minutes later (a GPU VM),
+      // NIC and OS disk with it (deleteOption: Delete), nothing leaks.
+      await s.advance(Math.max(0, 181 - (s.clock.now() - before) / 1000));
       await s.run(s.azure.deleteVm(vmSpec('b').ref));
       // (over HTTPS the served clock runs on while the test waits, so the delete may be over already)
       expect([undefined, 'Deleting']).toContain((await s.run(s.azure.getVm(vmSpec('b').ref)))?.provisioningState);
@@ -124,6 +127,7 @@ for (const route of ROUTES) {
       expect(await s.run(s.azure.getVm(vmSpec('b').ref))).toBeUndefined();
       expect(await s.run(s.azure.listNics({ subscriptionId: SUB, resourceGroup: RG }))).toEqual([]);
       expect(await s.run(s.azure.listDisks({ subscriptionId: SUB, resourceGroup: RG }))).toEqual([]);
+      expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('b'))))).toBeUndefined();
       expect(s.arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
       await s.run(s.azure.deleteVm(vmSpec('b').ref));
       expect(s.clock.now()).toBeGreaterThan(t0);
@@ -163,8 +167,9 @@ for (const route of ROUTES) {
         s.arm.injectFault({ kind: 'capacity', location: 'eastus2', allocationFailureRate: 0, zonalAllocationFailureRate: 1 });
         await s.run(s.azure.createNic(nicSpec('z')));
         await expectCode(s.run(s.azure.createVm(vmSpec('z'))), 'ZonalAllocationFailed');
-        // ARM rolled the failed VMs back: nothing to GET.
-        expect(await s.run(s.azure.getVm(vmSpec('f').ref))).toBeUndefined();
+        // ARM keeps the failed VMs, Failed, holding NIC and OS disk until they are deleted.
+        expect(await s.run(s.azure.getVm(vmSpec('f').ref))).toMatchObject({ provisioningState: 'Failed', nicIds: [expect.stringMatching(/azflex-f-nic$/i)] });
+        expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('f'))))).toMatchObject({ managedBy: expect.stringMatching(/azflex-f$/i) });
       }
       // SubnetIsFull: a /29 has 3 usable addresses.
       {

@@ -11,7 +11,11 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const base: NodeClaimObservation = { exists: true, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
 
-function start(observed: NodeClaimObservation, createVm: () => Promise<VmProvisioningState> = async () => 'Succeeded') {
+function start(
+  observed: NodeClaimObservation,
+  createVm: () => Promise<VmProvisioningState> = async () => 'Succeeded',
+  getVmState: () => Promise<VmProvisioningState | undefined> = async () => undefined,
+) {
   const clock = new VirtualClock(5_000_000);
   const failures: LaunchFailure[] = [];
   const emitted: string[] = [];
@@ -19,6 +23,7 @@ function start(observed: NodeClaimObservation, createVm: () => Promise<VmProvisi
     actors: {
       recordVmAttempt: fromPromise(async () => clock.now()),
       createVm: fromPromise<VmProvisioningState, { name: string }>(createVm),
+      getVmState: fromPromise<VmProvisioningState | undefined, { name: string }>(getVmState),
       markLaunched: fromPromise<void, { name: string }>(async () => undefined),
       markRegistered: fromPromise<void, { name: string }>(async () => undefined),
       markInitialized: fromPromise<void, { name: string }>(async () => undefined),
@@ -49,12 +54,21 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
     expect(start(observed).state()).toBe(expected);
   });
 
-  it('a VM attempt recorded before a crash, with no VM in ARM, is treated as a failed launch that reserved the NIC', async () => {
+  it('a VM attempt recorded before a crash, with no VM in ARM (by GET), is treated as a failed launch that reserved the NIC', async () => {
     const { state, failures, emitted } = start({ ...base, nicExists: true, vmAttemptAt: 4_990_000 });
+    expect(state()).toBe('launching.confirming-vm');
+    await settle();
     await settle();
     expect(failures[0]).toMatchObject({ code: 'VmAttemptLost', nicReserved: true });
     expect(emitted).toContain('vm.failed');
     expect(state()).toBe('terminating.awaiting-nic-release');
+  });
+
+  it('a VM the list does not show yet but a GET finds Creating is awaited, not declared lost', async () => {
+    const { state, failures } = start({ ...base, nicExists: true, vmAttemptAt: 4_990_000 }, undefined, async () => 'Creating');
+    await settle();
+    expect(state()).toBe('launching.awaiting-vm');
+    expect(failures).toEqual([]);
   });
 
   it('a quota refusal deletes the NodeClaim, marks the offering, and waits for the NIC before removing the finalizer', async () => {

@@ -82,7 +82,7 @@ describe('FakeArm NICs', () => {
 
 describe('FakeArm NIC reservation (the upstream leak)', () => {
   it('a VM PUT refused for quota still reserves the NIC: delete refused until exactly 180 s', async () => {
-    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
+    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     const { arm } = h;
     await h.run(arm.createNic(nicSpec('a')));
     const err = azErr(await h.run(arm.createVm(vmSpec('a'))).catch((e: unknown) => e));
@@ -114,7 +114,7 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
   });
 
   it('honours a custom reservationSeconds in the refusal and the deadline', async () => {
-    const h = harness(zero({ reservationSeconds: 30, regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
+    const h = harness(zero({ reservationSeconds: 30, regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     await h.run(h.arm.createNic(nicSpec('a')));
     await h.run(h.arm.createVm(vmSpec('a'))).catch(() => undefined);
     const e = azErr(await h.run(h.arm.deleteNic(ref(nicNameFor('a')))).catch((x: unknown) => x));
@@ -124,7 +124,7 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
   });
 
   it('a NIC reserved by one VM is refused to a VM PUT of another name, but the same VM may retry', async () => {
-    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
+    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     const { arm } = h;
     await h.run(arm.createNic(nicSpec('a')));
     await h.run(arm.createVm(vmSpec('a'))).catch(() => undefined);
@@ -142,8 +142,8 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
     const h = harness(
       zero({
         regions: [
-          { subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {}, unavailableSkus: [H200] },
-          { subscriptionId: SUB, location: 'westus', familyQuotaCores: {} },
+          { subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 }, unavailableSkus: [H200] },
+          { subscriptionId: SUB, location: 'westus', familyQuotaCores: { standardNDSH200v5Family: 96_000 } },
         ],
       }),
     );
@@ -166,7 +166,7 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
   });
 
   it('applies the Total Regional Cores quota with its own message', async () => {
-    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {}, regionalQuotaCores: 100 }] }));
+    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 96_000 }, regionalQuotaCores: 100 }] }));
     const { arm } = h;
     await h.run(arm.createNic(nicSpec('a')));
     await h.run(arm.createNic(nicSpec('b')));
@@ -251,8 +251,8 @@ describe('FakeArm VM lifecycle', () => {
     expect(h.events.filter((e) => e.op.endsWith('.removed')).map((e) => e.op)).toEqual(['nic.removed', 'disk.removed', 'vm.removed']);
   });
 
-  it('an async AllocationFailed rolls the VM back, releases cores, detaches the NIC and keeps the reservation', async () => {
-    const h = harness(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 96 }, allocationFailureRate: 1 }] }));
+  it('with failedVmRecords off, an async AllocationFailed rolls the VM back, releases cores, detaches the NIC and keeps the reservation', async () => {
+    const h = harness(baseConfig({ failedVmRecords: false, regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96 }, allocationFailureRate: 1 }] }));
     const { arm } = h;
     const nicP = observe(arm.createNic(nicSpec('a')));
     await h.advance(3_000);
@@ -287,13 +287,13 @@ describe('FakeArm VM lifecycle', () => {
   });
 
   it('ZonalAllocationFailed is drawn after AllocationFailed', async () => {
-    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {}, zonalAllocationFailureRate: 1 }] }));
+    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 }, zonalAllocationFailureRate: 1 }] }));
     await h.run(h.arm.createNic(nicSpec('a')));
     const e = azErr(await h.run(h.arm.createVm(vmSpec('a'))).catch((x: unknown) => x));
     expect(e.code).toBe('ZonalAllocationFailed');
   });
 
-  it('a delete of a VM still Creating cancels the create (OperationPreempted) and cascades', async () => {
+  it('a delete of a VM still Creating cancels the create (OperationPreempted) and cascades the disk; the reserved NIC is only detached', async () => {
     const h = harness(baseConfig());
     const { arm } = h;
     const nicP = observe(arm.createNic(nicSpec('a')));
@@ -308,7 +308,11 @@ describe('FakeArm VM lifecycle', () => {
     expect(e.message).toContain('OperationPreempted');
     await h.advance(90_000);
     expect(delP.done).toBe(true);
-    expect(arm.snapshot()).toMatchObject({ vms: [], nics: [], disks: [], operations: { inProgress: 0 } });
+    expect(arm.snapshot()).toMatchObject({ vms: [], disks: [], operations: { inProgress: 0 } });
+    // Deleted 105 s after the PUT: the network RP still holds the NIC for that VM.
+    expect(arm.snapshot().nics.map((n) => n.virtualMachineId)).toEqual([undefined]);
+    await h.advance(80_000);
+    expect(arm.nicDelete(ref(nicNameFor('a')))).toBe('deleted');
     expect(h.events.some((e2) => e2.op === 'vm.provisioned')).toBe(false);
   });
 

@@ -43,8 +43,8 @@ describe('FakeArm throttling', () => {
       zero({
         throttling: true,
         regions: [
-          { subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} },
-          { subscriptionId: SUB, location: 'swedencentral', familyQuotaCores: {} },
+          { subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 } },
+          { subscriptionId: SUB, location: 'swedencentral', familyQuotaCores: { standardNDSH200v5Family: 96_000 } },
         ],
       }),
     );
@@ -162,7 +162,7 @@ async function lifecycle(arm: AzurePort, clock: Clock, claim: string, holdMs: nu
 async function runWorkload(seed: number, claims: number, overrides: Partial<FakeArmConfig> = {}): Promise<Harness> {
   const h = harness(
     baseConfig({
-      regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 96 * 400 }, allocationFailureRate: 0.3 }],
+      regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96 * 400 }, allocationFailureRate: 0.3 }],
       subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/20' }],
       throttling: true,
       transientFaultRate: 0.03,

@@ -10,10 +10,16 @@ export const SUBNET = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Micr
 export const H200 = 'Standard_ND96isr_H200_v5';
 export const T0 = Date.UTC(2026, 0, 1);
 
+/**
+ * The fake with real ARM's defaults, except that lists are current (no list-cache lag): most
+ * tests here are about one other behaviour each. The fidelity tests use the real lag.
+ */
 export function baseConfig(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
   return {
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 192 } }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 192 }, regionalQuotaCores: 1000 }],
     subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/24' }],
+    resourceGroups: [{ subscriptionId: SUB, name: 'other-rg' }],
+    listLagSeconds: { appearSeconds: 0, disappearSeconds: 0 },
     ...over,
   };
 }

@@ -187,7 +187,7 @@ describe('ARM REST face: virtual machines', () => {
   });
 
   it('sync refusals carry Azure codes and messages without a prefix; the NIC is then reserved', async () => {
-    const { call } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
+    const { call } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     await call('PUT', `${nicPath('nic-a')}?api-version=${NET_API}`, nicBody());
     const put = await call('PUT', `${vmPath('vm-a')}?api-version=${CMP_API}`, vmBody('nic-a'));
     expect(put.status).toBe(409);
@@ -199,8 +199,8 @@ describe('ARM REST face: virtual machines', () => {
     expect(del.json.error?.message).toContain(`Reserved VM: ${vmPath('vm-a')}`);
   });
 
-  it('an async AllocationFailed shows as a Failed operation document with the error', async () => {
-    const { call, h } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {}, allocationFailureRate: 1 }] }));
+  it('an async AllocationFailed shows as a Failed operation document with the error; the VM stays, Failed', async () => {
+    const { call, h } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 }, allocationFailureRate: 1 }] }));
     await call('PUT', `${nicPath('nic-a')}?api-version=${NET_API}`, nicBody());
     const put = await call('PUT', `${vmPath('vm-a')}?api-version=${CMP_API}`, vmBody('nic-a'));
     expect(put.status).toBe(201);
@@ -209,14 +209,15 @@ describe('ARM REST face: virtual machines', () => {
     expect(st.status).toBe(200);
     expect(st.json['status']).toBe('Failed');
     expect(st.json.error?.code).toBe('AllocationFailed');
-    expect((await call('GET', `${vmPath('vm-a')}?api-version=${CMP_API}`)).status).toBe(404);
+    expect((await call('GET', `${vmPath('vm-a')}?api-version=${CMP_API}`)).json).toMatchObject({ properties: { provisioningState: 'Failed' } });
   });
 
   it('DELETE 202 with Azure-AsyncOperation + Location (monitor 202 then 204); missing VM 204; cascade', async () => {
     const { call, h } = rest(baseConfig({ latencyMs: { ...ZERO_LATENCY_MS, vmDelete: { min: 30_000, max: 30_000 } } }));
     await call('PUT', `${nicPath('nic-a')}?api-version=${NET_API}`, nicBody());
     await call('PUT', `${vmPath('vm-a')}?api-version=${CMP_API}`, vmBody('nic-a'));
-    await h.advance(0);
+    // Past the NIC's 180 s reservation, so the cascade may delete it.
+    await h.advance(180_000);
     const del = await call('DELETE', `${vmPath('vm-a')}?api-version=${CMP_API}`);
     expect(del.status).toBe(202);
     const monitor = rel(del.headers['location']!);
@@ -265,13 +266,13 @@ describe('ARM REST face: throttling, SKUs and simulator control', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('1');
     expect(limited.headers['x-ms-ratelimit-remaining-subscription-writes']).toBe('0');
-    expect(limited.json.error?.code).toBe('TooManyRequests');
+    expect(limited.json.error?.code).toBe('SubscriptionRequestsThrottled');
     await h.advance(1_000);
     expect((await call('PUT', `${nicPath('b')}?api-version=${NET_API}`, nicBody())).status).toBe(201);
   });
 
   it('lists Resource SKUs from the catalog with a restriction for unavailable SKUs and honours $filter', async () => {
-    const { call } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {}, unavailableSkus: [H200] }] }));
+    const { call } = rest(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 }, unavailableSkus: [H200] }] }));
     const all = await call('GET', `/subscriptions/${SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01`);
     expect(all.status).toBe(200);
     const value = all.json['value'] as Array<Record<string, unknown>>;

@@ -70,6 +70,7 @@ describe('official Azure SDKs against the REST face', () => {
     const names: string[] = [];
     for await (const d of compute.disks.listByResourceGroup(RG)) names.push(d.name!);
     expect(names).toEqual(['vm-a-osdisk']);
+    await h.advance(180_000); // past the NIC's reservation: the cascade may delete it
     await compute.virtualMachines.delete(RG, 'vm-a', poll);
     expect(h.arm.snapshot()).toMatchObject({ vms: [], nics: [], disks: [] });
     await network.networkInterfaces.delete(RG, 'nic-a', poll); // already gone: 204
@@ -77,7 +78,7 @@ describe('official Azure SDKs against the REST face', () => {
   });
 
   it('sync refusals surface as RestError with Azure code and status; async failures reject the poller', async () => {
-    const { h, network, compute } = setup(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
+    const { h, network, compute } = setup(baseConfig({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     const nic = await network.networkInterfaces.createOrUpdate(RG, 'nic-a', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }, poll);
     const quota = await compute.virtualMachines.createOrUpdate(RG, 'vm-a', vmParams(nic.id!), poll).then(
       () => undefined,

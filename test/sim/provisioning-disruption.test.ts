@@ -11,7 +11,7 @@ const scenario = parseScenario(
   {
     name: 'burst-drift-drain',
     hours: 1.5,
-    regions: [{ location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 96 * 8, standardDSv5Family: 400 } }],
+    regions: [{ location: 'eastus2', regionalQuotaCores: 1000, familyQuotaCores: { standardNDSH200v5Family: 96 * 8, standardDSv5Family: 400 } }],
     nodeClasses: [{ name: 'eastus2', location: 'eastus2' }],
     nodePools: [
       { name: 'h200', nodeClass: 'eastus2', instanceTypes: ['Standard_ND96isr_H200_v5'], labels: { gpu: 'h200' }, limits: { 'nvidia.com/gpu': '16' }, consolidateAfter: '1m', budgets: [{ nodes: '1' }] },

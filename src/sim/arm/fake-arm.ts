@@ -13,7 +13,17 @@ import {
 import type { Clock, Random } from '../../ports/clock.js';
 import type { InstanceType } from '../../catalog/skus.js';
 import { armId, TAG } from '../../azure/naming.js';
-import { DEFAULT_LATENCY_MS, DEFAULT_RESERVATION_SECONDS, DEFAULT_TIMEOUT_AFTER_EFFECT_RATE } from './defaults.js';
+import {
+  COMPUTE_THROTTLE_POLICIES,
+  DEFAULT_LATENCY_MS,
+  DEFAULT_LIST_LAG_SECONDS,
+  DEFAULT_LIST_PAGE_SIZE,
+  DEFAULT_QUOTA,
+  DEFAULT_RESERVATION_SECONDS,
+  DEFAULT_TIMEOUT_AFTER_EFFECT_RATE,
+  MAX_COMPUTE_RETRY_AFTER_SECONDS,
+  isGpuFamily,
+} from './defaults.js';
 import * as msg from './messages.js';
 import { ResourceIndex } from './resource-index.js';
 import { SubnetPool } from './subnet-pool.js';
@@ -24,6 +34,7 @@ import type {
   ArmOperation,
   ArmStateChange,
   BucketKind,
+  ComputeThrottlePolicy,
   FakeArmConfig,
   FakeArmLatency,
   FakeArmRegionConfig,
@@ -32,8 +43,11 @@ import type {
 } from './types.js';
 
 import {
+  changedImmutableProperty,
   copyImage,
+  digest,
   diskView,
+  normalizeLocation,
   vmView,
   regionKey,
   sameId,
@@ -70,6 +84,44 @@ export interface FakeArmOptions {
 
 type Outcome<T> = { status: number; value: T };
 
+/** A deleted record lists on until `hiddenAt` (ARM's list cache lags behind deletes). */
+interface Tomb<R> {
+  rec: R;
+  hiddenAt: number;
+}
+
+/** One page of a list, and where the next one starts (absent on the last page). */
+export interface ListPage<V> {
+  value: V[];
+  nextSkip?: number;
+}
+
+/** Calls inside one sliding window (Compute RP throttling policies). */
+class CallWindow {
+  private times: number[] = [];
+  private head = 0;
+
+  count(now: number, windowMs: number): number {
+    while (this.head < this.times.length && this.times[this.head]! <= now - windowMs) this.head++;
+    if (this.head > 4096 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+    return this.times.length - this.head;
+  }
+
+  add(now: number, n = 1): void {
+    for (let i = 0; i < n; i++) this.times.push(now);
+  }
+
+  /** Ms until the window holds fewer than `limit` calls (the window must be pruned first). */
+  msUntilBelow(limit: number, now: number, windowMs: number): number {
+    const excess = this.times.length - this.head - limit;
+    if (excess < 0) return 0;
+    return this.times[this.head + excess]! + windowMs - now;
+  }
+}
+
 /**
  * A deterministic in-memory ARM for the three resource types azflex touches. Every
  * behaviour that made the upstream controller leak is modelled: the 180 s NIC reservation
@@ -96,6 +148,29 @@ export class FakeArm implements AzurePort {
   private readonly latency: FakeArmLatency;
   private readonly reservationMs: number;
   private readonly reservationSeconds: number;
+  private readonly reservationJitterMs: number;
+  private readonly reservationDelayMs: number;
+  private readonly reservationFrom: 'attempt' | 'completion';
+  private readonly failedVmRecords: boolean;
+  private readonly cascadeDeletesReservedNic: boolean;
+  private readonly pageSize: number;
+  private readonly appearLagMs: number;
+  private readonly disappearLagMs: number;
+  private readonly immutableVmProperties: boolean;
+  private readonly computePolicies: readonly ComputeThrottlePolicy[];
+  private readonly defaultQuota: { familyCores: number; gpuFamilyCores: number; regionalCores: number };
+  private readonly requireResourceGroups: boolean;
+  /** Whether the REST face refuses api-versions ARM does not serve. */
+  readonly validateApiVersions: boolean;
+  /** `sub|rg` (lower-case) of every resource group that exists. */
+  private readonly resourceGroups = new Map<string, { subscriptionId: string; name: string; location: string }>();
+  private readonly windows = new Map<string, CallWindow>();
+  private readonly nicTombs = new ResourceIndex<Tomb<NicRecord>>();
+  private readonly vmTombs = new ResourceIndex<Tomb<VmRecord>>();
+  private readonly diskTombs = new ResourceIndex<Tomb<DiskRecord>>();
+  /** Rate-limit headers of the last call, and a sequence number telling calls apart. */
+  private lastHeaders: Record<string, string> = {};
+  private callSeq = 0;
   private throttling: boolean;
   private transientFaultRate: number;
   private timeoutRate: number;
@@ -129,45 +204,67 @@ export class FakeArm implements AzurePort {
     this.random = opts.random;
     this.onEvent = opts.onEvent;
     this.latency = { ...DEFAULT_LATENCY_MS, ...config.latencyMs };
-    this.reservationSeconds = config.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
+    this.reservationSeconds = config.reservation?.seconds ?? config.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
     this.reservationMs = this.reservationSeconds * 1000;
+    this.reservationJitterMs = (config.reservation?.jitterSeconds ?? 0) * 1000;
+    this.reservationDelayMs = (config.reservation?.startDelaySeconds ?? 0) * 1000;
+    this.reservationFrom = config.reservation?.from ?? 'attempt';
+    this.failedVmRecords = config.failedVmRecords ?? true;
+    this.cascadeDeletesReservedNic = config.cascadeDeletesReservedNic ?? false;
+    this.pageSize = Math.max(1, config.listPageSize ?? DEFAULT_LIST_PAGE_SIZE);
+    this.appearLagMs = (config.listLagSeconds?.appearSeconds ?? DEFAULT_LIST_LAG_SECONDS.appearSeconds) * 1000;
+    this.disappearLagMs = (config.listLagSeconds?.disappearSeconds ?? DEFAULT_LIST_LAG_SECONDS.disappearSeconds) * 1000;
+    this.immutableVmProperties = config.immutableVmProperties ?? true;
+    this.computePolicies = config.computeThrottling === false ? [] : Array.isArray(config.computeThrottling) ? config.computeThrottling : COMPUTE_THROTTLE_POLICIES;
+    this.defaultQuota = { ...DEFAULT_QUOTA, ...config.defaultQuota };
+    this.requireResourceGroups = config.requireResourceGroups ?? true;
+    this.validateApiVersions = config.validateApiVersions ?? true;
     this.throttling = config.throttling ?? false;
     this.transientFaultRate = config.transientFaultRate ?? 0;
     this.timeoutRate = config.timeoutRate ?? 0;
     this.timeoutAfterEffectRate = config.timeoutAfterEffectRate ?? DEFAULT_TIMEOUT_AFTER_EFFECT_RATE;
     for (const t of opts.instanceTypes) this.types.set(t.name.toLowerCase(), t);
     for (const r of config.regions) this.addRegion(r);
-    for (const s of config.subnets) this.subnets.set(s.id.toLowerCase(), new SubnetPool(s.id, s.addressPrefix));
+    for (const s of config.subnets) {
+      this.subnets.set(s.id.toLowerCase(), new SubnetPool(s.id, s.addressPrefix));
+      const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\//i.exec(s.id);
+      if (m) this.addResourceGroup(m[1]!, m[2]!, this.homeRegion.get(m[1]!.toLowerCase()) ?? 'eastus2');
+    }
+    for (const rg of config.resourceGroups ?? []) this.addResourceGroup(rg.subscriptionId, rg.name, rg.location ?? this.homeRegion.get(rg.subscriptionId.toLowerCase()) ?? 'eastus2');
   }
 
   // ---------------------------------------------------------------- AzurePort
 
+  // The port speaks as the SDK adapter does: a resource (group) that is not there is
+  // `undefined`, `[]` or a successful delete; a PUT into a missing group is a configuration
+  // error (InvalidParameter), not an absence.
+
   getNic(ref: ResourceRef): Promise<Nic | undefined> {
-    return this.respond(this.latency.read, () => this.nicGet(ref));
+    return this.respond(this.latency.read, () => absentAs(() => this.nicGet(ref), undefined));
   }
 
   createNic(spec: NicSpec): Promise<Nic> {
-    return this.respond(this.latency.nicPut, () => this.nicPut(spec).nic);
+    return this.respond(this.latency.nicPut, () => putInto(() => this.nicPut(spec).nic));
   }
 
   /** DELETE, then waits for the delete operation (Microsoft.Network deletes NICs asynchronously). */
   async deleteNic(ref: ResourceRef): Promise<void> {
-    const begun = await this.respond(this.latency.nicDelete, () => this.nicDelete(ref));
+    const begun = await this.respond(this.latency.nicDelete, () => absentAs(() => this.nicDelete(ref), 'notFound' as const));
     if (begun === 'notFound') return;
     const op = this.ops.get(begun.operationId);
     if (op) await this.waitOp(op);
   }
 
   listNics(scope: ResourceGroupScope): Promise<Nic[]> {
-    return this.respond(this.latency.read, () => this.nicList(scope));
+    return this.respond(this.latency.read, () => absentAs(() => this.listAll('nic.list', scope, this.nics, this.nicTombs, (rec) => this.nicView(rec)), []));
   }
 
   getVm(ref: ResourceRef): Promise<Vm | undefined> {
-    return this.respond(this.latency.read, () => this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', vmView));
+    return this.respond(this.latency.read, () => absentAs(() => this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', vmView), undefined));
   }
 
   async createVm(spec: VmSpec): Promise<Vm> {
-    const begun = await this.respond(this.latency.vmPut, () =>
+    const begun = await this.respond(this.latency.vmPut, () => putInto(() =>
       this.beginCreateVm({
         ref: spec.ref,
         location: spec.location,
@@ -182,8 +279,9 @@ export class FakeArm implements AzurePort {
         sshPublicKeys: spec.sshPublicKeys,
         priority: spec.priority,
         tags: spec.tags,
+        customDataHash: digest(spec.customData),
       }),
-    );
+    ));
     if (begun.operationId === undefined) return toVm(begun.vm);
     const op = this.ops.get(begun.operationId)!;
     await this.waitOp(op);
@@ -194,20 +292,24 @@ export class FakeArm implements AzurePort {
 
   /** Accepted or gone: the delete runs on (see AzurePort.deleteVm). */
   async deleteVm(ref: ResourceRef): Promise<void> {
-    await this.respond(this.latency.vmPut, () => this.beginDeleteVm(ref));
+    await this.respond(this.latency.vmPut, () => absentAs(() => this.beginDeleteVm(ref), undefined));
   }
 
   listVms(scope: ResourceGroupScope): Promise<Vm[]> {
-    return this.respond(this.latency.read, () => this.listOf('vm.list', scope, this.vms, vmView));
+    return this.respond(this.latency.read, () => absentAs(() => this.listAll('vm.list', scope, this.vms, this.vmTombs, vmView), []));
   }
 
   listDisks(scope: ResourceGroupScope): Promise<Disk[]> {
-    return this.respond(this.latency.read, () => this.listOf('disk.list', scope, this.disks, diskView));
+    return this.respond(this.latency.read, () => absentAs(() => this.listAll('disk.list', scope, this.disks, this.diskTombs, diskView), []));
+  }
+
+  getDisk(ref: ResourceRef): Promise<Disk | undefined> {
+    return this.respond(this.latency.read, () => absentAs(() => this.getOne('disk.get', ref, this.disks, 'Microsoft.Compute/disks', diskView), undefined));
   }
 
   deleteDisk(ref: ResourceRef): Promise<void> {
     return this.respond(this.latency.diskDelete, () => {
-      this.diskDelete(ref);
+      absentAs(() => this.diskDelete(ref), 'notFound');
     });
   }
 
@@ -216,7 +318,9 @@ export class FakeArm implements AzurePort {
   /** NIC PUT. Idempotent for an existing name (200, still a counted write); 201 when created. */
   nicPut(spec: NicSpec): { nic: Nic; created: boolean } {
     const id = armId(spec.ref, 'Microsoft.Network/networkInterfaces');
-    return this.invoke<{ nic: Nic; created: boolean }>('nic.put', 'writes', spec.ref.subscriptionId, spec.location, spec.ref.name, () => {
+    const location = normalizeLocation(spec.location);
+    return this.invoke<{ nic: Nic; created: boolean }>('nic.put', 'writes', spec.ref.subscriptionId, location, spec.ref.name, () => {
+      this.requireResourceGroup(spec.ref);
       const key = id.toLowerCase();
       const existing = this.nics.get(key);
       if (existing?.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${id} is being deleted.`);
@@ -228,12 +332,13 @@ export class FakeArm implements AzurePort {
       this.totalIps++;
       if (this.totalIps > this.peakTotalIps) this.peakTotalIps = this.totalIps;
       const rec: NicRecord = {
-        key, id, name: spec.ref.name, location: spec.location, subnetId: subnet.id, subnet, ipOffset: offset,
-        ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0,
+        key, id, name: spec.ref.name, location, subnetId: subnet.id, subnet, ipOffset: offset,
+        ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0, listedFrom: this.clock.now() + this.appearLagMs,
       };
       this.nics.set(key, rec);
       // Reported here, inside the call: a PUT whose reply is lost still created the NIC.
       this.emit('nic.created', rec.name, 'Created');
+      this.nicTombs.delete(key);
       return { status: 201, value: { nic: this.nicView(rec), created: true } };
     });
   }
@@ -250,6 +355,7 @@ export class FakeArm implements AzurePort {
     const key = armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase();
     const rec = this.nics.get(key);
     return this.invoke<{ operationId: string } | 'notFound'>('nic.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: 'notFound' };
       if (rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
       const vm = rec.attachedVmKey === undefined ? undefined : this.vms.get(rec.attachedVmKey);
@@ -270,8 +376,13 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  /** Every page of a NIC list (each page a counted read), as a client that follows nextLink sees it. */
   nicList(scope: ListScope): Nic[] {
-    return this.listOf('nic.list', scope, this.nics, (rec) => this.nicView(rec));
+    return this.listAll('nic.list', scope, this.nics, this.nicTombs, (rec) => this.nicView(rec));
+  }
+
+  nicListPage(scope: ListScope, skip: number): ListPage<Nic> {
+    return this.listPage('nic.list', scope, this.nics, this.nicTombs, (rec) => this.nicView(rec), skip);
   }
 
   /**
@@ -279,13 +390,19 @@ export class FakeArm implements AzurePort {
    * even when the SKU, quota or size check then refuses it synchronously: that is the
    * ARM behaviour behind the upstream leak. Returns the in-flight create operation.
    */
-  beginCreateVm(req: VmCreateRequest): BeginResult {
-    const id = armId(req.ref, 'Microsoft.Compute/virtualMachines');
+  beginCreateVm(input: VmCreateRequest): BeginResult {
+    const id = armId(input.ref, 'Microsoft.Compute/virtualMachines');
+    const req: VmCreateRequest = { ...input, location: normalizeLocation(input.location) };
     return this.invoke<BeginResult>('vm.put', 'writes', req.ref.subscriptionId, req.location, req.ref.name, () => {
+      this.requireResourceGroup(req.ref);
       const key = id.toLowerCase();
       const existing = this.vms.get(key);
       if (existing) {
         if (existing.provisioningState === 'Deleting') throw msg.vmBeingDeleted(existing.name);
+        const changed = this.immutableVmProperties ? changedImmutableProperty(existing, req) : undefined;
+        if (changed !== undefined) throw msg.propertyChangeNotAllowed(changed);
+        // ARM retries provisioning of a Failed VM on an identical PUT (and reserves its NICs again).
+        if (existing.provisioningState === 'Failed') return { status: 200, value: this.reprovision(existing, req) };
         const inFlight = existing.provisioningState === 'Creating' ? existing.createOp?.id : undefined;
         return { status: 200, value: { vm: toVmDetails(existing), operationId: inFlight, created: false } };
       }
@@ -305,10 +422,7 @@ export class FakeArm implements AzurePort {
         nics.push(nic);
       }
       const now = this.clock.now();
-      for (const nic of nics) {
-        nic.reservedUntil = now + this.reservationMs;
-        nic.reservedFor = id;
-      }
+      for (const nic of nics) this.reserve(nic, id, now);
       try {
         this.admitVm(req, region);
       } catch (err) {
@@ -322,9 +436,12 @@ export class FakeArm implements AzurePort {
         nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
         osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
         image: copyImage(req.image), adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
-        tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now,
+        tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now, coresHeld: true, etag: 1,
+        listedFrom: now + this.appearLagMs,
       };
+      if (req.customDataHash !== undefined) vm.customDataHash = req.customDataHash;
       this.vms.set(key, vm);
+      this.vmTombs.delete(key);
       for (const nic of nics) this.attach(nic, key);
       this.addCores(region, vm.family, vm.cores);
       const op = this.newOp('create');
@@ -339,7 +456,11 @@ export class FakeArm implements AzurePort {
   }
 
   vmList(scope: ListScope): VmDetails[] {
-    return this.listOf('vm.list', scope, this.vms, toVmDetails);
+    return this.listAll('vm.list', scope, this.vms, this.vmTombs, toVmDetails);
+  }
+
+  vmListPage(scope: ListScope, skip: number): ListPage<VmDetails> {
+    return this.listPage('vm.list', scope, this.vms, this.vmTombs, toVmDetails, skip);
   }
 
   /**
@@ -349,6 +470,7 @@ export class FakeArm implements AzurePort {
   beginDeleteVm(ref: ResourceRef): { operationId: string } | undefined {
     const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
     return this.invoke('vm.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: undefined };
       if (rec.provisioningState === 'Deleting' && rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
       if (rec.timer !== undefined) this.clock.clearTimer(rec.timer);
@@ -359,6 +481,7 @@ export class FakeArm implements AzurePort {
       }
       rec.provisioningState = 'Deleting';
       rec.view = undefined;
+      rec.etag++;
       const op = this.newOp('delete');
       rec.deleteOp = op;
       const delay = this.draw(this.deleteLatency(rec, wasAllocated));
@@ -376,13 +499,18 @@ export class FakeArm implements AzurePort {
   }
 
   diskList(scope: ListScope): DiskDetails[] {
-    return this.listOf('disk.list', scope, this.disks, toDiskDetails);
+    return this.listAll('disk.list', scope, this.disks, this.diskTombs, toDiskDetails);
+  }
+
+  diskListPage(scope: ListScope, skip: number): ListPage<DiskDetails> {
+    return this.listPage('disk.list', scope, this.disks, this.diskTombs, toDiskDetails, skip);
   }
 
   /** Disk DELETE: 'notFound' is a success counted as 404; an attached disk is refused (409). */
   diskDelete(ref: ResourceRef): 'deleted' | 'notFound' {
     const rec = this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase());
     return this.invoke('disk.delete', 'deletes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: 'notFound' as const };
       if (rec.managedByKey !== undefined && this.vms.has(rec.managedByKey)) throw msg.diskAttached(rec.name, rec.managedBy ?? '');
       this.removeDisk(rec);
@@ -445,6 +573,35 @@ export class FakeArm implements AzurePort {
   /** The token bucket the last call drew from, for x-ms-ratelimit-remaining-* headers. */
   lastRateLimit(): { kind: BucketKind; remaining: number } | undefined {
     return this.lastBucket;
+  }
+
+  /** Sequence number of the last call and the rate-limit headers ARM sends with its answer. */
+  lastCallHeaders(): { seq: number; headers: Record<string, string> } {
+    return { seq: this.callSeq, headers: this.lastHeaders };
+  }
+
+  // ------------------------------------------------------------- resource groups
+
+  resourceGroupExists(subscriptionId: string, name: string): boolean {
+    return !this.requireResourceGroups || this.resourceGroups.has(`${subscriptionId}|${name}`.toLowerCase());
+  }
+
+  /** PUT /subscriptions/{s}/resourcegroups/{rg}: 201 when created, 200 when it existed. */
+  putResourceGroup(subscriptionId: string, name: string, location: string): { created: boolean; location: string } {
+    return this.invoke<{ created: boolean; location: string }>('rg.put', 'writes', subscriptionId, normalizeLocation(location), name, () => {
+      const existing = this.resourceGroups.get(`${subscriptionId}|${name}`.toLowerCase());
+      if (existing) return { status: 200, value: { created: false, location: existing.location } };
+      this.addResourceGroup(subscriptionId, name, normalizeLocation(location));
+      return { status: 201, value: { created: true, location: normalizeLocation(location) } };
+    });
+  }
+
+  getResourceGroup(subscriptionId: string, name: string): { name: string; location: string } {
+    return this.invoke('rg.get', 'reads', subscriptionId, undefined, name, () => {
+      const rg = this.resourceGroups.get(`${subscriptionId}|${name}`.toLowerCase());
+      if (!rg) throw msg.resourceGroupNotFound(name);
+      return { status: 200, value: { name: rg.name, location: rg.location } };
+    });
   }
 
   // ----------------------------------------------------------- catalog & regions
@@ -533,9 +690,9 @@ export class FakeArm implements AzurePort {
     for (const r of this.regions.values()) {
       const families = new Set([...r.familyQuota.keys(), ...r.familyUsed.keys()]);
       for (const family of families) {
-        quota.push({ subscriptionId: r.subscriptionId, location: r.location, family, usedCores: r.familyUsed.get(family) ?? 0, limitCores: r.familyQuota.get(family) ?? null });
+        quota.push({ subscriptionId: r.subscriptionId, location: r.location, family, usedCores: r.familyUsed.get(family) ?? 0, limitCores: this.familyLimit(r, family) });
       }
-      regionalCores.push({ subscriptionId: r.subscriptionId, location: r.location, usedCores: r.totalUsed, limitCores: r.regionalQuota ?? null });
+      regionalCores.push({ subscriptionId: r.subscriptionId, location: r.location, usedCores: r.totalUsed, limitCores: this.regionalLimit(r) });
     }
     return {
       t: now,
@@ -587,8 +744,21 @@ export class FakeArm implements AzurePort {
         for (const r of this.matchRegions(f.location, f.subscriptionId)) {
           if (f.allocationFailureRate !== undefined) r.allocationFailureRate = f.allocationFailureRate;
           if (f.zonalAllocationFailureRate !== undefined) r.zonalAllocationFailureRate = f.zonalAllocationFailureRate;
+          if (f.overconstrainedAllocationFailureRate !== undefined) r.overconstrainedAllocationFailureRate = f.overconstrainedAllocationFailureRate;
         }
         break;
+      case 'computeThrottle': {
+        const now = this.clock.now();
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          for (const p of this.computePolicies) {
+            if (f.policy !== undefined && p.name.toLowerCase() !== f.policy.toLowerCase()) continue;
+            const w = this.callWindow(r.subscriptionId, r.location, p.name);
+            const used = w.count(now, p.windowSeconds * 1000);
+            if (used < p.limit) w.add(now, p.limit - used);
+          }
+        }
+        break;
+      }
       case 'throttle': {
         if (f.enabled !== undefined) this.throttling = f.enabled;
         if (f.drain) {
@@ -625,14 +795,19 @@ export class FakeArm implements AzurePort {
   private invoke<T>(op: ArmOperation, kind: BucketKind, subscriptionId: string, location: string | undefined, name: string, body: () => Outcome<T>): T {
     try {
       this.lastBucket = undefined;
+      this.callSeq++;
+      this.lastHeaders = {};
+      const loc = location ?? this.homeRegion.get(subscriptionId.toLowerCase()) ?? 'global';
+      // ARM counts every call and says what is left; with throttling off it never refuses.
+      const taken = this.bucket(subscriptionId, loc, kind).take(this.clock.now());
+      const remaining = taken.ok ? taken.remaining : 0;
+      this.lastHeaders = { [`x-ms-ratelimit-remaining-subscription-${kind}`]: String(remaining) };
       if (this.throttling) {
-        const loc = location ?? this.homeRegion.get(subscriptionId.toLowerCase()) ?? 'global';
-        const taken = this.bucket(subscriptionId, loc, kind).take(this.clock.now());
-        if (!taken.ok) {
-          this.lastBucket = { kind, remaining: 0 };
-          throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', taken.retryAfterSeconds);
-        }
-        this.lastBucket = { kind, remaining: taken.remaining };
+        this.lastBucket = { kind, remaining };
+        if (!taken.ok) throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', subscriptionId, taken.retryAfterSeconds);
+      }
+      if (this.computePolicies.length > 0 && (op === 'vm.put' || op === 'vm.get' || op === 'vm.delete' || op === 'vm.list')) {
+        this.chargeCompute(op, subscriptionId, loc);
       }
       if (this.transientFaultRate > 0 && this.random.next() < this.transientFaultRate) throw msg.internalError();
       let timedOutAfter = false;
@@ -666,18 +841,143 @@ export class FakeArm implements AzurePort {
     view: (rec: R) => V,
   ): V | undefined {
     const rec = records.get(armId(ref, provider).toLowerCase());
-    return this.invoke(op, 'reads', ref.subscriptionId, rec?.location, ref.name, () =>
-      rec ? { status: 200, value: view(rec) } : { status: 404, value: undefined },
-    );
+    return this.invoke(op, 'reads', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
+      return rec ? { status: 200, value: view(rec) } : { status: 404, value: undefined };
+    });
   }
 
-  /** A counted list call: views of the records under a resource group (or subscription). */
-  private listOf<R, V>(op: ArmOperation, scope: ListScope, records: ResourceIndex<R>, view: (rec: R) => V): V[] {
+  /**
+   * What a list shows now: ARM's list cache trails the resources, so a new record shows
+   * only from `listedFrom`, and a deleted one lists on until its tomb's `hiddenAt`.
+   */
+  private listed<R extends { listedFrom: number }, V>(scope: ListScope, records: ResourceIndex<R>, tombs: ResourceIndex<Tomb<R>>, view: (rec: R) => V): V[] {
+    const now = this.clock.now();
+    const prefix = scopePrefix(scope);
+    const out: V[] = [];
+    for (const rec of records.inScope(prefix)) if (rec.listedFrom <= now) out.push(view(rec));
+    if (tombs.size > 0) {
+      const expired: string[] = [];
+      for (const [key, tomb] of tombs.entriesInScope(prefix)) {
+        if (tomb.hiddenAt > now) out.push(view(tomb.rec));
+        else expired.push(key);
+      }
+      for (const key of expired) tombs.delete(key);
+    }
+    return out;
+  }
+
+  /** One page of a list call (a counted read): `skip` items in, at most pageSize long. */
+  private listPage<R extends { listedFrom: number }, V>(
+    op: ArmOperation,
+    scope: ListScope,
+    records: ResourceIndex<R>,
+    tombs: ResourceIndex<Tomb<R>>,
+    view: (rec: R) => V,
+    skip: number,
+  ): ListPage<V> {
     return this.invoke(op, 'reads', scope.subscriptionId, undefined, scope.resourceGroup ?? '', () => {
-      const out: V[] = [];
-      for (const rec of records.inScope(scopePrefix(scope))) out.push(view(rec));
-      return { status: 200, value: out };
+      if (scope.resourceGroup !== undefined) this.requireResourceGroup({ subscriptionId: scope.subscriptionId, resourceGroup: scope.resourceGroup });
+      const all = this.listed(scope, records, tombs, view);
+      const page: ListPage<V> = { value: all.slice(skip, skip + this.pageSize) };
+      if (skip + this.pageSize < all.length) page.nextSkip = skip + this.pageSize;
+      return { status: 200, value: page };
     });
+  }
+
+  /** Every page of a list, each a counted read, as a client following nextLink gets it. */
+  private listAll<R extends { listedFrom: number }, V>(
+    op: ArmOperation,
+    scope: ListScope,
+    records: ResourceIndex<R>,
+    tombs: ResourceIndex<Tomb<R>>,
+    view: (rec: R) => V,
+  ): V[] {
+    const out: V[] = [];
+    let skip: number | undefined = 0;
+    while (skip !== undefined) {
+      const page: ListPage<V> = this.listPage(op, scope, records, tombs, view, skip);
+      out.push(...page.value);
+      skip = page.nextSkip;
+    }
+    return out;
+  }
+
+  /** Compute RP throttling: every policy covering `op` counts the call; one over its limit refuses it. */
+  private chargeCompute(op: ArmOperation, subscriptionId: string, location: string): void {
+    const now = this.clock.now();
+    const covering: Array<{ p: ComputeThrottlePolicy; w: CallWindow; used: number }> = [];
+    let refusal: AzureError | undefined;
+    for (const p of this.computePolicies) {
+      if (!(p.ops as string[]).includes(op)) continue;
+      const w = this.callWindow(subscriptionId, location, p.name);
+      const windowMs = p.windowSeconds * 1000;
+      const used = w.count(now, windowMs);
+      covering.push({ p, w, used });
+      if (used >= p.limit && refusal === undefined) {
+        const waitMs = w.msUntilBelow(p.limit, now, windowMs);
+        const retryAfter = Math.min(MAX_COMPUTE_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(waitMs / 1000)));
+        refusal = msg.computeThrottled(p.name, now - windowMs, now, p.limit, used + 1, retryAfter);
+      }
+    }
+    // Only served calls count: a refused one spends nothing of the window.
+    if (!refusal) for (const c of covering) c.w.add(now);
+    const remaining = covering.map(({ p, used }) => `Microsoft.Compute/${p.name};${Math.max(0, p.limit - used - (refusal ? 0 : 1))}`);
+    if (remaining.length > 0) this.lastHeaders = { ...this.lastHeaders, 'x-ms-ratelimit-remaining-resource': remaining.join(',') };
+    if (refusal) throw refusal;
+  }
+
+  private callWindow(subscriptionId: string, location: string, policy: string): CallWindow {
+    const key = `${regionKey(subscriptionId, location)}|${policy}`;
+    let w = this.windows.get(key);
+    if (!w) this.windows.set(key, (w = new CallWindow()));
+    return w;
+  }
+
+  private requireResourceGroup(scope: ResourceGroupScope): void {
+    if (!this.resourceGroupExists(scope.subscriptionId, scope.resourceGroup)) throw msg.resourceGroupNotFound(scope.resourceGroup);
+  }
+
+  private addResourceGroup(subscriptionId: string, name: string, location: string): void {
+    const key = `${subscriptionId}|${name}`.toLowerCase();
+    if (!this.resourceGroups.has(key)) this.resourceGroups.set(key, { subscriptionId, name, location });
+  }
+
+  /** A VM PUT reserves the NIC: ARM refuses its deletion (and other VMs) until the end. */
+  private reserve(nic: NicRecord, vmId: string, now: number): void {
+    let until = now + this.reservationDelayMs + this.reservationMs;
+    if (this.reservationJitterMs > 0) until += Math.round(this.random.next() * this.reservationJitterMs);
+    nic.reservedUntil = until;
+    nic.reservedFor = vmId;
+  }
+
+  /** With reservation.from = 'completion', the create's outcome restarts the count. */
+  private renewReservationsAtCompletion(vm: VmRecord): void {
+    if (this.reservationFrom !== 'completion') return;
+    const now = this.clock.now();
+    for (const key of vm.nicKeys) {
+      const nic = this.nics.get(key);
+      if (nic && nic.reservedFor !== undefined && sameId(nic.reservedFor, vm.id)) nic.reservedUntil = Math.max(nic.reservedUntil, now + this.reservationMs);
+    }
+  }
+
+  /** An identical PUT of a Failed VM: ARM tries the allocation again. */
+  private reprovision(vm: VmRecord, req: VmCreateRequest): BeginResult {
+    const now = this.clock.now();
+    for (const key of vm.nicKeys) {
+      const nic = this.nics.get(key);
+      if (nic) this.reserve(nic, vm.id, now);
+    }
+    this.admitVm(req, vm.region);
+    vm.provisioningState = 'Creating';
+    vm.view = undefined;
+    vm.etag++;
+    vm.coresHeld = true;
+    this.addCores(vm.region, vm.family, vm.cores);
+    const op = this.newOp('create');
+    vm.createOp = op;
+    this.scheduleCreateOutcome(vm, op);
+    return { vm: toVmDetails(vm), operationId: op.id, created: false };
   }
 
   /** Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota. */
@@ -688,21 +988,31 @@ export class FakeArm implements AzurePort {
     if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) {
       throw msg.skuNotAvailable(type.name, req.location);
     }
-    const limit = region.familyQuota.get(type.family);
+    const limit = this.familyLimit(region, type.family);
     const used = region.familyUsed.get(type.family) ?? 0;
-    if (limit !== undefined && used + type.vcpu > limit) {
+    if (used + type.vcpu > limit) {
       throw msg.quotaExceeded(type.family + ' Cores', req.location, limit, used, type.vcpu, 'per-vm-quota-requests');
     }
-    if (region.regionalQuota !== undefined && region.totalUsed + type.vcpu > region.regionalQuota) {
-      throw msg.quotaExceeded('Total Regional Cores', req.location, region.regionalQuota, region.totalUsed, type.vcpu, 'regional-quota-requests');
+    const regional = this.regionalLimit(region);
+    if (region.totalUsed + type.vcpu > regional) {
+      throw msg.quotaExceeded('Total Regional Cores', req.location, regional, region.totalUsed, type.vcpu, 'regional-quota-requests');
     }
+  }
+
+  private familyLimit(region: RegionState, family: string): number {
+    return region.familyQuota.get(family) ?? (isGpuFamily(family) ? this.defaultQuota.gpuFamilyCores : this.defaultQuota.familyCores);
+  }
+
+  private regionalLimit(region: RegionState): number {
+    return region.regionalQuota ?? this.defaultQuota.regionalCores;
   }
 
   private scheduleCreateOutcome(vm: VmRecord, op: OpRecord): void {
     const r = vm.region;
-    let failure: 'AllocationFailed' | 'ZonalAllocationFailed' | undefined;
+    let failure: AllocationFailure | undefined;
     if (r.allocationFailureRate > 0 && this.random.next() < r.allocationFailureRate) failure = 'AllocationFailed';
     else if (r.zonalAllocationFailureRate > 0 && this.random.next() < r.zonalAllocationFailureRate) failure = 'ZonalAllocationFailed';
+    else if (r.overconstrainedAllocationFailureRate > 0 && this.random.next() < r.overconstrainedAllocationFailureRate) failure = 'OverconstrainedAllocationRequest';
     const delay = this.draw(failure ? this.latency.vmCreateFailure : this.latency.vmCreate);
     vm.timer = this.clock.setTimer(delay, () => {
       vm.timer = undefined;
@@ -714,10 +1024,20 @@ export class FakeArm implements AzurePort {
   private succeedCreate(vm: VmRecord, op: OpRecord): void {
     vm.provisioningState = 'Succeeded';
     vm.view = undefined;
+    vm.etag++;
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (nic) nic.failedAt = undefined;
     }
+    this.attachOsDisk(vm);
+    this.renewReservationsAtCompletion(vm);
+    op.result = vmView(vm);
+    this.emit('vm.provisioned', vm.name, 'Succeeded');
+    this.finishOp(op, { status: 'Succeeded' });
+  }
+
+  /** The VM's OS disk exists and is managed by it (created on first need, with the VM's tags). */
+  private attachOsDisk(vm: VmRecord): void {
     const diskId = armId({ subscriptionId: vm.subscriptionId, resourceGroup: vm.resourceGroup, name: vm.osDiskName }, 'Microsoft.Compute/disks');
     const diskKey = diskId.toLowerCase();
     const disk = this.disks.get(diskKey);
@@ -729,40 +1049,67 @@ export class FakeArm implements AzurePort {
       this.disks.set(diskKey, {
         key: diskKey, id: diskId, name: vm.osDiskName, location: vm.location, managedByKey: vm.key, managedBy: vm.id,
         // ARM copies the VM's tags onto the OS disk it creates (once: later VM tag changes do not follow).
-        diskSizeGB: vm.osDiskSizeGB, tags: { ...vm.tags }, timeCreated: this.clock.now(),
+        diskSizeGB: vm.osDiskSizeGB, tags: { ...vm.tags }, timeCreated: this.clock.now(), listedFrom: this.clock.now() + this.appearLagMs,
       });
+      this.diskTombs.delete(diskKey);
       this.emit('disk.created', vm.osDiskName, 'Succeeded');
     }
-    op.result = vmView(vm);
-    this.emit('vm.provisioned', vm.name, 'Succeeded');
-    this.finishOp(op, { status: 'Succeeded' });
   }
 
-  /** ARM rolls an allocation-failed create back: the VM record goes, its NICs stay reserved. */
-  private failCreate(vm: VmRecord, op: OpRecord, code: 'AllocationFailed' | 'ZonalAllocationFailed'): void {
+  /**
+   * An async allocation failure. Real ARM keeps the VM in provisioningState Failed, holding
+   * its NICs and OS disk, until someone deletes it; with failedVmRecords off the record
+   * goes (the NICs stay reserved either way). No cores are held by a VM that got none.
+   */
+  private failCreate(vm: VmRecord, op: OpRecord, code: AllocationFailure): void {
     const now = this.clock.now();
-    this.vms.delete(vm.key);
-    this.addCores(vm.region, vm.family, -vm.cores);
+    if (vm.coresHeld) {
+      this.addCores(vm.region, vm.family, -vm.cores);
+      vm.coresHeld = false;
+    }
+    if (this.failedVmRecords) {
+      vm.provisioningState = 'Failed';
+      vm.view = undefined;
+      vm.etag++;
+      this.attachOsDisk(vm);
+    } else {
+      this.deleteVmRecord(vm);
+    }
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (!nic) continue;
-      if (nic.attachedVmKey === vm.key) this.attach(nic, undefined);
+      if (!this.failedVmRecords && nic.attachedVmKey === vm.key) this.attach(nic, undefined);
       nic.failedAt ??= now;
     }
+    this.renewReservationsAtCompletion(vm);
     this.emit('vm.failed', vm.name, 'Failed', code);
-    const message = code === 'AllocationFailed' ? msg.ALLOCATION_FAILED_MESSAGE : msg.ZONAL_ALLOCATION_FAILED_MESSAGE;
+    const message =
+      code === 'AllocationFailed' ? msg.ALLOCATION_FAILED_MESSAGE : code === 'ZonalAllocationFailed' ? msg.ZONAL_ALLOCATION_FAILED_MESSAGE : msg.OVERCONSTRAINED_ALLOCATION_MESSAGE;
     this.finishOp(op, { status: 'Failed', error: { code, message } });
   }
 
-  /** End of a VM delete: cores back, NICs and OS disk deleted or detached per deleteOption. */
-  private removeVm(vm: VmRecord): void {
+  private deleteVmRecord(vm: VmRecord): void {
     this.vms.delete(vm.key);
-    this.addCores(vm.region, vm.family, -vm.cores);
+    if (this.disappearLagMs > 0) this.vmTombs.set(vm.key, { rec: vm, hiddenAt: this.clock.now() + this.disappearLagMs });
+  }
+
+  /**
+   * End of a VM delete: cores back, NICs and OS disk deleted or detached per deleteOption.
+   * A NIC still inside its reservation is only detached (the network RP refuses to delete
+   * it) unless cascadeDeletesReservedNic says otherwise.
+   */
+  private removeVm(vm: VmRecord): void {
+    this.deleteVmRecord(vm);
+    if (vm.coresHeld) {
+      this.addCores(vm.region, vm.family, -vm.cores);
+      vm.coresHeld = false;
+    }
+    const now = this.clock.now();
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (!nic || nic.attachedVmKey !== vm.key) continue;
       this.attach(nic, undefined);
-      if (vm.nicDeleteOption === 'Delete') this.removeNic(nic);
+      if (vm.nicDeleteOption === 'Delete' && (this.cascadeDeletesReservedNic || now >= nic.reservedUntil)) this.removeNic(nic);
     }
     const diskKey = armId({ subscriptionId: vm.subscriptionId, resourceGroup: vm.resourceGroup, name: vm.osDiskName }, 'Microsoft.Compute/disks').toLowerCase();
     const disk = this.disks.get(diskKey);
@@ -786,6 +1133,7 @@ export class FakeArm implements AzurePort {
     if (nic.deleteTimer !== undefined) this.clock.clearTimer(nic.deleteTimer);
     nic.deleteTimer = undefined;
     if (nic.deleteOp) this.finishOp(nic.deleteOp, { status: 'Succeeded' });
+    if (this.disappearLagMs > 0) this.nicTombs.set(nic.key, { rec: nic, hiddenAt: this.clock.now() + this.disappearLagMs });
     nic.subnet.release(nic.ipOffset);
     this.totalIps--;
     if (nic.failedAt !== undefined) {
@@ -797,6 +1145,7 @@ export class FakeArm implements AzurePort {
 
   private removeDisk(disk: DiskRecord): void {
     this.disks.delete(disk.key);
+    if (this.disappearLagMs > 0) this.diskTombs.set(disk.key, { rec: disk, hiddenAt: this.clock.now() + this.disappearLagMs });
     this.emit('disk.removed', disk.name, 'Deleted');
   }
 
@@ -878,6 +1227,7 @@ export class FakeArm implements AzurePort {
       unavailable: new Set((r.unavailableSkus ?? []).map((s) => s.toLowerCase())),
       allocationFailureRate: r.allocationFailureRate ?? 0,
       zonalAllocationFailureRate: r.zonalAllocationFailureRate ?? 0,
+      overconstrainedAllocationFailureRate: r.overconstrainedAllocationFailureRate ?? 0,
     });
     const sub = r.subscriptionId.toLowerCase();
     if (!this.homeRegion.has(sub)) this.homeRegion.set(sub, r.location);
@@ -916,5 +1266,29 @@ export class FakeArm implements AzurePort {
     const e: ArmEvent = { t: this.clock.now(), op, name, status };
     if (code !== undefined) e.code = code;
     this.onEvent(e);
+  }
+}
+
+type AllocationFailure = 'AllocationFailed' | 'ZonalAllocationFailed' | 'OverconstrainedAllocationRequest';
+
+/** Runs `fn`; a 404 (resource or resource group not found) becomes `fallback`, as the SDK adapter answers. */
+function absentAs<T, F>(fn: () => T, fallback: F): T | F {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AzureError && err.code === 'ResourceNotFound') return fallback;
+    throw err;
+  }
+}
+
+/** A PUT into a resource group that does not exist is a configuration error, as the SDK adapter reports it. */
+function putInto<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AzureError && err.code === 'ResourceNotFound') {
+      throw msg.armError('InvalidParameter', err.statusCode, err.message.slice(err.code.length + 2), undefined, err.info);
+    }
+    throw err;
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -93,7 +94,8 @@ export async function serveArm(opts: ServeArmOptions): Promise<ServedArm> {
   });
   const port = (server.address() as AddressInfo).port;
   const endpoint = `https://${opts.host}:${port}`;
-  handler = createArmRestHandler(arm, { baseUrl: endpoint, clock, lroRetryAfterSeconds: opts.lroRetryAfterSeconds });
+  // A random instance id: request ids never repeat across restarts of the server.
+  handler = createArmRestHandler(arm, { baseUrl: endpoint, clock, lroRetryAfterSeconds: opts.lroRetryAfterSeconds, instanceId: randomUUID() });
 
   const stopPump = opts.clockMode === 'realtime' ? startPump(clock) : () => undefined;
 

@@ -1,4 +1,4 @@
-import { AzureError, type AzureErrorCode } from '../../ports/azure.js';
+import { AzureError, type AzureErrorCode, type AzureErrorInfo } from '../../ports/azure.js';
 
 /**
  * Azure's own error texts (as seen in the wild), so code and humans that match on the
@@ -10,11 +10,11 @@ import { AzureError, type AzureErrorCode } from '../../ports/azure.js';
  * the simulator's hot path (thousands per run) and a stack, mapped through source maps,
  * costs ~50 µs each while saying nothing about the fake's caller that the code does not.
  */
-export function armError(code: AzureErrorCode, status: number, message: string, retryAfterSeconds?: number): AzureError {
+export function armError(code: AzureErrorCode, status: number, message: string, retryAfterSeconds?: number, info?: AzureErrorInfo): AzureError {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
-    return new AzureError(code, status, message, retryAfterSeconds);
+    return new AzureError(code, status, message, retryAfterSeconds, info);
   } finally {
     Error.stackTraceLimit = limit;
   }
@@ -100,14 +100,58 @@ export function invalid(message: string): AzureError {
   return armError('InvalidParameter', 400, message);
 }
 
-export function throttled(bucket: string, retryAfterSeconds: number): AzureError {
+/** ARM's own throttling (token buckets per subscription): 429 SubscriptionRequestsThrottled. */
+export function throttled(bucket: string, subscriptionId: string, retryAfterSeconds: number): AzureError {
   return armError(
     'TooManyRequests',
     429,
-    `Number of '${bucket}' requests for subscription exceeded the limit. Please try again after '${retryAfterSeconds}' seconds.`,
+    `Number of '${bucket}' requests for subscription '${subscriptionId}' actor '00000000-0000-0000-0000-000000000000' exceeded. ` +
+      `Please try again after '${retryAfterSeconds}' seconds after additional tokens are available. ` +
+      'Refer to https://aka.ms/arm-throttling for additional information.',
     retryAfterSeconds,
+    { armCode: 'SubscriptionRequestsThrottled', throttledBy: 'arm' },
   );
 }
+
+/**
+ * The Compute resource provider's own throttling: 429 with top-level code OperationNotAllowed
+ * (the same code as a quota refusal), the exceeded policy in details[], and a Retry-After
+ * that can reach 20 minutes.
+ */
+export function computeThrottled(policy: string, windowStart: number, windowEnd: number, allowed: number, measured: number, retryAfterSeconds: number): AzureError {
+  const detail = JSON.stringify({
+    operationGroup: policy,
+    startTime: new Date(windowStart).toISOString(),
+    endTime: new Date(windowEnd).toISOString(),
+    allowedRequestCount: allowed,
+    measuredRequestCount: measured,
+  });
+  return armError(
+    'TooManyRequests',
+    429,
+    'The server rejected the request because too many requests have been received for this subscription.',
+    retryAfterSeconds,
+    { armCode: 'OperationNotAllowed', throttledBy: 'Microsoft.Compute', details: [{ code: 'TooManyRequests', target: policy, message: detail }] },
+  );
+}
+
+export function resourceGroupNotFound(resourceGroup: string): AzureError {
+  return armError('ResourceNotFound', 404, `Resource group '${resourceGroup}' could not be found.`, undefined, { armCode: 'ResourceGroupNotFound' });
+}
+
+export function propertyChangeNotAllowed(property: string): AzureError {
+  return armError(
+    'InvalidParameter',
+    409,
+    `Changing property '${property}' is not allowed.`,
+    undefined,
+    { armCode: 'PropertyChangeNotAllowed' },
+  );
+}
+
+export const OVERCONSTRAINED_ALLOCATION_MESSAGE =
+  'Allocation failed. VM(s) with the following constraints cannot be allocated, because the condition is too restrictive. ' +
+  'Please remove some constraints and try again. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance';
 
 export function internalError(): AzureError {
   return armError('InternalServerError', 500, 'An internal server error occurred. Please try again later.');

@@ -37,6 +37,8 @@ export interface VmCreateRequest {
   sshPublicKeys: string[];
   priority: 'Regular' | 'Spot';
   tags: Tags;
+  /** A digest of osProfile.customData (the secret itself is never stored); absent = not sent. */
+  customDataHash?: string;
 }
 
 /** A VM with everything the REST face renders (still without customData). */
@@ -52,6 +54,8 @@ export interface VmDetails extends Vm {
   priority: 'Regular' | 'Spot';
   /** Virtual ms. */
   timeCreated: number;
+  /** Bumped on every change ARM shows (rendered as the VM's etag). */
+  etag: number;
 }
 
 export interface DiskDetails extends Disk {
@@ -105,6 +109,7 @@ export interface RegionState {
   unavailable: Set<string>;
   allocationFailureRate: number;
   zonalAllocationFailureRate: number;
+  overconstrainedAllocationFailureRate: number;
 }
 
 export interface NicRecord {
@@ -125,6 +130,8 @@ export interface NicRecord {
   /** Set while an accepted DELETE runs (the NIC shows Deleting). */
   deleteOp?: OpRecord;
   deleteTimer?: TimerId;
+  /** Virtual ms from which lists show the NIC (list cache lag). */
+  listedFrom: number;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Nic;
 }
@@ -156,6 +163,11 @@ export interface VmRecord {
   deleteOp?: OpRecord;
   timer?: TimerId;
   timeCreated: number;
+  customDataHash?: string;
+  /** Whether the VM's cores count against quota now (not after an allocation failure). */
+  coresHeld: boolean;
+  etag: number;
+  listedFrom: number;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Vm;
 }
@@ -170,6 +182,7 @@ export interface DiskRecord {
   diskSizeGB: number;
   tags: Tags;
   timeCreated: number;
+  listedFrom: number;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Disk;
 }
@@ -223,6 +236,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     subscriptionId: rec.subscriptionId, resourceGroup: rec.resourceGroup, nicDeleteOption: rec.nicDeleteOption,
     osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: copyImage(rec.image),
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
+    etag: rec.etag,
   };
 }
 
@@ -236,6 +250,44 @@ export function toDiskDetails(rec: DiskRecord): DiskDetails {
 export function toAzureError(error: { code: string; message: string }, status: number): AzureError {
   const code = KNOWN_CODES.has(error.code) ? (error.code as AzureErrorCode) : 'Unknown';
   return msg.armError(code, status, code === 'Unknown' ? `${error.code}: ${error.message}` : error.message);
+}
+
+/** ARM's canonical location name: 'East US 2' and 'EASTUS2' are both eastus2. */
+export function normalizeLocation(location: string): string {
+  return location.replace(/\s+/g, '').toLowerCase();
+}
+
+/** A short non-reversible digest (FNV-1a, 2 x 32 bit): enough to tell a changed customData, never enough to recover it. */
+export function digest(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9e3779b9;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  return h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
+}
+
+/**
+ * The first property of a VM re-PUT that ARM would refuse to change (409
+ * PropertyChangeNotAllowed), or undefined when the PUT changes nothing immutable.
+ */
+export function changedImmutableProperty(rec: VmRecord, req: VmCreateRequest): string | undefined {
+  if (req.adminUsername !== rec.adminUsername) return 'osProfile.adminUsername';
+  if (req.customDataHash !== undefined && req.customDataHash !== rec.customDataHash) return 'osProfile.customData';
+  if (req.sshPublicKeys.join('\n') !== rec.sshPublicKeys.join('\n')) return 'osProfile.linuxConfiguration.ssh.publicKeys';
+  if (req.nicIds.map((id) => id.toLowerCase()).join(',') !== rec.nicIds.map((id) => id.toLowerCase()).join(',')) return 'networkProfile.networkInterfaces';
+  if (req.osDiskName.toLowerCase() !== rec.osDiskName.toLowerCase()) return 'storageProfile.osDisk.name';
+  if (imageKey(req.image) !== imageKey(rec.image)) return 'storageProfile.imageReference';
+  if (req.vmSize.toLowerCase() !== rec.vmSize.toLowerCase()) return 'hardwareProfile.vmSize';
+  if (req.priority !== rec.priority) return 'priority';
+  return undefined;
+}
+
+function imageKey(image: { reference: ImageReference } | { id: string }): string {
+  const r = 'id' in image ? undefined : image.reference;
+  return (r ? `${r.publisher}:${r.offer}:${r.sku}:${r.version}` : (image as { id: string }).id).toLowerCase();
 }
 
 export function copyImage(image: { reference: ImageReference } | { id: string }): { reference: ImageReference } | { id: string } {

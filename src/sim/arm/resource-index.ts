@@ -46,6 +46,18 @@ export class ResourceIndex<R> {
     if (prefix.includes('/resourcegroups/')) return []; // an empty resource group
     return withPrefix(this.all, prefix);
   }
+
+  /** Like inScope, with the keys (so callers may delete while collecting). */
+  entriesInScope(prefix: string): Array<[string, R]> {
+    const group = this.groups.get(prefix);
+    if (group) return [...group.entries()];
+    if (prefix.includes('/resourcegroups/')) return [];
+    return [...entriesWithPrefix(this.all, prefix)];
+  }
+}
+
+export function* entriesWithPrefix<R>(all: Map<string, R>, prefix: string): Iterable<[string, R]> {
+  for (const entry of all) if (entry[0].startsWith(prefix)) yield entry;
 }
 
 function* withPrefix<R>(all: Map<string, R>, prefix: string): Iterable<R> {

@@ -83,10 +83,11 @@ export function vmJson(vm: VmDetails): JsonObject {
       : { publisher: vm.image.reference.publisher, offer: vm.image.reference.offer, sku: vm.image.reference.sku, version: vm.image.reference.version };
   const managedDisk: JsonObject = { storageAccountType: 'Premium_LRS' };
   // ARM fills managedDisk.id once the disk exists.
-  if (vm.provisioningState === 'Succeeded' || vm.provisioningState === 'Deleting') managedDisk['id'] = diskId;
+  if (vm.provisioningState !== 'Creating') managedDisk['id'] = diskId;
   return {
     name: vm.name,
     id: vm.id,
+    etag: `"${vm.etag}"`,
     type: 'Microsoft.Compute/virtualMachines',
     location: vm.location,
     tags: { ...vm.tags },

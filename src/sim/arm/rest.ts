@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { AzureError, type ImageReference } from '../../ports/azure.js';
 import type { VirtualClock } from '../virtual-clock.js';
-import type { FakeArm, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
+import type { FakeArm, ListPage, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
+import { SUPPORTED_API_VERSIONS } from './defaults.js';
+import { digest } from './model.js';
 import { diskJson, errorJson, nicJson, operationJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
 import { resourceSkuList } from './resource-skus.js';
 import type { ArmFault, BucketKind, DeleteOption } from './types.js';
@@ -50,6 +52,11 @@ export interface ArmRestOptions {
   lroRetryAfterSeconds?: number;
   /** Answer 401 to ARM calls without `Authorization: Bearer …` (default true; any token is accepted). */
   requireAuth?: boolean;
+  /**
+   * Mixed into every x-ms-request-id so ids never repeat across server instances (the HTTPS
+   * face passes a random one per start); in-process runs keep the default for determinism.
+   */
+  instanceId?: string;
 }
 
 export type ArmRestHandler = (req: ArmHttpRequest) => Promise<ArmHttpResponse>;
@@ -70,19 +77,20 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
   const retryAfter = opts.lroRetryAfterSeconds ?? 10;
   const requireAuth = opts.requireAuth ?? true;
   let requestSeq = 0;
+  const instance = opts.instanceId ?? 'in-process';
 
   const handle = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
     const headers = lowerKeys(req.headers);
-    const requestId = stableGuid(`request-${++requestSeq}`);
+    const requestId = stableGuid(`${instance}/request-${++requestSeq}`);
     const common: Record<string, string> = {
       'x-ms-request-id': requestId,
       'x-ms-correlation-request-id': headers['x-ms-correlation-request-id'] ?? requestId,
     };
-    // Rate-limit headers only when this request reached a bucket (the fake keeps the last one).
-    const before = arm.lastRateLimit();
+    // Rate-limit headers only when this request reached ARM's counters (the fake keeps the last call's).
+    const before = arm.lastCallHeaders().seq;
     const limits = (): Record<string, string> => {
-      const last = arm.lastRateLimit();
-      return last === before ? {} : rateLimitHeaders(last);
+      const last = arm.lastCallHeaders();
+      return last.seq === before ? {} : last.headers;
     };
     try {
       const url = new URL(req.url, 'https://fake-arm.invalid');
@@ -96,7 +104,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       if (!apiVersion) {
         throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
       }
-      const res = armRoute(method, segs, url, apiVersion, req.body);
+      if (arm.validateApiVersions) checkApiVersion(segs, apiVersion);
+      const res = method === 'HEAD' ? { ...armRoute('GET', segs, url, apiVersion, req.body), body: undefined } : armRoute(method, segs, url, apiVersion, req.body);
       return withHeaders(res, { ...common, ...limits() });
     } catch (err) {
       return withHeaders(errorResponse(err), { ...common, ...limits() });
@@ -109,6 +118,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notFoundRoute(url);
     const sub = segs[1];
     if (arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
+    if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && segs.length === 4) return resourceGroupRoute(method, sub, segs[3], body, url);
     if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && lower(segs[4]) === 'providers') {
       const rg = segs[3];
       const ns = lower(segs[5]);
@@ -141,14 +151,46 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     throw notFoundRoute(url);
   }
 
+  /**
+   * A list page. ARM pages every list: `nextLink` is an absolute URL (same path, the
+   * api-version and a $skiptoken) on every page but the last, which has none.
+   */
   function listRoute(method: string, ns: string, type: string, scope: ListScope, url: URL): ArmHttpResponse {
     requireMethod(method, 'GET');
-    let value: Json[];
-    if (ns === 'microsoft.network' && type === NIC_TYPE) value = arm.nicList(scope).map(nicJson);
-    else if (ns === 'microsoft.compute' && type === VM_TYPE) value = arm.vmList(scope).map(vmJson);
-    else if (ns === 'microsoft.compute' && type === DISK_TYPE) value = arm.diskList(scope).map(diskJson);
+    const token = url.searchParams.get('$skiptoken');
+    const skip = token === null ? 0 : Number(token);
+    if (!Number.isInteger(skip) || skip < 0) throw new HttpError(400, 'InvalidSkipToken', `The $skiptoken '${token}' is not valid.`);
+    let page: ListPage<Json>;
+    const render = <V>(p: ListPage<V>, f: (v: V) => Json): ListPage<Json> => ({ value: p.value.map(f), ...(p.nextSkip !== undefined ? { nextSkip: p.nextSkip } : {}) });
+    if (ns === 'microsoft.network' && type === NIC_TYPE) page = render(arm.nicListPage(scope, skip), nicJson);
+    else if (ns === 'microsoft.compute' && type === VM_TYPE) page = render(arm.vmListPage(scope, skip), vmJson);
+    else if (ns === 'microsoft.compute' && type === DISK_TYPE) page = render(arm.diskListPage(scope, skip), diskJson);
     else throw notFoundRoute(url);
-    return json(200, { value });
+    const out: { [key: string]: Json } = { value: page.value };
+    if (page.nextSkip !== undefined) {
+      const next = new URL(`${base}${url.pathname}`);
+      next.searchParams.set('api-version', url.searchParams.get('api-version') ?? '');
+      next.searchParams.set('$skiptoken', String(page.nextSkip));
+      out['nextLink'] = next.toString();
+    }
+    return json(200, out);
+  }
+
+  /** Microsoft.Resources resource groups: enough for a client to create the group it deploys into. */
+  function resourceGroupRoute(method: string, sub: string, name: string, body: string | undefined, url: URL): ArmHttpResponse {
+    const id = `/subscriptions/${sub}/resourceGroups/${name}`;
+    const render = (rg: { location: string }): Json => ({ id, name, type: 'Microsoft.Resources/resourceGroups', location: rg.location, properties: { provisioningState: 'Succeeded' } });
+    switch (method) {
+      case 'GET':
+        return json(200, render(arm.getResourceGroup(sub, name)));
+      case 'PUT': {
+        const location = str(parseBody(body), ['location'], 'location');
+        const out = arm.putResourceGroup(sub, name, location);
+        return json(out.created ? 201 : 200, render(out));
+      }
+      default:
+        throw methodNotAllowed(method, url);
+    }
   }
 
   function nicRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, apiVersion: string, body: string | undefined, url: URL): ArmHttpResponse {
@@ -185,7 +227,10 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         return json(200, vmJson(vm));
       }
       case 'PUT': {
-        const request = parseVmPut(ref, parseBody(body));
+        const doc = parseBody(body);
+        const request = parseVmPut(ref, doc);
+        const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
+        if (customData !== undefined) request.customDataHash = digest(customData);
         const begun = arm.beginCreateVm(request);
         const headers = begun.operationId === undefined ? {} : asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
         return json(begun.created ? 201 : 200, vmJson(begun.vm), headers);
@@ -296,7 +341,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
 
 const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('quota'), location: z.string(), subscriptionId: z.string().optional(), family: z.string().optional(), cores: z.number().int().nonnegative() }),
-  z.object({ kind: z.literal('capacity'), location: z.string(), subscriptionId: z.string().optional(), allocationFailureRate: z.number().min(0).max(1).optional(), zonalAllocationFailureRate: z.number().min(0).max(1).optional() }),
+  z.object({ kind: z.literal('capacity'), location: z.string(), subscriptionId: z.string().optional(), allocationFailureRate: z.number().min(0).max(1).optional(), zonalAllocationFailureRate: z.number().min(0).max(1).optional(), overconstrainedAllocationFailureRate: z.number().min(0).max(1).optional() }),
+  z.object({ kind: z.literal('computeThrottle'), location: z.string(), subscriptionId: z.string().optional(), policy: z.string().optional() }),
   z.object({ kind: z.literal('throttle'), subscriptionId: z.string().optional(), location: z.string().optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.object({ kind: z.literal('transient'), transientFaultRate: z.number().min(0).max(1).optional(), timeoutRate: z.number().min(0).max(1).optional() }),
   z.object({ kind: z.literal('skuUnavailable'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string(), unavailable: z.boolean().optional() }),
@@ -407,16 +453,37 @@ function errorResponse(err: unknown): ArmHttpResponse {
   if (err instanceof AzureError) {
     const prefix = `${err.code}: `;
     const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-    const headers: Record<string, string> = err.retryAfterSeconds !== undefined ? { 'retry-after': String(err.retryAfterSeconds) } : {};
-    return json(err.statusCode, errorJson(err.code, message), headers);
+    const headers: Record<string, string> = { ...err.info.headers };
+    if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
+    const body = errorJson(err.info.armCode ?? err.code, message);
+    if (err.info.details) (body['error'] as { [key: string]: Json })['details'] = err.info.details.map((d) => ({ ...d }));
+    return json(err.statusCode, body, headers);
   }
   const message = err instanceof Error ? err.message : String(err);
   return json(500, errorJson('InternalServerError', `Fake ARM failure: ${message}`));
 }
 
-function rateLimitHeaders(last: { kind: BucketKind; remaining: number } | undefined): Record<string, string> {
-  if (!last) return {};
-  return { [`x-ms-ratelimit-remaining-subscription-${last.kind}`]: String(last.remaining) };
+/**
+ * ARM's api-version check: a version that is not a date (YYYY-MM-DD[-preview]) is
+ * InvalidApiVersionParameter; a well-formed one the provider does not serve is
+ * NoRegisteredProviderFound. Both 400.
+ */
+function checkApiVersion(segs: string[], apiVersion: string): void {
+  const providersAt = segs.map((s) => s.toLowerCase()).lastIndexOf('providers');
+  const ns = providersAt >= 0 ? lower(segs[providersAt + 1]) : 'microsoft.resources';
+  const type = providersAt >= 0 ? (segs[providersAt + 2] ?? '') : 'resourceGroups';
+  const supported = SUPPORTED_API_VERSIONS[ns];
+  if (!supported) return; // routing answers unknown providers
+  if (!/^\d{4}-\d{2}-\d{2}(-preview)?$/.test(apiVersion)) {
+    throw new HttpError(400, 'InvalidApiVersionParameter', `The api-version '${apiVersion}' is invalid. The supported versions are '${supported.join(',')}'.`);
+  }
+  if (!supported.includes(apiVersion)) {
+    throw new HttpError(
+      400,
+      'NoRegisteredProviderFound',
+      `No registered resource provider found for location 'global' and API version '${apiVersion}' for type '${type}'. The supported api-versions are '${supported.join(', ')}'.`,
+    );
+  }
 }
 
 function failedStatus(op: OperationInfo): number {

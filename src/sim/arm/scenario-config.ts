@@ -22,6 +22,7 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.object({
         unavailableSkus: z.array(z.string()).optional(),
         allocationFailureRate: rate.optional(),
         zonalAllocationFailureRate: rate.optional(),
+        overconstrainedAllocationFailureRate: rate.optional(),
       }),
     )
     .min(1),
@@ -38,6 +39,24 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.object({
   timeoutRate: rate.optional(),
   timeoutAfterEffectRate: rate.optional(),
   reservationSeconds: z.number().nonnegative().optional(),
+  reservation: z
+    .object({ seconds: z.number().nonnegative().optional(), jitterSeconds: z.number().nonnegative().optional(), startDelaySeconds: z.number().nonnegative().optional(), from: z.enum(['attempt', 'completion']).optional() })
+    .optional(),
+  failedVmRecords: z.boolean().optional(),
+  cascadeDeletesReservedNic: z.boolean().optional(),
+  listPageSize: z.number().int().positive().optional(),
+  listLagSeconds: z.object({ appearSeconds: z.number().nonnegative().optional(), disappearSeconds: z.number().nonnegative().optional() }).optional(),
+  immutableVmProperties: z.boolean().optional(),
+  computeThrottling: z
+    .union([
+      z.boolean(),
+      z.array(z.object({ name: z.string().min(1), ops: z.array(z.enum(['vm.put', 'vm.get', 'vm.delete', 'vm.list'])), limit: z.number().int().positive(), windowSeconds: z.number().positive() })),
+    ])
+    .optional(),
+  defaultQuota: z.object({ familyCores: z.number().int().nonnegative().optional(), gpuFamilyCores: z.number().int().nonnegative().optional(), regionalCores: z.number().int().nonnegative().optional() }).optional(),
+  resourceGroups: z.array(z.object({ subscriptionId: z.string().min(1), name: z.string().min(1), location: z.string().optional() })).optional(),
+  requireResourceGroups: z.boolean().optional(),
+  validateApiVersions: z.boolean().optional(),
 });
 
 export class ScenarioConfigError extends Error {

@@ -35,15 +35,61 @@ export interface FakeArmLatency {
 export interface FakeArmRegionConfig {
   subscriptionId: string;
   location: string;
-  /** Approved cores per VM family; a family that is missing is unlimited. */
+  /**
+   * Approved cores per VM family. A family that is missing gets the subscription default
+   * (FakeArmConfig.defaultQuota): finite, and 0 for GPU families (NC, ND, NG, NV).
+   */
   familyQuotaCores: Record<string, number>;
-  /** "Total Regional Cores" quota; missing = unlimited. */
+  /** "Total Regional vCPUs" quota; missing = FakeArmConfig.defaultQuota.regionalCores. */
   regionalQuotaCores?: number;
   unavailableSkus?: string[];
   /** Probability that an accepted VM create fails asynchronously with AllocationFailed. */
   allocationFailureRate?: number;
   /** Same, with ZonalAllocationFailed (drawn after allocationFailureRate). */
   zonalAllocationFailureRate?: number;
+  /** Same, with OverconstrainedAllocationRequest (drawn after the two above). */
+  overconstrainedAllocationFailureRate?: number;
+}
+
+/** Default quotas of a subscription for families and regions the config does not name. */
+export interface FakeArmDefaultQuota {
+  /** Per non-GPU VM family and region (default 100). */
+  familyCores?: number;
+  /** Per GPU family (standardNC*, standardND*, standardNG*, standardNV*) and region (default 0). */
+  gpuFamilyCores?: number;
+  /** Total Regional vCPUs (default 100). */
+  regionalCores?: number;
+}
+
+/** The NIC reservation a VM PUT takes (ARM: from the create attempt, 180 s). */
+export interface FakeArmReservation {
+  /** Length (default 180). */
+  seconds?: number;
+  /** Each reservation lasts an extra uniform [0, jitterSeconds] (default 0). */
+  jitterSeconds?: number;
+  /** The reservation's clock starts this much later than the VM PUT (default 0). */
+  startDelaySeconds?: number;
+  /**
+   * 'attempt' (ARM as documented): counted from the VM PUT. 'completion': an async create
+   * outcome (failure or success) restarts the count, so it ends later than a controller
+   * that reasons from the PUT expects.
+   */
+  from?: 'attempt' | 'completion';
+}
+
+/** Lists are served from a cache: new resources appear, deleted ones disappear, after a lag. GET is always current. */
+export interface FakeArmListLag {
+  appearSeconds?: number;
+  disappearSeconds?: number;
+}
+
+/** One Compute resource-provider throttling policy (x-ms-ratelimit-remaining-resource). */
+export interface ComputeThrottlePolicy {
+  /** As ARM names it, e.g. PutVM3Min (rendered Microsoft.Compute/PutVM3Min). */
+  name: string;
+  ops: Array<'vm.put' | 'vm.get' | 'vm.delete' | 'vm.list'>;
+  limit: number;
+  windowSeconds: number;
 }
 
 export interface FakeArmSubnetConfig {
@@ -66,8 +112,38 @@ export interface FakeArmConfig {
   timeoutRate?: number;
   /** For a timed-out write: probability that the write took effect before the response was lost (default 0.5). */
   timeoutAfterEffectRate?: number;
-  /** How long a VM PUT reserves the NICs it references (default 180). */
+  /** How long a VM PUT reserves the NICs it references (default 180); `reservation.seconds` wins. */
   reservationSeconds?: number;
+
+  // --- fidelity knobs: every default is real ARM's behaviour (docs/fidelity.md) ---------
+  reservation?: FakeArmReservation;
+  /**
+   * An async allocation failure leaves the VM in provisioningState Failed, still holding its
+   * NIC and OS disk, until someone deletes it (default true). false: ARM rolls the VM back.
+   */
+  failedVmRecords?: boolean;
+  /**
+   * A VM delete with deleteOption Delete also deletes a NIC still inside its reservation
+   * (default false: the network RP refuses, the NIC is only detached and must be deleted
+   * by the caller once the reservation ends).
+   */
+  cascadeDeletesReservedNic?: boolean;
+  /** Items per list page; more items give a nextLink (default 100). */
+  listPageSize?: number;
+  listLagSeconds?: FakeArmListLag;
+  /** 409 PropertyChangeNotAllowed on a re-PUT of a VM that changes an immutable property (default true). */
+  immutableVmProperties?: boolean;
+  /** Compute RP throttling policies (default COMPUTE_THROTTLE_POLICIES); false turns them off. */
+  computeThrottling?: boolean | ComputeThrottlePolicy[];
+  defaultQuota?: FakeArmDefaultQuota;
+  /**
+   * Resource groups that exist, besides those of the configured subnets. A PUT, GET or
+   * list in any other gets 404 ResourceGroupNotFound (unless requireResourceGroups is false).
+   */
+  resourceGroups?: Array<{ subscriptionId: string; name: string; location?: string }>;
+  requireResourceGroups?: boolean;
+  /** 400 InvalidApiVersionParameter / NoRegisteredProviderFound for api-versions ARM does not serve (default true). */
+  validateApiVersions?: boolean;
 }
 
 export type ArmOperation =
@@ -83,7 +159,9 @@ export type ArmOperation =
   | 'disk.list'
   | 'disk.delete'
   | 'sku.list'
-  | 'operation.get';
+  | 'operation.get'
+  | 'rg.put'
+  | 'rg.get';
 
 /** State changes that are not calls (LRO completions, cascades, faults). */
 export type ArmStateChange =
@@ -113,10 +191,12 @@ export type BucketKind = 'reads' | 'writes' | 'deletes';
 export type ArmFault =
   /** Set a family's approved cores (or, without `family`, the Total Regional Cores quota). */
   | { kind: 'quota'; location: string; subscriptionId?: string; family?: string; cores: number }
-  | { kind: 'capacity'; location: string; subscriptionId?: string; allocationFailureRate?: number; zonalAllocationFailureRate?: number }
+  | { kind: 'capacity'; location: string; subscriptionId?: string; allocationFailureRate?: number; zonalAllocationFailureRate?: number; overconstrainedAllocationFailureRate?: number }
   /** `drain` empties the matching buckets now; `enabled` switches throttling on or off. */
   | { kind: 'throttle'; subscriptionId?: string; location?: string; bucket?: BucketKind; drain?: boolean; enabled?: boolean }
   | { kind: 'transient'; transientFaultRate?: number; timeoutRate?: number }
+  /** Exhausts Compute RP throttling policies (all, or the one named) so the next matching call gets 429 with a long Retry-After. */
+  | { kind: 'computeThrottle'; location: string; subscriptionId?: string; policy?: string }
   | { kind: 'skuUnavailable'; location: string; subscriptionId?: string; sku: string; unavailable?: boolean };
 
 export type OperationStatus =
