@@ -27,6 +27,8 @@ export interface NicContext {
   reservedUntil: number;
   retryAt: number;
   attempts: number;
+  /** When the current (or last) DELETE was sent: retries are paced from the request, not its answer. */
+  deleteSentAt: number;
   lastError?: string;
 }
 
@@ -100,8 +102,16 @@ export function createNicMachine(env: MachineEnv) {
         reservedUntil: ({ context, event }) =>
           event.type === 'VM_FAILED' ? Math.max(context.reservedUntil, event.reservedUntil) : context.reservedUntil,
       }),
-      /** ARM still refuses: our idea of the deadline was early (skew, or unknown attempt time). */
-      extendReservation: assign({ reservedUntil: () => now() + RESERVED_RETRY_MS, attempts: ({ context }) => context.attempts + 1 }),
+      /**
+       * ARM still refuses: its reservation ends later than we reckoned (a later start, jitter,
+       * skew, an unknown attempt time). Ask again RESERVED_RETRY_MS after the refused request
+       * was sent, so the answer's latency does not stretch the gap.
+       */
+      extendReservation: assign({
+        reservedUntil: ({ context }) => Math.max(context.deleteSentAt + RESERVED_RETRY_MS, now() - RESERVATION_MARGIN_MS),
+        attempts: ({ context }) => context.attempts + 1,
+      }),
+      noteDeleteSent: assign({ deleteSentAt: () => now() }),
       scheduleThrottledRetry: assign({
         retryAt: ({ event }) => {
           const action = 'error' in event ? classifyAzureError(event.error) : undefined;
@@ -138,6 +148,7 @@ export function createNicMachine(env: MachineEnv) {
       reservedUntil: input.observed.reservedUntil ?? 0,
       retryAt: 0,
       attempts: 0,
+      deleteSentAt: 0,
     }),
     initial: 'observing',
     on: {
@@ -239,6 +250,7 @@ export function createNicMachine(env: MachineEnv) {
         },
       },
       deleting: {
+        entry: 'noteDeleteSent',
         invoke: {
           src: 'deleteNic',
           input: ({ context }) => ({ name: context.name }),

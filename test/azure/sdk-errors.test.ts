@@ -51,6 +51,18 @@ const rows: Row[] = [
   { name: '429 TooManyRequests', err: restError(429, 'TooManyRequests', 'throttled', { 'retry-after': '17' }), code: 'TooManyRequests', status: 429, kind: 'throttled', extra: { retryAfterSeconds: 17 } },
   { name: '429 SubscriptionRequestsThrottled', err: restError(429, 'SubscriptionRequestsThrottled', 'throttled', { 'retry-after': '42' }), code: 'TooManyRequests', status: 429, kind: 'throttled', extra: { retryAfterSeconds: 42 } },
   { name: '429 without a code', err: restError(429, undefined, 'Unexpected status code: 429'), code: 'TooManyRequests', status: 429, kind: 'throttled' },
+  // Compute's own throttling: OperationNotAllowed (no "quota" in it) on a 429, with a long Retry-After that must hold.
+  {
+    name: '429 OperationNotAllowed from the Compute RP',
+    err: restError(429, 'OperationNotAllowed', 'The server rejected the request because too many requests have been received for this subscription.', {
+      'retry-after': '1200',
+      'x-ms-ratelimit-remaining-resource': 'Microsoft.Compute/PutVM3Min;0,Microsoft.Compute/PutVM30Min;0',
+    }),
+    code: 'TooManyRequests',
+    status: 429,
+    kind: 'throttled',
+    extra: { retryAfterSeconds: 1200 },
+  },
   { name: '404 ResourceNotFound', err: restError(404, 'ResourceNotFound', 'not found'), code: 'ResourceNotFound', status: 404, kind: 'notFound' },
   { name: '404 NotFound (network RP)', err: restError(404, 'NotFound', 'not found'), code: 'ResourceNotFound', status: 404, kind: 'notFound' },
   { name: '500 InternalServerError', err: restError(500, 'InternalServerError', 'boom'), code: 'InternalServerError', status: 500, kind: 'transient' },
@@ -91,6 +103,18 @@ describe('toAzureError + classifyAzureError: every row of the taxonomy', () => {
     expect(mapped.message).not.toContain('abcdef.0123456789abcdef');
     expect(mapped.message).not.toContain('H4sIAAAAAAAAA2NgGAWjYBSMglEwCkbBUAEAAP');
     expect(mapped.message).toContain('is invalid');
+  });
+
+  it('tells who throttled: Compute (x-ms-ratelimit-remaining-resource) or ARM itself (SubscriptionRequestsThrottled)', () => {
+    const compute = toAzureError(restError(429, 'OperationNotAllowed', 'too many', { 'retry-after': '600', 'x-ms-ratelimit-remaining-resource': 'Microsoft.Compute/DeleteVM30Min;0' }));
+    expect(compute.info).toMatchObject({ throttledBy: 'Microsoft.Compute', armCode: 'OperationNotAllowed' });
+    const arm = toAzureError(restError(429, 'SubscriptionRequestsThrottled', 'too many', { 'retry-after': '3' }));
+    expect(arm.info).toMatchObject({ throttledBy: 'arm', armCode: 'SubscriptionRequestsThrottled' });
+  });
+
+  it('an OperationNotAllowed without "quota" that carries a Retry-After keeps it (never a plain transient)', () => {
+    const err = new AzureError('OperationNotAllowed', 409, 'The server rejected the request', 300);
+    expect(classifyAzureError(err)).toEqual({ kind: 'throttled', retryAfterSeconds: 300, code: 'OperationNotAllowed' });
   });
 
   it('SkuNotAvailable is shorter for spot (the Karpenter provider: 1 h spot, 23 h on-demand)', () => {

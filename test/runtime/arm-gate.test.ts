@@ -34,4 +34,35 @@ describe('ARM gate', () => {
     await clock.runUntil(retryAfter * 1000 + 1);
     await expect(later).resolves.toEqual([]);
   });
+
+  it('a Compute RP 429 blocks only Microsoft.Compute calls of that subscription, for its whole Retry-After; NIC calls go on', async () => {
+    const clock = new VirtualClock(0);
+    const arm = new FakeArm({
+      clock,
+      random: new SeededRandom(1),
+      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], latencyMs: { read: { min: 0, max: 0 } } },
+      instanceTypes: STATIC_INSTANCE_TYPES,
+    });
+    arm.injectFault({ kind: 'computeThrottle', location: 'eastus2', policy: 'LowCostGet30Min' });
+    const gated = gateArm(arm, clock);
+    const first = gated.getVm({ ...scope, name: 'vm' }).catch((e: unknown) => e);
+    await clock.runUntil(0);
+    const err = (await first) as AzureError;
+    expect(err).toMatchObject({ code: 'TooManyRequests', retryAfterSeconds: 1200, info: { throttledBy: 'Microsoft.Compute', armCode: 'OperationNotAllowed' } });
+    const before = JSON.stringify(arm.armCalls()['vm.get']);
+    const local = (await gated.listVms(scope).catch((e: unknown) => e)) as AzureError;
+    expect(local.code).toBe('TooManyRequests');
+    expect(local.retryAfterSeconds).toBe(1200);
+    expect(JSON.stringify(arm.armCalls()['vm.get'])).toBe(before);
+    expect(arm.armCalls()['vm.list']).toBeUndefined();
+    // The network RP is another provider: NIC calls still reach ARM.
+    const nic = gated.getNic({ ...scope, name: 'nic' });
+    await clock.runUntil(1);
+    await expect(nic).resolves.toBeUndefined();
+    expect(arm.armCalls()['nic.get']).toEqual({ '404': 1 });
+    await clock.runUntil(1_200_000);
+    const later = gated.listVms(scope);
+    await clock.runUntil(1_200_001);
+    await expect(later).resolves.toEqual([]);
+  });
 });
