@@ -12,10 +12,13 @@ export const NIC_RESERVATION_MS = 180_000;
 export const RESERVATION_MARGIN_MS = 1_000;
 /**
  * When ARM still says "reserved", ask again this soon. ARM's real end may differ from the
- * rule (jitter, a later start), so retrying is what bounds time-to-reap: at most this long
- * after the reservation really ends.
+ * rule (jitter, a later start), so retrying is what bounds time-to-reap: the next DELETE goes this
+ * long (+ RESERVATION_MARGIN_MS) after the refused one was sent, and NIC deletes are
+ * themselves async operations of a few seconds.
  */
-export const RESERVED_RETRY_MS = 3_000;
+export const RESERVED_RETRY_MS = 1_000;
+/** A NIC whose owner let go but that a list still shows attached is checked by GET this often. */
+export const ATTACHMENT_PROBE_MS = 5_000;
 
 /** Exponential backoff with full jitter from the injected random source. */
 export function backoffMs(env: MachineEnv, attempt: number, baseMs = 1_000, capMs = 60_000): number {

@@ -1,6 +1,6 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
 import { classifyAzureError, type FailureAction } from '../azure/errors.js';
-import { RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
+import { ATTACHMENT_PROBE_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
 
 /**
  * The NIC machine: one per network interface azflex owns. It exists to guarantee that a
@@ -71,6 +71,10 @@ export function createNicMachine(env: MachineEnv) {
       nicExists: fromPromise<boolean, { name: string }>(async () => {
         throw new Error('nicExists effect not provided');
       }),
+      /** GET: is the NIC still attached to a VM? (A list may still show a VM that is gone.) */
+      nicAttachment: fromPromise<'attached' | 'detached' | 'absent', { name: string }>(async () => {
+        throw new Error('nicAttachment effect not provided');
+      }),
     },
     guards: {
       isAbsent: ({ context }) => !context.observed.exists,
@@ -87,6 +91,9 @@ export function createNicMachine(env: MachineEnv) {
       isReserved: ({ event }) => 'error' in event && errorKind(event.error) === 'reserved',
       isInUse: ({ event }) => 'error' in event && errorKind(event.error) === 'inUse',
       confirmedPresent: ({ event }) => 'output' in event && event.output === true,
+      probedAbsent: ({ event }) => 'output' in event && event.output === 'absent',
+      probedDetached: ({ event }) => 'output' in event && event.output === 'detached',
+      observedOwnerLetGo: ({ event }) => event.type === 'OBSERVED' && event.observed.owner !== 'wants',
       isPermanentCreateFailure: ({ event }) =>
         'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event.error)),
     },
@@ -126,6 +133,7 @@ export function createNicMachine(env: MachineEnv) {
       resetAttempts: assign({ attempts: 0 }),
       /** A GET found the NIC the list did not show yet. */
       noteConfirmedPresent: assign({ observed: ({ context }) => ({ ...context.observed, exists: true }) }),
+      noteDetached: assign({ observed: ({ context }) => ({ ...context.observed, exists: true, attached: false }) }),
       rememberError: assign({ lastError: ({ event }) => ('error' in event ? classifyAzureError(event.error).code : undefined) }),
       emitReady: emit(({ context }) => ({ type: 'nic.ready' as const, name: context.name })),
       emitCreateFailed: emit(({ context, event }) => ({
@@ -139,6 +147,8 @@ export function createNicMachine(env: MachineEnv) {
     delays: {
       untilReservationEnds: ({ context }) => Math.max(0, context.reservedUntil + RESERVATION_MARGIN_MS - now()),
       untilRetry: ({ context }) => Math.max(0, context.retryAt - now()),
+      /** Not before the reservation ends (a delete would be refused anyway), then every ATTACHMENT_PROBE_MS. */
+      untilAttachmentProbe: ({ context }) => Math.max(context.reservedUntil + RESERVATION_MARGIN_MS, now() + ATTACHMENT_PROBE_MS) - now(),
     },
   }).createMachine({
     id: 'nic',
@@ -225,14 +235,29 @@ export function createNicMachine(env: MachineEnv) {
         },
       },
       attached: {
+        // Once the owner let go, a list that still shows the VM is not trusted for long: a GET decides.
+        after: { untilAttachmentProbe: { guard: 'ownerReleasedIt', target: 'probing-attachment' } },
         on: {
           VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },
           OBSERVED: [
             // deleteOption: Delete took the NIC with the VM (a GET confirms: lists lag).
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
+            { guard: 'observedOwnerLetGo', target: 'attached', reenter: true, actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
+        },
+      },
+      'probing-attachment': {
+        invoke: {
+          src: 'nicAttachment',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: [
+            { guard: 'probedAbsent', target: 'reaped' },
+            { guard: 'probedDetached', target: 'vm-failed', actions: 'noteDetached' },
+            { target: 'attached' },
+          ],
+          onError: { target: 'attached', actions: 'rememberError' },
         },
       },
       'vm-failed': {

@@ -83,6 +83,7 @@ export class Runtime {
         putNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'putNic', () => e.putNic(input.name, this.ownerOfNic(input.name)))),
         deleteNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'deleteNic', () => e.deleteNic(input.name))),
         nicExists: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'nicExists', () => e.nicExists(input.name))),
+        nicAttachment: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'nicAttachment', () => e.nicAttachment(input.name))),
       },
     });
   }

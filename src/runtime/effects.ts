@@ -93,6 +93,15 @@ export class Effects {
     return (await this.deps.arm.getNic(ref)) !== undefined;
   }
 
+  /** Whether a GET shows the NIC attached to a VM (lists may still show a VM that is gone). */
+  async nicAttachment(nicName: string): Promise<'attached' | 'detached' | 'absent'> {
+    const ref = this.nicRef(nicName);
+    if (!ref) return 'absent';
+    const nic = await this.deps.arm.getNic(ref);
+    if (!nic) return 'absent';
+    return nic.virtualMachineId === undefined ? 'detached' : 'attached';
+  }
+
   /** The NodeClaim's VM as a GET shows it (undefined: there is none). */
   async vmState(name: string): Promise<VmProvisioningState | undefined> {
     const nc = this.nodeClaim(name);

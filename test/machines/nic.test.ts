@@ -6,7 +6,12 @@ import { xstateClock } from '../../src/ports/clock.js';
 import { stateName } from '../../src/runtime/event-log.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 
-function setup(observed: NicObservation, deleteNic: () => Promise<void>, nicExists: () => Promise<boolean> = async () => false) {
+function setup(
+  observed: NicObservation,
+  deleteNic: () => Promise<void>,
+  nicExists: () => Promise<boolean> = async () => false,
+  nicAttachment: () => Promise<'attached' | 'detached' | 'absent'> = async () => 'attached',
+) {
   const clock = new VirtualClock(1_000_000);
   const deletes: number[] = [];
   const gets: number[] = [];
@@ -20,6 +25,10 @@ function setup(observed: NicObservation, deleteNic: () => Promise<void>, nicExis
       nicExists: fromPromise(async () => {
         gets.push(clock.now());
         return nicExists();
+      }),
+      nicAttachment: fromPromise(async () => {
+        gets.push(clock.now());
+        return nicAttachment();
       }),
     },
   });
@@ -61,7 +70,7 @@ describe('NIC machine', () => {
     await clock.runUntil(clock.now() + 10_000);
     expect(deletes.length).toBe(2);
     // Soon enough that time-to-reap stays within the real end + 5 s.
-    expect(deletes[1]! - deletes[0]!).toBe(4_000);
+    expect(deletes[1]! - deletes[0]!).toBe(2_000);
     expect(state()).toBe('reaped');
   });
 
@@ -100,6 +109,29 @@ describe('NIC machine', () => {
     expect(state()).toBe('reserved-180s');
     await clock.runUntil(clock.now() + 181_000);
     expect(deletes).toHaveLength(1);
+    expect(state()).toBe('reaped');
+  });
+
+  it('a list that still shows the deleted VM is checked by GET once the owner let go: detached, it is deleted', async () => {
+    let attached = true;
+    const start = 1_000_000;
+    const { clock, actor, deletes, gets, state } = setup({ exists: true, attached: true, owner: 'wants', reservedUntil: start + 10_000 }, async () => undefined, undefined, async () =>
+      attached ? 'attached' : 'detached',
+    );
+    expect(state()).toBe('attached');
+    actor.send({ type: 'OBSERVED', observed: { exists: true, attached: true, owner: 'releasing', reservedUntil: start + 10_000 } });
+    await clock.runUntil(start + 10_999);
+    expect(gets).toEqual([]); // nothing before the reservation ends
+    await clock.runUntil(start + 11_000);
+    await settle();
+    expect(gets).toEqual([start + 11_000]);
+    expect(state()).toBe('attached');
+    attached = false;
+    await clock.runUntil(start + 16_000);
+    await settle();
+    await clock.runUntil(start + 16_000);
+    await settle();
+    expect(deletes).toEqual([start + 16_000]);
     expect(state()).toBe('reaped');
   });
 });

@@ -312,7 +312,7 @@ describe('FakeArm VM lifecycle', () => {
     // Deleted 105 s after the PUT: the network RP still holds the NIC for that VM.
     expect(arm.snapshot().nics.map((n) => n.virtualMachineId)).toEqual([undefined]);
     await h.advance(80_000);
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toBe('deleted');
+    expect(arm.nicDelete(ref(nicNameFor('a')))).toMatchObject({ operationId: expect.any(String) });
     expect(h.events.some((e2) => e2.op === 'vm.provisioned')).toBe(false);
   });
 

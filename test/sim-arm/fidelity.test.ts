@@ -123,7 +123,11 @@ describe('fidelity: async allocation failures leave a Failed VM holding NIC and 
     const reserved = await call('DELETE', `${nicPath('a')}?api-version=${NET}`);
     expect(reserved.json.error?.code).toBe('NicReservedForAnotherVm');
     await advance(120);
-    expect((await call('DELETE', `${nicPath('a')}?api-version=${NET}`)).status).toBe(202);
+    const accepted = await call('DELETE', `${nicPath('a')}?api-version=${NET}`);
+    expect(accepted.status).toBe(202);
+    expect(accepted.headers['azure-asyncoperation']).toMatch(/\/providers\/Microsoft\.Network\/locations\/eastus2\/operations\//);
+    await advance(10); // the network RP deletes asynchronously
+    expect((await call('GET', `${nicPath('a')}?api-version=${NET}`)).status).toBe(404);
     expect(s.arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
   });
 
@@ -195,6 +199,7 @@ describe('fidelity: lists page with nextLink and trail ARM; GET is current', () 
     // The SDK's iterator follows every nextLink.
     expect((await run(azure.listNics({ subscriptionId: SUB, resourceGroup: RG }))).map((n) => n.name).sort()).toEqual(names);
     expect((await call('DELETE', `${nicPath('n1')}?api-version=${NET}`)).status).toBe(202);
+    await advance(5); // the async delete ends
     expect((await call('GET', `${nicPath('n1')}?api-version=${NET}`)).status).toBe(404);
     const stale = (await run(azure.listNics({ subscriptionId: SUB, resourceGroup: RG }))).map((n) => n.name);
     expect(stale).toContain('n1');
