@@ -1,4 +1,5 @@
 import type {
+  Affinity, LabelSelector, PodAffinityRules, PodAffinityTerm, TopologySpreadConstraint,
   AzureFlexNodeClass,
   Condition,
   Container,
@@ -198,6 +199,56 @@ function toContainers(v: unknown): Container[] {
 
 const OWNER_KINDS = new Set(['DaemonSet', 'ReplicaSet', 'Job', 'StatefulSet']);
 
+function toLabelSelector(raw: unknown): LabelSelector | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const o = obj(raw);
+  const selector: LabelSelector = {};
+  if (o.matchLabels !== undefined) selector.matchLabels = strMap(o.matchLabels);
+  const expressions = arr(o.matchExpressions).map(obj);
+  if (expressions.length > 0) {
+    selector.matchExpressions = expressions.map((e) => {
+      const op = str(e.operator);
+      return {
+        key: str(e.key) ?? '',
+        operator: op === 'NotIn' || op === 'Exists' || op === 'DoesNotExist' ? op : 'In',
+        ...(Array.isArray(e.values) ? { values: e.values.filter((v): v is string => typeof v === 'string') } : {}),
+      };
+    });
+  }
+  return selector;
+}
+
+function toPodAffinityTerm(raw: unknown): PodAffinityTerm {
+  const o = obj(raw);
+  const term: PodAffinityTerm = { topologyKey: str(o.topologyKey) ?? '' };
+  const selector = toLabelSelector(o.labelSelector);
+  if (selector) term.labelSelector = selector;
+  const namespaceSelector = toLabelSelector(o.namespaceSelector);
+  if (namespaceSelector) term.namespaceSelector = namespaceSelector;
+  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  const namespaces = strings(o.namespaces);
+  if (namespaces) term.namespaces = namespaces;
+  const matchLabelKeys = strings(o.matchLabelKeys);
+  if (matchLabelKeys) term.matchLabelKeys = matchLabelKeys;
+  const mismatchLabelKeys = strings(o.mismatchLabelKeys);
+  if (mismatchLabelKeys) term.mismatchLabelKeys = mismatchLabelKeys;
+  return term;
+}
+
+function toPodAffinityRules(raw: unknown): PodAffinityRules | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const o = obj(raw);
+  const required = arr(o.requiredDuringSchedulingIgnoredDuringExecution).map(toPodAffinityTerm);
+  const preferred = arr(o.preferredDuringSchedulingIgnoredDuringExecution).map(obj).map((w) => ({
+    weight: typeof w.weight === 'number' ? w.weight : 1, podAffinityTerm: toPodAffinityTerm(w.podAffinityTerm),
+  }));
+  if (required.length === 0 && preferred.length === 0) return undefined;
+  return {
+    ...(required.length > 0 ? { requiredDuringSchedulingIgnoredDuringExecution: required } : {}),
+    ...(preferred.length > 0 ? { preferredDuringSchedulingIgnoredDuringExecution: preferred } : {}),
+  };
+}
+
 export function toPod(raw: RawObject): Pod {
   const meta = toMeta(raw.metadata);
   const spec = obj(raw.spec);
@@ -233,14 +284,50 @@ export function toPod(raw: RawObject): Pod {
   setOpt(pod.spec, 'nodeName', str(spec.nodeName));
   if (spec.overhead !== undefined) pod.spec.overhead = strMap(spec.overhead);
   if (typeof spec.priority === 'number') pod.spec.priority = spec.priority;
+  const nodeAffinity: NonNullable<Affinity['nodeAffinity']> = {};
   if (Array.isArray(required.nodeSelectorTerms)) {
-    pod.spec.affinity = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: required.nodeSelectorTerms.map((t) => ({ matchExpressions: toRequirements(obj(t).matchExpressions) })),
-        },
-      },
+    nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = {
+      nodeSelectorTerms: required.nodeSelectorTerms.map((t) => ({ matchExpressions: toRequirements(obj(t).matchExpressions) })),
     };
+  }
+  const preferred = arr(obj(affinity.nodeAffinity).preferredDuringSchedulingIgnoredDuringExecution).map(obj);
+  if (preferred.length > 0) {
+    nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution = preferred.map((p) => ({
+      weight: typeof p.weight === 'number' ? p.weight : 1, preference: { matchExpressions: toRequirements(obj(p.preference).matchExpressions) },
+    }));
+  }
+  const podAffinity = toPodAffinityRules(affinity.podAffinity);
+  const podAntiAffinity = toPodAffinityRules(affinity.podAntiAffinity);
+  if (Object.keys(nodeAffinity).length > 0 || podAffinity || podAntiAffinity) {
+    pod.spec.affinity = {
+      ...(Object.keys(nodeAffinity).length > 0 ? { nodeAffinity } : {}),
+      ...(podAffinity ? { podAffinity } : {}),
+      ...(podAntiAffinity ? { podAntiAffinity } : {}),
+    };
+  }
+  const spread = arr(spec.topologySpreadConstraints).map(obj);
+  if (spread.length > 0) {
+    pod.spec.topologySpreadConstraints = spread.map((c) => {
+      const out: TopologySpreadConstraint = {
+        maxSkew: typeof c.maxSkew === 'number' ? c.maxSkew : 1,
+        topologyKey: str(c.topologyKey) ?? '',
+        whenUnsatisfiable: c.whenUnsatisfiable === 'ScheduleAnyway' ? 'ScheduleAnyway' : 'DoNotSchedule',
+      };
+      const selector = toLabelSelector(c.labelSelector);
+      if (selector) out.labelSelector = selector;
+      if (typeof c.minDomains === 'number') out.minDomains = c.minDomains;
+      if (c.nodeAffinityPolicy === 'Honor' || c.nodeAffinityPolicy === 'Ignore') out.nodeAffinityPolicy = c.nodeAffinityPolicy;
+      if (c.nodeTaintsPolicy === 'Honor' || c.nodeTaintsPolicy === 'Ignore') out.nodeTaintsPolicy = c.nodeTaintsPolicy;
+      if (Array.isArray(c.matchLabelKeys)) out.matchLabelKeys = c.matchLabelKeys.filter((k): k is string => typeof k === 'string');
+      return out;
+    });
+  }
+  const volumes = arr(spec.volumes).map(obj).filter((v) => str(v.name) !== undefined);
+  if (volumes.length > 0) {
+    pod.spec.volumes = volumes.map((v) => {
+      const claimName = str(obj(v.persistentVolumeClaim).claimName);
+      return { name: str(v.name)!, ...(claimName ? { persistentVolumeClaim: { claimName } } : {}) };
+    });
   }
   const controller = arr(obj(raw.metadata).ownerReferences)
     .map(obj)

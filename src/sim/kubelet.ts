@@ -3,7 +3,8 @@ import { TAG } from '../azure/naming.js';
 import type { Condition, Node, Pod } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { podRequirementTerms } from '../provisioning/scheduler.js';
-import { Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
+import { LABEL_HOSTNAME, Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
+import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/topology.js';
 import { fitsWithin, podRequests, resourcesFromList, subtractResources, type Resources } from '../provisioning/resources.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import { LABEL } from '../runtime/annotations.js';
@@ -87,29 +88,64 @@ export class SimKubelet {
     };
   }
 
+  /**
+   * The kube-scheduler's required pod topology (spread, affinity, anti-affinity) over the
+   * Ready nodes, with the provisioner's own topology code: a pod binds only where its rules
+   * (and running pods' anti-affinity) allow, as on a real cluster.
+   */
+  private topologyOf(pending: readonly Pod[], bound: readonly Pod[], nodes: readonly Node[]): { topology: Topology; source: (node: Node) => DomainSource } {
+    const topology = new Topology((pod) => podRequirementTerms(pod));
+    for (const pod of [...pending, ...bound]) {
+      try {
+        topology.add(pod);
+      } catch (error) {
+        if (!(error instanceof TopologyError)) throw error;
+      }
+    }
+    const sources = new Map(nodes.map((n) => [n.metadata.name, nodeSource(n)]));
+    const source = (node: Node): DomainSource => sources.get(node.metadata.name) ?? nodeSource(node);
+    for (const group of topology.all()) {
+      if (group.type !== 'spread') continue;
+      group.universe = new Set(nodes.map((n) => source(n)).filter((src) => group.countsOn(src.requirements, src.taints)).flatMap((src) => src.domains(group.key) ?? []));
+    }
+    const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
+    for (const pod of bound) {
+      const rules = topology.of(pod);
+      const node = byName.get(pod.spec.nodeName!) ?? this.cluster.nodes.get(pod.spec.nodeName!);
+      if (rules && node) record(pod, rules, requiredOnly(rules), source(node));
+    }
+    return { topology, source };
+  }
+
   private schedulePods(): void {
     const now = this.clock.now();
     const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
     const free = new Map<string, Resources>();
     for (const n of nodes) free.set(n.metadata.name, resourcesFromList(n.status.allocatable));
     const pending: Pod[] = [];
+    const bound: Pod[] = [];
     for (const pod of this.cluster.pods.values()) {
       if (pod.spec.nodeName) {
+        bound.push(pod);
         const f = free.get(pod.spec.nodeName);
         if (f) free.set(pod.spec.nodeName, subtractResources(f, podRequests(pod)));
       } else {
         pending.push(pod);
       }
     }
+    const topology = pending.some(hasPodTopology) || bound.some(hasPodTopology) ? this.topologyOf(pending, bound, nodes) : undefined;
     for (const pod of pending) {
       const req = podRequests(pod);
       const terms = podRequirementTerms(pod);
+      const rules = topology?.topology.of(pod);
       const node = nodes.find(
         (n) =>
           fitsWithin(req, free.get(n.metadata.name)!) &&
           firstUntoleratedTaint(pod.spec.tolerations, n.spec.taints) === undefined &&
-          terms.some((t) => Requirements.fromLabels(n.metadata.labels).compatible(t, NO_UNDEFINED_LABELS) === undefined),
+          terms.some((t) => Requirements.fromLabels(n.metadata.labels).compatible(t, NO_UNDEFINED_LABELS) === undefined) &&
+          (!rules || decide(pod, rules, requiredOnly(rules), topology!.source(n)) !== undefined),
       );
+      if (node && rules) record(pod, rules, requiredOnly(rules), topology!.source(node));
       if (node) {
         free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
         this.podStarts.push({ nodePool: node.metadata.labels['karpenter.sh/nodepool'] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
@@ -123,6 +159,15 @@ export class SimKubelet {
       }
     }
   }
+}
+
+function hasPodTopology(pod: Pod): boolean {
+  return Boolean(pod.spec.topologySpreadConstraints?.length || pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity);
+}
+
+function nodeSource(node: Node): DomainSource {
+  const labels: Record<string, string> = { [LABEL_HOSTNAME]: node.metadata.name, ...node.metadata.labels };
+  return { requirements: Requirements.fromLabels(labels), taints: node.spec.taints, domains: (key) => (labels[key] !== undefined ? [labels[key]] : undefined) };
 }
 
 function isReady(node: Node): boolean {

@@ -153,6 +153,19 @@ describe('azflex simulate --manifests --world', () => {
     expect(out.nodePools.gpu!.nodesAtEnd).toBeGreaterThan(0);
   });
 
+  it('a Deployment with hostname anti-affinity gets one node per replica, though all would fit on one', async () => {
+    const world = file(stringify({ name: 'mine', hours: 1, regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 64 } }], subnets: [{ id: nodeClass().spec.subnetID, addressPrefix: '10.9.0.0/28' }] }));
+    const spread = deployment({ cpu: '1' }, 3);
+    const template = spread.spec.template as { spec: Record<string, unknown> };
+    template.spec.affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }] } };
+    const code = await main(['simulate', '--manifests', manifests([nodeClass(), nodePool(), spread]), '--world', world, '--json', '--assert-no-leaks']);
+    expect(code, stderr.join('')).toBe(0);
+    const out = JSON.parse(stdout.join('')) as { podsRunning: number; nodePools: Record<string, { nodesAtEnd: number }>; podTimeToRunningSeconds: { count: number } };
+    expect(out.podsRunning).toBe(3);
+    expect(out.nodePools.gpu!.nodesAtEnd).toBe(3);
+    expect(out.podTimeToRunningSeconds.count).toBe(3);
+  });
+
   it('refuses bad manifests the way the API server and the controller would, naming file, object and field', async () => {
     await refused(['--manifests', manifests([nodeClass(), nodePool({ limitz: { cpu: '1' } })])], /all\.yaml \(document 2\): NodePool gpu: spec: must NOT have additional properties "limitz"/);
     await refused(['--manifests', manifests([nodeClass({ subscriptionID: 'not-a-guid' }), nodePool()])], /AzureFlexNodeClass gpu: /);
