@@ -13,3 +13,4 @@ export interface EnvtestPaths {
   kubectl: string;
 }
 export declare function ensureEnvtest(): Promise<EnvtestPaths>;
+export declare function extractZipEntries(zipPath: string, wanted: Record<string, string> | ((name: string) => string | undefined), destDir: string): Promise<Record<string, string>>;

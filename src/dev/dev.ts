@@ -235,12 +235,19 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
   }
 }
 
+/**
+ * Upstream Karpenter's karpenter.sh CRDs (the newest release, fetched through the Go module
+ * proxy into ~/.cache/azflex/upstream) and azflex's AzureFlexNodeClass CRD: what an AKS
+ * cluster with node auto-provisioning plus the azflex chart has.
+ */
 async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
+  const { ensureKarpenterCrds } = await import('../../scripts/upstream-karpenter.mjs');
   const run = promisify(execFile);
-  const crds = path.join(repoRoot, 'crds');
+  const upstream = await ensureKarpenterCrds();
+  const files = [...upstream.files, path.join(repoRoot, 'crds', 'flex.aks.azure.com_azureflexnodeclasses.yaml')].flatMap((f) => ['-f', f]);
   const env = { ...process.env, KUBECONFIG: kubeconfig };
-  await run(kubectl, ['apply', '--server-side', '-f', crds], { env });
-  await run(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds], { env });
+  await run(kubectl, ['apply', '--server-side', ...files], { env });
+  await run(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', ...files], { env });
 }

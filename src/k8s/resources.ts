@@ -357,7 +357,7 @@ export function toNodePool(raw: RawObject): NodePool {
         },
       },
       disruption: {
-        consolidationPolicy: str(disruption.consolidationPolicy) === 'WhenEmpty' ? 'WhenEmpty' : 'WhenEmptyOrUnderutilized',
+        consolidationPolicy: toConsolidationPolicy(str(disruption.consolidationPolicy)),
         consolidateAfter: str(disruption.consolidateAfter) ?? '0s',
         budgets: arr(disruption.budgets).map((b) => {
           const o = obj(b);
@@ -375,8 +375,15 @@ export function toNodePool(raw: RawObject): NodePool {
   setOpt(np.spec.template.spec, 'expireAfter', str(tspec.expireAfter));
   setOpt(np.spec.template.spec, 'terminationGracePeriod', str(tspec.terminationGracePeriod));
   if (typeof spec.weight === 'number') np.spec.weight = spec.weight;
+  if (typeof spec.replicas === 'number') np.spec.replicas = spec.replicas;
   if (status.resources !== undefined) np.status.resources = strMap(status.resources);
+  if (typeof status.nodes === 'number') np.status.nodes = status.nodes;
   return np;
+}
+
+/** Passed through as upstream spells it (Balanced included); absent means upstream's default. */
+function toConsolidationPolicy(v: string | undefined): NodePool['spec']['disruption']['consolidationPolicy'] {
+  return v === 'WhenEmpty' || v === 'Balanced' ? v : 'WhenEmptyOrUnderutilized';
 }
 
 export function toNodeClass(raw: RawObject): AzureFlexNodeClass {

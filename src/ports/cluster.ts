@@ -26,7 +26,8 @@ export interface Condition {
 
 export type ResourceList = Record<string, string>;
 
-export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+/** karpenter.sh/v1's operators: core/v1's six plus the inclusive Gte and Lte (Karpenter ≥ 1.9). */
+export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
 
 export interface NodeSelectorRequirement {
   key: string;
@@ -197,15 +198,20 @@ export interface NodePool {
       };
     };
     disruption: {
-      consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
+      consolidationPolicy: ConsolidationPolicy;
       consolidateAfter: string;
       budgets: DisruptionBudget[];
     };
     limits: ResourceList;
     weight?: number;
+    /** Static capacity (karpenter.sh/v1 ≥ 1.7): a fixed node count instead of pod-driven provisioning. */
+    replicas?: number;
   };
-  status: { resources?: ResourceList; conditions: Condition[] };
+  status: { resources?: ResourceList; nodes?: number; conditions: Condition[] };
 }
+
+/** Every value upstream's NodePool CRD accepts; src/controllers/nodepool/support.ts says which azflex honours. */
+export type ConsolidationPolicy = 'WhenEmpty' | 'WhenEmptyOrUnderutilized' | 'Balanced';
 
 export interface AzureFlexNodeClassSpec {
   subscriptionID: string;

@@ -11,13 +11,14 @@ import type {
 import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
-import { addInto, resourcesFromList, resourcesToList, type Resources } from './resources.js';
+import type { Resources } from './resources.js';
 import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from './requirements.js';
 import { ANNOTATION_OFFERING_MARKS, OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
-import { instanceTypeCapacity } from './overhead.js';
 import {
-  isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingResult,
+  isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
+import { isProvisioningSupported, type SupportIssue } from '../controllers/nodepool/support.js';
+import { syncNodePoolStatus } from '../controllers/nodepool/status.js';
 import {
   NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash as defaultNodeClassHash,
 } from '../controllers/nodeclass/hash.js';
@@ -69,6 +70,9 @@ export interface ProvisionerOptions {
   skuRestricted?: (sku: string, region: string) => boolean | undefined;
   /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
   liftOffering?: (sku: string, region: string) => void;
+  /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
+  onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;
+  onSchedulingDuration?: (seconds: number) => void;
 }
 
 /**
@@ -118,6 +122,8 @@ export class Provisioner {
   private readonly log: ProvisionerLog;
   private readonly options: ProvisionerOptions;
   private readonly sentEvents = new Map<string, string>();
+  private readonly warnedPools = new Map<string, string>();
+  private lastDecision = '';
   private last: ProvisioningSummary | undefined;
   /**
    * What the last complete plan read: its inputs' fingerprint and every offering it asked
@@ -183,13 +189,16 @@ export class Provisioner {
       return unavailable;
     };
     const flexPools = nodePools.filter(isFlexNodePool);
+    // A NodePool azflex cannot honour is left out here and explained on its own status.
+    const usablePools = flexPools.filter(isProvisioningSupported);
     const pending = pods.filter(isProvisionable);
     const created: NodeClaim[] = [];
+    const passIssues = new Map<string, SupportIssue>();
     let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
-    if (pending.length > 0 && flexPools.length > 0) {
-      result = schedule({
+    if (pending.length > 0 && usablePools.length > 0) {
+      const input: SchedulingInput = {
         pendingPods: pending,
-        nodePools: flexPools,
+        nodePools: usablePools,
         nodeClasses: nodeClasses.filter(isUsableNodeClass),
         instanceTypes,
         existingNodeClaims: nodeClaims,
@@ -197,7 +206,10 @@ export class Provisioner {
         daemonSetPods: daemonSetRepresentatives(pods),
         isOfferingUnavailable,
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
-      });
+      };
+      const started = this.clock.now();
+      result = this.scheduleIsolated(input, passIssues);
+      this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
       const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
       const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
       const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
@@ -222,15 +234,54 @@ export class Provisioner {
       }
     }
     this.forgetEventsOfGonePods(pending);
-    await this.updateNodePoolResources(flexPools, [...nodeClaims, ...created], instanceTypes, nodeClasses);
+    const status = await syncNodePoolStatus({
+      cluster: this.cluster,
+      now: this.clock.now(),
+      pools: flexPools,
+      nodeClaims: [...nodeClaims, ...created],
+      nodeClasses,
+      instanceTypes,
+      passIssues,
+      log: this.log,
+      warned: this.warnedPools,
+    });
+    this.failures += status.failures;
     // A plan that created nothing and failed nothing would be made again from the same inputs.
-    if (this.failures === failuresBefore && created.length === 0) this.lastInputs = { key, offerings };
+    if (this.failures === failuresBefore && created.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
-    if (created.length > 0 || result.unschedulable.length > 0) {
+    // Logged when the decision changed, not on every pass with the same stuck pods.
+    const decision = `${pending.length}|${created.length}|${result.unschedulable.map((u) => `${podKey(u.pod)}:${u.reason}`).join(',')}`;
+    if (created.length > 0 || (result.unschedulable.length > 0 && decision !== this.lastDecision)) {
       this.log.info(
         { cluster: this.options.clusterName, pending: pending.length, created: created.map((c) => c.metadata.name), unschedulable: result.unschedulable.length },
         'provisioning decisions',
       );
+    }
+    this.lastDecision = decision;
+  }
+
+  /**
+   * One NodePool must never stop the others: if a pass throws, each pool is tried alone,
+   * the ones that throw are left out (and explained on their status), and the rest are
+   * scheduled together.
+   */
+  private scheduleIsolated(input: SchedulingInput, issues: Map<string, SupportIssue>): SchedulingResult {
+    try {
+      return schedule(input);
+    } catch (error) {
+      const good: NodePool[] = [];
+      for (const pool of input.nodePools) {
+        try {
+          schedule({ ...input, nodePools: [pool] });
+          good.push(pool);
+        } catch (poolError) {
+          const message = poolError instanceof Error ? poolError.message : String(poolError);
+          issues.set(pool.metadata.name, { reason: 'SchedulingFailed', message: `scheduling for this NodePool failed: ${message}` });
+          this.log.error({ nodePool: pool.metadata.name, err: message }, 'scheduling failed for NodePool; leaving it out of this pass');
+        }
+      }
+      if (good.length === input.nodePools.length) throw error;
+      return good.length > 0 ? schedule({ ...input, nodePools: good }) : { nodeClaims: [], existingPlacements: [], unschedulable: [] };
     }
   }
 
@@ -263,6 +314,7 @@ export class Provisioner {
       const name = `${nodePool.metadata.name}-${randomSuffix(this.random)}`;
       try {
         const created = await this.cluster.createNodeClaim(this.buildNodeClaim(name, plan, nodePool, nodeClass));
+        this.options.onNodeClaimCreated?.(created, plan);
         this.log.info(
           { nodeClaim: name, nodePool: plan.nodePoolName, instanceType: plan.instanceType.name, options: plan.instanceTypeOptions.length, pods: plan.podKeys.length },
           'created NodeClaim',
@@ -334,30 +386,6 @@ export class Provisioner {
     const live = new Set(pending.map((p) => p.metadata.uid));
     for (const key of this.sentEvents.keys()) {
       if (!live.has(key.slice(0, key.lastIndexOf('/')))) this.sentEvents.delete(key);
-    }
-  }
-
-  /** status.resources: capacity of every NodeClaim the pool still has, as limits count it. */
-  private async updateNodePoolResources(
-    pools: readonly NodePool[], nodeClaims: readonly NodeClaim[], instanceTypes: readonly InstanceType[], nodeClasses: readonly AzureFlexNodeClass[],
-  ): Promise<void> {
-    const typesByName = new Map(instanceTypes.map((t) => [t.name, t]));
-    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-    for (const pool of pools) {
-      const nodeClass = classesByName.get(pool.spec.template.spec.nodeClassRef.name);
-      const total: Resources = {};
-      for (const claim of nodeClaims) {
-        if (claim.metadata.labels[LABEL_NODEPOOL] !== pool.metadata.name) continue;
-        addInto(total, claimCapacity(claim, typesByName, nodeClass));
-      }
-      const resources = resourcesToList(total);
-      if (sameResourceList(resources, pool.status.resources)) continue;
-      try {
-        await this.cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, resources });
-      } catch (error) {
-        this.failures++;
-        this.log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool status failed');
-      }
     }
   }
 }
@@ -438,19 +466,4 @@ function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {
   return !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
 }
 
-/** Reported capacity once launched; before that, the cheapest option's (what will launch first). */
-export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Resources {
-  if (claim.status.capacity) return resourcesFromList(claim.status.capacity);
-  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
-  const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
-  const candidates = names.map((n) => typesByName.get(n)).filter((t): t is InstanceType => t !== undefined);
-  candidates.sort((a, b) => a.pricePerHour - b.pricePerHour);
-  return candidates[0] ? instanceTypeCapacity(candidates[0], nodeClass?.spec) : {};
-}
-
-function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean {
-  if (!b) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((k) => b[k] === a[k]);
-}
+export { claimCapacity } from '../controllers/nodepool/status.js';

@@ -89,14 +89,22 @@ export class Requirement {
       case 'Exists': return new Requirement(r.key, true, EMPTY_VALUES, undefined, undefined, r.minValues);
       case 'DoesNotExist': return new Requirement(r.key, false, EMPTY_VALUES, undefined, undefined, r.minValues);
       case 'Gt':
-      case 'Lt': {
+      case 'Lt':
+      case 'Gte':
+      case 'Lte': {
         const bound = values.length === 1 ? parseInteger(values[0]!) : undefined;
         // An unparseable bound can match nothing, as in the kube-scheduler.
         if (bound === undefined) return Requirement.doesNotExist(r.key);
-        return r.operator === 'Gt'
-          ? new Requirement(r.key, true, EMPTY_VALUES, bound, undefined, r.minValues)
-          : new Requirement(r.key, true, EMPTY_VALUES, undefined, bound, r.minValues);
+        // Bounds are integers, so the inclusive forms are the exclusive ones moved by one.
+        if (r.operator === 'Gt' || r.operator === 'Gte') {
+          return new Requirement(r.key, true, EMPTY_VALUES, r.operator === 'Gt' ? bound : bound - 1, undefined, r.minValues);
+        }
+        return new Requirement(r.key, true, EMPTY_VALUES, undefined, r.operator === 'Lt' ? bound : bound + 1, r.minValues);
       }
+      default:
+        // The API server's enum keeps other operators out; a newer upstream operator matches nothing
+        // rather than throwing (NodePool validation reports it on the NodePool).
+        return Requirement.doesNotExist(r.key);
     }
   }
 

@@ -392,7 +392,10 @@ export class Runtime {
       clock: this.deps.clock,
       intervalMs,
       run,
-      onError: (err) => this.log('controller', 'error', errorCode(err)),
+      onError: (err) => {
+        this.log('controller', 'error', `${name}: ${errorCode(err)}`);
+        this.deps.onControllerError?.(name, err);
+      },
     });
     this.loops.push(loop.start());
   }

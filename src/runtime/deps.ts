@@ -69,5 +69,10 @@ export interface RuntimeDeps {
   controllers?: PeriodicController[];
   /** Fencing: a deposed leader issues no ARM writes. */
   isLeader?(): boolean;
+  /**
+   * A periodic controller's reconcile (or the resync) threw. The runtime keeps going; the
+   * process logs it at error level, rate-limited, and counts it (src/metrics).
+   */
+  onControllerError?(controller: string, err: unknown): void;
   config: RuntimeConfig;
 }

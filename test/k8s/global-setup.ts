@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureEnvtest } from '../../scripts/envtest.mjs';
+import { ensureKarpenterCrds, KARPENTER_NEWEST } from '../../scripts/upstream-karpenter.mjs';
 import { kubectl, startControlPlane, type ControlPlaneInfo } from './harness.js';
 
 declare module 'vitest' {
@@ -19,19 +20,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const started = Date.now();
   const bins = await ensureEnvtest();
   const cp = await startControlPlane({ binaries: bins });
-  const crds = path.resolve(import.meta.dirname, '../../crds');
-  const applied = await kubectl(cp, ['apply', '--server-side', '-f', crds]);
+  // Upstream Karpenter's own karpenter.sh CRDs (newest release, from the Go module proxy),
+  // as on an AKS cluster with node auto-provisioning; azflex adds only its NodeClass CRD.
+  const upstream = await ensureKarpenterCrds(KARPENTER_NEWEST);
+  const files = [...upstream.files, path.resolve(import.meta.dirname, '../../crds/flex.aks.azure.com_azureflexnodeclasses.yaml')];
+  const crds = files.flatMap((f) => ['-f', f]);
+  const applied = await kubectl(cp, ['apply', '--server-side', ...crds]);
   if (applied.code !== 0) {
     await cp.stop();
     throw new Error(`installing CRDs failed:\n${applied.stderr}`);
   }
-  const established = await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  const established = await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
   if (established.code !== 0) {
     await cp.stop();
     throw new Error(`CRDs not established:\n${established.stderr}`);
   }
   const { stop, ...info } = cp;
   project.provide('k8s', info);
-  process.stderr.write(`[k8s] control plane (${bins.source}) up at ${cp.server} in ${Date.now() - started}ms\n`);
+  process.stderr.write(`[k8s] control plane (${bins.source}) with karpenter.sh CRDs ${upstream.version} up at ${cp.server} in ${Date.now() - started}ms\n`);
   return stop;
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// Upstream Karpenter's own artifacts, fetched through the Go module proxy into a cache and
+// never committed: the karpenter.sh CRDs (sigs.k8s.io/karpenter, pkg/apis/crds/) that the
+// integration tests and `azflex dev` install, and the example NodePools of the AWS provider
+// (github.com/aws/karpenter-provider-aws, examples/v1/) that every Karpenter user starts from.
+//
+//   node scripts/upstream-karpenter.mjs     # ensure both CRD versions + examples, print paths as JSON
+//
+// `go mod download -json` gives the module's extracted Dir, or only its Zip when the module
+// asks for a newer Go than the local one (GOTOOLCHAIN=local never downloads a toolchain);
+// the zip is then read with the envtest script's zip reader.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { extractZipEntries } from './envtest.mjs';
+
+/** The newest karpenter.sh/v1 release (`go list -m -versions sigs.k8s.io/karpenter`). */
+export const KARPENTER_NEWEST = 'v1.15.0';
+/** The oldest supported: the last patch of v1.0, the first release of the karpenter.sh/v1 API. */
+export const KARPENTER_OLDEST = 'v1.0.8';
+export const KARPENTER_MODULE = 'sigs.k8s.io/karpenter';
+export const AWS_PROVIDER_MODULE = 'github.com/aws/karpenter-provider-aws';
+export const AWS_PROVIDER_VERSION = 'v1.15.1';
+
+const CRD_FILES = ['karpenter.sh_nodepools.yaml', 'karpenter.sh_nodeclaims.yaml'];
+
+export function upstreamCacheRoot() {
+  if (process.env.AZFLEX_UPSTREAM_CACHE) return process.env.AZFLEX_UPSTREAM_CACHE;
+  const base = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
+  return path.join(base, 'azflex', 'upstream');
+}
+
+function log(msg) {
+  process.stderr.write(`[upstream] ${msg}\n`);
+}
+
+/** `go mod download -json module@version`: the parsed answer (Dir and/or Zip). */
+function goModDownload(module, version) {
+  const work = path.join(tmpdir(), 'azflex-gomod');
+  const r = spawnSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    cwd: existsSync(work) ? work : tmpdir(),
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOWORK: 'off', GO111MODULE: 'on' },
+  });
+  if (r.error) throw new Error(`go is needed to fetch ${module}@${version} through the Go module proxy: ${r.error.message}`);
+  const text = r.stdout ?? '';
+  const start = text.indexOf('{');
+  if (start < 0) throw new Error(`go mod download ${module}@${version} failed (exit ${r.status}): ${r.stderr}`);
+  return JSON.parse(text.slice(start));
+}
+
+/** Copies `files` (paths relative to the module root) of module@version into dest. */
+async function fetchModuleFiles(module, version, pick, dest) {
+  const info = goModDownload(module, version);
+  const prefix = `${module}@${version}/`;
+  const tmp = `${dest}.tmp-${process.pid}`;
+  await fs.rm(tmp, { recursive: true, force: true });
+  await fs.mkdir(tmp, { recursive: true });
+  let count = 0;
+  if (info.Dir && existsSync(info.Dir)) {
+    const walk = async (rel) => {
+      for (const entry of await fs.readdir(path.join(info.Dir, rel), { withFileTypes: true })) {
+        const r = rel ? `${rel}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) await walk(r);
+        else {
+          const target = pick(r);
+          if (!target) continue;
+          await fs.mkdir(path.dirname(path.join(tmp, target)), { recursive: true });
+          await fs.copyFile(path.join(info.Dir, r), path.join(tmp, target));
+          count++;
+        }
+      }
+    };
+    await walk('');
+  } else if (info.Zip && existsSync(info.Zip)) {
+    const found = await extractZipEntries(info.Zip, (name) => (name.startsWith(prefix) ? pick(name.slice(prefix.length)) : undefined), tmp);
+    count = Object.keys(found).length;
+  } else {
+    throw new Error(`go mod download ${module}@${version} gave neither Dir nor Zip: ${info.Error ?? JSON.stringify(info)}`);
+  }
+  if (count === 0) throw new Error(`${module}@${version}: none of the wanted files found`);
+  await fs.rm(dest, { recursive: true, force: true });
+  await fs.rename(tmp, dest);
+}
+
+/** Upstream's karpenter.sh CRDs (NodePool, NodeClaim) of one release, as file paths. */
+export async function ensureKarpenterCrds(version = KARPENTER_NEWEST) {
+  const dir = path.join(upstreamCacheRoot(), `karpenter@${version}`, 'crds');
+  const files = CRD_FILES.map((f) => path.join(dir, f));
+  if (files.every((f) => existsSync(f))) return { version, dir, files };
+  log(`fetching ${KARPENTER_MODULE}@${version} CRDs through the Go module proxy`);
+  await fetchModuleFiles(KARPENTER_MODULE, version, (rel) => (rel.startsWith('pkg/apis/crds/') && CRD_FILES.includes(path.basename(rel)) ? path.basename(rel) : undefined), dir);
+  return { version, dir, files };
+}
+
+/** The AWS provider's examples/v1 (NodePools with their EC2NodeClasses), one file each. */
+export async function ensureUpstreamExamples(version = AWS_PROVIDER_VERSION) {
+  const dir = path.join(upstreamCacheRoot(), `karpenter-provider-aws@${version}`, 'examples');
+  if (existsSync(dir)) {
+    const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+    if (files.length > 0) return { version, dir, files: files.map((f) => path.join(dir, f)) };
+  }
+  log(`fetching ${AWS_PROVIDER_MODULE}@${version} examples through the Go module proxy`);
+  await fetchModuleFiles(AWS_PROVIDER_MODULE, version, (rel) => (/^examples\/v1\/[^/]+\.yaml$/.test(rel) ? path.basename(rel) : undefined), dir);
+  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  return { version, dir, files: files.map((f) => path.join(dir, f)) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const out = {
+    newest: await ensureKarpenterCrds(KARPENTER_NEWEST),
+    oldest: await ensureKarpenterCrds(KARPENTER_OLDEST),
+    examples: await ensureUpstreamExamples(),
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+}

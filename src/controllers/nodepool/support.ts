@@ -1,0 +1,77 @@
+/**
+ * What azflex can honour of a karpenter.sh/v1 NodePool, as upstream's latest release defines
+ * it. A NodePool is never rejected by throwing: each thing azflex cannot do becomes an issue
+ * that the NodePool status controller publishes as a condition and an Event on that NodePool.
+ *
+ *  - `blocking` issues keep the NodePool out of provisioning (ValidationSucceeded=False,
+ *    Ready=False): azflex would otherwise act against what the NodePool says;
+ *  - `degraded` issues leave it provisioning with a documented, more conservative behaviour
+ *    (FullySupported=False).
+ */
+import type { NodePool, SelectorOperator } from '../../ports/cluster.js';
+import { parseCron } from '../../disruption/budgets.js';
+import { Requirements } from '../../provisioning/requirements.js';
+
+export interface SupportIssue {
+  /** CamelCase, used as the condition reason and the Event reason. */
+  reason: string;
+  message: string;
+}
+
+export interface NodePoolSupport {
+  blocking: SupportIssue[];
+  degraded: SupportIssue[];
+}
+
+const OPERATORS: ReadonlySet<SelectorOperator> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
+const NUMERIC: ReadonlySet<string> = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
+
+export function nodePoolSupport(pool: NodePool): NodePoolSupport {
+  const blocking: SupportIssue[] = [];
+  const degraded: SupportIssue[] = [];
+  const spec = pool.spec;
+
+  if (spec.replicas !== undefined) {
+    blocking.push({
+      reason: 'StaticCapacityUnsupported',
+      message: `spec.replicas (${spec.replicas}) asks for static capacity, which azflex does not implement; this NodePool gets no nodes. Remove replicas (a new NodePool: upstream forbids switching modes) to provision for pending pods.`,
+    });
+  }
+
+  for (const r of spec.template.spec.requirements) {
+    if (!OPERATORS.has(r.operator)) {
+      blocking.push({ reason: 'UnsupportedRequirementOperator', message: `requirement ${r.key} uses operator ${String(r.operator)}, which azflex does not know` });
+    } else if (NUMERIC.has(r.operator) && !(r.values?.length === 1 && /^\d+$/.test(r.values[0] ?? ''))) {
+      blocking.push({ reason: 'InvalidRequirement', message: `requirement ${r.key} ${r.operator} needs exactly one non-negative integer value, got [${(r.values ?? []).join(', ')}]` });
+    }
+  }
+  try {
+    Requirements.fromSelectors(spec.template.spec.requirements.filter((r) => OPERATORS.has(r.operator)));
+  } catch (e) {
+    blocking.push({ reason: 'InvalidRequirement', message: `requirements: ${e instanceof Error ? e.message : String(e)}` });
+  }
+
+  if (spec.disruption.consolidationPolicy === 'Balanced') {
+    degraded.push({
+      reason: 'ConsolidationPolicyUnsupported',
+      message: 'consolidationPolicy Balanced is not implemented by azflex; this NodePool is consolidated as WhenEmpty (only empty nodes are removed, never underutilized ones)',
+    });
+  }
+  spec.disruption.budgets.forEach((b, i) => {
+    if (b.schedule === undefined) return;
+    try {
+      parseCron(b.schedule);
+    } catch (e) {
+      degraded.push({
+        reason: 'InvalidBudgetSchedule',
+        message: `disruption.budgets[${i}].schedule "${b.schedule}": ${e instanceof Error ? e.message : String(e)}; the budget is treated as always active`,
+      });
+    }
+  });
+  return { blocking, degraded };
+}
+
+/** The NodePools the provisioner may create NodeClaims for. */
+export function isProvisioningSupported(pool: NodePool): boolean {
+  return nodePoolSupport(pool).blocking.length === 0;
+}
