@@ -10,14 +10,14 @@ import type { ArmMetrics } from '../metrics/arm.js';
 export type ArmOperationName = keyof AzurePort;
 
 export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Clock): AzurePort {
-  const count = async <R>(operation: ArmOperationName, call: () => Promise<R>): Promise<R> => {
+  const count = async <R>(operation: ArmOperationName, subscription: string, call: () => Promise<R>): Promise<R> => {
     const started = clock?.now();
     try {
       const result = await call();
-      metrics.calls.inc({ operation, code: 'ok' });
+      metrics.calls.inc({ operation, code: 'ok', subscription });
       return result;
     } catch (err) {
-      metrics.calls.inc({ operation, code: isAzureError(err) ? err.code : 'Unknown' });
+      metrics.calls.inc({ operation, code: isAzureError(err) ? err.code : 'Unknown', subscription });
       throw err;
     } finally {
       if (clock && started !== undefined) metrics.duration.observe({ operation }, (clock.now() - started) / 1000);
@@ -25,16 +25,16 @@ export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Cl
   };
   // Spelled out per method so the compiler checks every signature against the port.
   return {
-    getNic: (ref) => count('getNic', () => port.getNic(ref)),
-    createNic: (spec) => count('createNic', () => port.createNic(spec)),
-    deleteNic: (ref) => count('deleteNic', () => port.deleteNic(ref)),
-    listNics: (scope) => count('listNics', () => port.listNics(scope)),
-    getVm: (ref) => count('getVm', () => port.getVm(ref)),
-    createVm: (spec) => count('createVm', () => port.createVm(spec)),
-    deleteVm: (ref) => count('deleteVm', () => port.deleteVm(ref)),
-    listVms: (scope) => count('listVms', () => port.listVms(scope)),
-    listDisks: (scope) => count('listDisks', () => port.listDisks(scope)),
-    getDisk: (ref) => count('getDisk', () => port.getDisk(ref)),
-    deleteDisk: (ref) => count('deleteDisk', () => port.deleteDisk(ref)),
+    getNic: (ref) => count('getNic', ref.subscriptionId, () => port.getNic(ref)),
+    createNic: (spec) => count('createNic', spec.ref.subscriptionId, () => port.createNic(spec)),
+    deleteNic: (ref) => count('deleteNic', ref.subscriptionId, () => port.deleteNic(ref)),
+    listNics: (scope) => count('listNics', scope.subscriptionId, () => port.listNics(scope)),
+    getVm: (ref) => count('getVm', ref.subscriptionId, () => port.getVm(ref)),
+    createVm: (spec) => count('createVm', spec.ref.subscriptionId, () => port.createVm(spec)),
+    deleteVm: (ref) => count('deleteVm', ref.subscriptionId, () => port.deleteVm(ref)),
+    listVms: (scope) => count('listVms', scope.subscriptionId, () => port.listVms(scope)),
+    listDisks: (scope) => count('listDisks', scope.subscriptionId, () => port.listDisks(scope)),
+    getDisk: (ref) => count('getDisk', ref.subscriptionId, () => port.getDisk(ref)),
+    deleteDisk: (ref) => count('deleteDisk', ref.subscriptionId, () => port.deleteDisk(ref)),
   };
 }

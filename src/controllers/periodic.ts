@@ -4,7 +4,7 @@ import { LivenessController } from '../disruption/liveness.js';
 import { drain } from '../disruption/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Provisioner, type ProvisionerLog } from '../provisioning/provisioner.js';
+import { Provisioner, type ProvisionerLog, type ProvisionerOptions } from '../provisioning/provisioner.js';
 import type { OfferingsCache, PeriodicController } from '../runtime/deps.js';
 
 export interface PeriodicIntervals {
@@ -31,6 +31,9 @@ export interface PeriodicControllerDeps {
   enabled?: () => boolean;
   /** Whether Resource SKUs still restricts a SKU in a region (undefined: unknown); see ProvisionerOptions. */
   skuRestricted?: (sku: string, region: string) => boolean | undefined;
+  /** Metrics observers of the provisioner (src/metrics); the simulator leaves them out. */
+  onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
+  onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];
 }
 
 /**
@@ -53,6 +56,8 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     offeringMarks: deps.offerings !== undefined,
     ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
     ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
+    ...(deps.onNodeClaimCreated ? { onNodeClaimCreated: deps.onNodeClaimCreated } : {}),
+    ...(deps.onSchedulingDuration ? { onSchedulingDuration: deps.onSchedulingDuration } : {}),
   });
   const disruption = new DisruptionController({
     cluster: deps.cluster,

@@ -5,8 +5,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  * global one), so each test, simulator run and controller process counts on its own.
  */
 export interface ArmMetrics {
-  /** Every ARM call by port operation and outcome: "ok" or the AzureError code. */
-  calls: Counter<'operation' | 'code'>;
+  /** Every ARM call by port operation, outcome ("ok" or the AzureError code) and subscription (ARM's limits are per subscription). */
+  calls: Counter<'operation' | 'code' | 'subscription'>;
   /** Wall time (or virtual time, under the simulator's clock) per call, in seconds. */
   duration: Histogram<'operation'>;
 }
@@ -15,8 +15,8 @@ export function createArmMetrics(registry: Registry): ArmMetrics {
   return {
     calls: new Counter({
       name: 'azflex_arm_calls_total',
-      help: 'ARM calls by operation and outcome (ok, or the Azure error code).',
-      labelNames: ['operation', 'code'] as const,
+      help: 'ARM calls by operation, outcome (ok, or the Azure error code) and subscription.',
+      labelNames: ['operation', 'code', 'subscription'] as const,
       registers: [registry],
     }),
     duration: new Histogram({

@@ -1,26 +1,87 @@
+import { classifyAzureError } from '../azure/errors.js';
+import { isAzureError } from '../ports/azure.js';
 import type { Runtime } from '../runtime/controller.js';
+import type { RuntimeObserver } from '../runtime/deps.js';
 import type { LogEntry } from '../runtime/event-log.js';
-import type { AzflexMetrics, KarpenterMetrics } from './karpenter.js';
+import { CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, type AzflexMetrics, type KarpenterMetrics } from './karpenter.js';
+
+/** azflex's NodeClaims are regional VMs (no availability zone) and on-demand only (phase 1). */
+const ZONE = '';
+const CAPACITY_TYPE = 'on-demand';
+/** NIC reservation starts bounded by this many in flight (one per failed create). */
+const MAX_TRACKED_RESERVATIONS = 10_000;
 
 /**
- * Turns the runtime's event log into Prometheus metrics: NICs by machine state, NICs
- * reaped, VM create failures by code, NodeClaims terminated, and ownerless NICs the sweep
- * has adopted (the would-be leaks).
+ * Turns the runtime's event log into Prometheus metrics: NICs reaped and how long after the
+ * failure that reserved them, NodeClaims terminated, nodes created and terminated.
+ * Transitions out of `observing` are a restarted controller rebuilding its actors, not
+ * events, so they are not counted.
  */
-export function runtimeMetricsListener(
+export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: KarpenterMetrics): (entry: LogEntry) => void {
+  const failedAt = new Map<string, number>();
+  /** NodeClaims that had a node while this process watched them (bounded by live NodeClaims). */
+  const hadNode = new Set<string>();
+  return (e) => {
+    if (e.kind !== 'transition') return;
+    if (e.actor.startsWith('nic/')) {
+      if (e.to === 'vm-failed' || (e.to === 'reserved-180s' && !failedAt.has(e.actor))) {
+        if (failedAt.size >= MAX_TRACKED_RESERVATIONS) failedAt.clear();
+        if (e.from !== 'observing' && e.from !== undefined) failedAt.set(e.actor, e.t);
+      }
+      if (e.to === 'reaped') {
+        azflex.nicsReaped.inc({ reason: e.from === 'deleting' ? 'deleted' : 'cascade' });
+        const t = failedAt.get(e.actor);
+        if (t !== undefined) azflex.nicReapLatency.observe((e.t - t) / 1000);
+        failedAt.delete(e.actor);
+      }
+      return;
+    }
+    if (!e.actor.startsWith('nodeclaim/')) return;
+    const nodepool = nodePoolOf(e.actor);
+    const restored = e.from === undefined || e.from === 'observing';
+    if (e.to === 'registered' && !restored) karpenter.nodesCreated.inc({ nodepool, zone: ZONE });
+    if (e.to === 'registered' || e.to === 'initialized') hadNode.add(e.actor);
+    if (e.to === 'deleted' && e.from !== undefined) {
+      karpenter.nodeClaimsTerminated.inc({ nodepool, capacity_type: CAPACITY_TYPE, zone: ZONE });
+      if (hadNode.delete(e.actor)) karpenter.nodesTerminated.inc({ nodepool, zone: ZONE });
+    }
+  };
+}
+
+/** Error categories upstream puts in karpenter_cloudprovider_errors_total{error}. */
+export function cloudProviderErrorLabel(error: unknown): string {
+  const action = classifyAzureError(error);
+  if (action.kind === 'insufficientCapacity') return 'InsufficientCapacityError';
+  if (isAzureError(error) && error.code === 'ResourceNotFound') return 'NodeClaimNotFoundError';
+  return 'unknown';
+}
+
+/**
+ * The runtime's effect observer for metrics: cloud-provider calls and errors with upstream's
+ * labels, VM create failures by code, SKU and region. `log` gets one info line per failure.
+ */
+export function runtimeMetricsObserver(
   azflex: AzflexMetrics,
   karpenter: KarpenterMetrics,
-): (entry: LogEntry) => void {
-  return (e) => {
-    if (e.kind === 'transition' && e.actor.startsWith('nic/') && e.to === 'reaped') {
-      azflex.nicsReaped.inc({ reason: e.from === 'deleting' ? 'deleted' : 'cascade' });
-    }
-    if (e.kind === 'transition' && e.actor.startsWith('nodeclaim/') && e.to === 'deleted') {
-      karpenter.nodeClaimsTerminated.inc({ nodepool: nodePoolOf(e.actor) });
-    }
-    if (e.kind === 'effect' && e.event === 'createVm' && e.detail !== 'ok') {
-      azflex.vmCreateFailures.inc({ code: e.detail ?? 'Unknown', sku: '', region: '' });
-    }
+  log?: { info(fields: Record<string, unknown>, message: string): void },
+): RuntimeObserver {
+  return {
+    cloudProviderCall: ({ method, seconds, error }) => {
+      const labels = { controller: LIFECYCLE_CONTROLLER, method, provider: CLOUD_PROVIDER_LABEL };
+      karpenter.cloudProviderDuration.observe(labels, seconds);
+      if (error !== undefined) karpenter.cloudProviderErrors.inc({ ...labels, error: cloudProviderErrorLabel(error) });
+    },
+    vmCreateFailed: (attempt, error) => {
+      const code = isAzureError(error) ? error.code : 'Unknown';
+      azflex.vmCreateFailures.inc({ code, sku: attempt.sku, region: attempt.region });
+      log?.info({ nodeClaim: attempt.nodeClaim, nodePool: attempt.nodePool, sku: attempt.sku, region: attempt.region, subscription: attempt.subscription, code }, 'VM create failed');
+    },
+    launchFailed: ({ nodeClaim, nodePool, code, message, nicReservedUntil }) => {
+      log?.info(
+        { nodeClaim, nodePool, code, detail: message, ...(nicReservedUntil !== undefined ? { nicReservedUntil: new Date(nicReservedUntil).toISOString() } : {}) },
+        nicReservedUntil !== undefined ? 'launch failed; NIC reserved by ARM, deleting it when the reservation ends' : 'launch failed',
+      );
+    },
   };
 }
 

@@ -2,6 +2,8 @@
 export const ANNOTATION = {
   /** RFC 3339 time of the last VM PUT that referenced the NIC: ARM's reservation ends 180 s later. */
   vmAttemptAt: 'flex.aks.azure.com/vm-attempt-at',
+  /** RFC 3339 end of ARM's reservation of a failed launch's NIC (informational: vmAttemptAt is authoritative). */
+  nicReservedUntil: 'flex.aks.azure.com/nic-reserved-until',
   nodeClassHash: 'flex.aks.azure.com/nodeclass-hash',
   nodePoolHash: 'karpenter.sh/nodepool-hash',
 } as const;

@@ -55,6 +55,27 @@ export const DEFAULT_RUNTIME_CONFIG: Omit<RuntimeConfig, 'clusterName'> = {
   delayedCleanupMs: 210_000,
 };
 
+/** What a VM create was, for metrics and logs (src/metrics/runtime.ts). */
+export interface VmCreateAttempt {
+  nodeClaim: string;
+  nodePool: string;
+  sku: string;
+  region: string;
+  subscription: string;
+}
+
+/**
+ * Observers of the runtime's effects: metrics and info-level logs. Optional, and called
+ * synchronously after the fact, so the simulator and the event log are unaffected.
+ */
+export interface RuntimeObserver {
+  /** A NodeClaim's cloud-provider call finished: Create (the VM PUT) or Delete (the VM DELETE). */
+  cloudProviderCall?(call: { method: 'Create' | 'Delete'; nodeClaim: string; seconds: number; error?: unknown }): void;
+  vmCreateFailed?(attempt: VmCreateAttempt, error: unknown): void;
+  /** A launch failed for good: the NodeClaim is being deleted; `nicReservedUntil` when ARM holds its NIC. */
+  launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; nicReservedUntil?: number }): void;
+}
+
 export interface RuntimeDeps {
   arm: AzurePort;
   cluster: ClusterPort;
@@ -74,5 +95,6 @@ export interface RuntimeDeps {
    * process logs it at error level, rate-limited, and counts it (src/metrics).
    */
   onControllerError?(controller: string, err: unknown): void;
+  observer?: RuntimeObserver;
   config: RuntimeConfig;
 }

@@ -9,6 +9,8 @@ import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
 import type { WorldView } from './world.js';
 import { ANNOTATION_OFFERING_MARKS, formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
+import { vmAttemptAt } from './world.js';
+import { NIC_RESERVATION_MS } from '../machines/env.js';
 
 export const PROVIDER_ID_PREFIX = 'azure-flex://';
 
@@ -21,6 +23,9 @@ function isQuotaMark(m: OfferingMark): boolean {
 }
 
 export class Effects {
+  /** The last VM create error per NodeClaim, for its failure Event (dropped when the Event is sent). */
+  private readonly lastCreateError = new Map<string, unknown>();
+
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly world: () => WorldView | undefined,
@@ -119,6 +124,13 @@ export class Effects {
   async recordVmAttempt(name: string): Promise<number> {
     const at = this.deps.clock.now();
     await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.vmAttemptAt]: new Date(at).toISOString() } });
+    // Launched=False while the VM is in flight (kubectl describe shows what is going on);
+    // best effort: the annotation above is what safety depends on.
+    const nc = this.world()?.nodeClaims.get(name);
+    if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
+      const conditions = setCondition(nc.status.conditions, 'Launched', 'False', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, at);
+      await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
+    }
     return at;
   }
 
@@ -131,6 +143,9 @@ export class Effects {
     if (existing) return existing.provisioningState;
     const instanceType = await this.chooseInstanceType(nc, cls);
     const nicId = armId(this.ref(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces');
+    const attempt = { nodeClaim: name, nodePool: nc.metadata.labels[LABEL.nodePool] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
+    const started = this.deps.clock.now();
+    const observer = this.deps.observer;
     const vm = await this.deps.arm.createVm({
       ref,
       location: cls.spec.location,
@@ -144,7 +159,13 @@ export class Effects {
       customData: await this.deps.userData({ nodeClaim: nc, nodeClass: cls, instanceType }),
       priority: 'Regular',
       tags: this.tags(nc, cls),
+    }).catch((error: unknown) => {
+      this.lastCreateError.set(name, error);
+      observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000, error });
+      observer?.vmCreateFailed?.(attempt, error);
+      throw error;
     });
+    observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000 });
     return vm.provisioningState;
   }
 
@@ -205,11 +226,39 @@ export class Effects {
       // In the world too, so a restart neither forgets the mark nor floods when it expires.
       await this.persistMarks(cls);
     }
+    const error = this.lastCreateError.get(name);
+    this.lastCreateError.delete(name);
+    const message = launchFailureMessage(failure, error);
+    const attemptAt = nc ? vmAttemptAt(nc) : undefined;
+    const reservedUntil = failure.nicReserved && attemptAt !== undefined ? attemptAt + NIC_RESERVATION_MS : undefined;
+    const involvedObject = { kind: 'NodeClaim', name, uid: nc?.metadata.uid };
+    if (nc) {
+      // What `kubectl describe nodeclaim` shows while it sits Terminating: why, and until when ARM holds the NIC.
+      const now = this.deps.clock.now();
+      const reserved = reservedUntil === undefined ? '' : `; NIC ${nicNameFor(name)} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
+      const conditions = setCondition(nc.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now);
+      await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
+      if (reservedUntil !== undefined) {
+        await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.nicReservedUntil]: new Date(reservedUntil).toISOString() } }).catch(() => undefined);
+      }
+    }
     await this.deps.cluster.recordEvent({
-      involvedObject: { kind: 'NodeClaim', name, uid: nc?.metadata.uid },
+      involvedObject,
       type: 'Warning',
       reason: failure.action === 'insufficientCapacity' ? 'InsufficientCapacityError' : 'LaunchFailed',
-      message: `launching NodeClaim failed: ${failure.code}`,
+      message: `launching NodeClaim failed: ${message}`,
+    });
+    if (reservedUntil !== undefined) {
+      await this.deps.cluster.recordEvent({
+        involvedObject,
+        type: 'Normal',
+        reason: 'NicReserved',
+        message: `NIC ${nicNameFor(name)} is reserved by ARM until ${new Date(reservedUntil).toISOString()} (180 s after the VM create that referenced it); azflex deletes it then and keeps this NodeClaim's finalizer until it is gone`,
+      });
+    }
+    this.deps.observer?.launchFailed?.({
+      nodeClaim: name, nodePool: nc?.metadata.labels[LABEL.nodePool] ?? '', code: failure.code, message,
+      ...(reservedUntil !== undefined ? { nicReservedUntil: reservedUntil } : {}),
     });
     await this.deps.cluster.deleteNodeClaim(name);
     // The pods are pending again: plan them elsewhere now rather than at the next interval.
@@ -262,7 +311,12 @@ export class Effects {
     // 404; a VM already Deleting needs nothing (the delete runs for minutes; we observe it go).
     const existing = await this.deps.arm.getVm(ref);
     if (!existing || existing.provisioningState === 'Deleting') return;
-    await this.deps.arm.deleteVm(ref);
+    const started = this.deps.clock.now();
+    await this.deps.arm.deleteVm(ref).catch((error: unknown) => {
+      this.deps.observer?.cloudProviderCall?.({ method: 'Delete', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000, error });
+      throw error;
+    });
+    this.deps.observer?.cloudProviderCall?.({ method: 'Delete', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000 });
     if (existing.provisioningState === 'Succeeded' && this.deps.offerings) {
       this.deps.offerings.noteCoresFreed(existing.vmSize, existing.location);
       await this.dropQuotaMarks(existing.vmSize, existing.location);
@@ -321,6 +375,29 @@ export class Effects {
       ...ownershipTags(this.deps.config.clusterName, nc.metadata.labels[LABEL.nodePool] ?? '', nc.metadata.name, cls.metadata.name, this.deps.clock.now()),
     };
   }
+}
+
+/** ARM's own words where we have them, plus the parsed quota numbers (limit, usage, request). */
+export function launchFailureMessage(failure: LaunchFailure, error: unknown): string {
+  const parts = [failure.code];
+  const quota = failure.capacity?.quota;
+  if (quota) {
+    const what = quota.scope === 'family' ? `${quota.family ?? 'VM family'} cores quota` : `${quota.scope} cores quota`;
+    const numbers = [
+      quota.currentLimit !== undefined ? `limit ${quota.currentLimit}` : undefined,
+      quota.currentUsage !== undefined ? `usage ${quota.currentUsage}` : undefined,
+      quota.additionalRequired !== undefined ? `request ${quota.additionalRequired}` : undefined,
+    ].filter((x) => x !== undefined);
+    parts.push(`${what}${quota.location ? ` in ${quota.location}` : ''}: ${numbers.length > 0 ? numbers.join(', ') : 'numbers not reported'}`);
+  }
+  if (error instanceof Error && error.message) parts.push(error.message.length > 600 ? `${error.message.slice(0, 600)}…` : error.message);
+  return parts.join(': ');
+}
+
+/** Condition reasons must be CamelCase identifiers (upstream's CRD pattern). */
+function conditionReason(code: string): string {
+  const cleaned = code.replace(/[^A-Za-z0-9_]/g, '');
+  return /^[A-Za-z]/.test(cleaned) ? cleaned : `LaunchFailed${cleaned}`;
 }
 
 export function refFromId(id: string): ResourceRef {

@@ -36,7 +36,7 @@ function stubPort(clock: VirtualClock): AzurePort {
 async function counts(registry: Registry): Promise<Record<string, number>> {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === 'azflex_arm_calls_total')!;
   const out: Record<string, number> = {};
-  for (const v of metric.values as Array<{ labels: Record<string, string>; value: number }>) out[`${v.labels.operation}/${v.labels.code}`] = v.value;
+  for (const v of metric.values as Array<{ labels: Record<string, string>; value: number }>) out[`${v.labels.operation}/${v.labels.code}@${v.labels.subscription}`] = v.value;
   return out;
 }
 
@@ -47,16 +47,16 @@ describe('instrumentAzure', () => {
     const port = instrumentAzure(stubPort(clock), createArmMetrics(registry), clock);
     await port.getNic(ref);
     await port.getNic(ref);
-    await expect(port.createVm({} as never)).rejects.toMatchObject({ code: 'OperationNotAllowed' });
-    await expect(port.createNic({} as never)).rejects.toMatchObject({ code: 'SubnetIsFull' });
+    await expect(port.createVm({ ref } as never)).rejects.toMatchObject({ code: 'OperationNotAllowed' });
+    await expect(port.createNic({ ref } as never)).rejects.toMatchObject({ code: 'SubnetIsFull' });
     await expect(port.deleteDisk(ref)).rejects.toThrow('not an AzureError');
     await runOnClock(clock, port.deleteNic(ref));
     expect(await counts(registry)).toEqual({
-      'getNic/ok': 2,
-      'createVm/OperationNotAllowed': 1,
-      'createNic/SubnetIsFull': 1,
-      'deleteDisk/Unknown': 1,
-      'deleteNic/ok': 1,
+      'getNic/ok@s': 2,
+      'createVm/OperationNotAllowed@s': 1,
+      'createNic/SubnetIsFull@s': 1,
+      'deleteDisk/Unknown@s': 1,
+      'deleteNic/ok@s': 1,
     });
     const text = await registry.metrics();
     expect(text).toContain('azflex_arm_call_duration_seconds_sum{operation="deleteNic"} 2.5');
@@ -72,7 +72,7 @@ describe('instrumentAzure', () => {
       clock,
     );
     await expect(runOnClock(clock, port.getVm(ref))).rejects.toMatchObject({ code: 'TooManyRequests' });
-    expect(await counts(registry)).toEqual({ 'getVm/TooManyRequests': 1 });
+    expect(await counts(registry)).toEqual({ 'getVm/TooManyRequests@s': 1 });
   });
 
   it('counts every HTTP request of the SDK adapter (LRO polls included) and ARM\'s rate-limit headroom', async () => {

@@ -16,7 +16,11 @@ import { startControllerProcess, type LeaderRuntime, type LeaderRuntimeContext }
 import { IN_CLUSTER_SA_DIR, KubeClient, loadKubeConfig } from '../../k8s/client.js';
 import { createRedactingLogger } from '../../log/redact.js';
 import { createArmMetrics } from '../../metrics/arm.js';
-import { refreshActorGauges, runtimeMetricsListener } from '../../metrics/runtime.js';
+import { refreshClusterGauges } from '../../metrics/cluster-state.js';
+import { PROVISIONER_CONTROLLER } from '../../metrics/karpenter.js';
+import { refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../../metrics/runtime.js';
+import { RateLimitedLog } from '../../log/rate-limit.js';
+import { LABEL_NODEPOOL } from '../../provisioning/requirements.js';
 import { Runtime } from '../../runtime/controller.js';
 import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from '../../runtime/deps.js';
 import { MemoryEventLog } from '../../runtime/event-log.js';
@@ -115,6 +119,9 @@ function paced(c: PeriodicController, wall: Clock): PeriodicController {
   };
 }
 
+/** Gauges derived from cluster state and the actors are recomputed this often (informer cache reads only). */
+const METRICS_REFRESH_MS = 5_000;
+
 /**
  * The leader's work as `azflex controller` assembles it: the SDK-backed ARM port with
  * metrics, the lifecycle runtime and Karpenter's periodic controllers. Exported so
@@ -142,6 +149,13 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
     const offerings = new UnavailableOfferings(clock);
     if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
     metricsHooked = true;
+    const k = ctx.karpenterMetrics;
+    // A periodic controller that keeps failing logs at error level once a minute, with a count.
+    const errors = new RateLimitedLog(log, wall, 60_000);
+    const onControllerError = (controller: string, err: unknown): void => {
+      k.reconcileErrors.inc({ controller });
+      errors.write('error', controller, { controller, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed');
+    };
     const runtime: Runtime = new Runtime({
       arm,
       cluster: ctx.cluster,
@@ -153,11 +167,23 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       drain: drainWith(ctx.cluster, wall),
       eventLog,
       isLeader: ctx.isLeader,
+      onControllerError,
+      observer: runtimeMetricsObserver(ctx.azflexMetrics, k, log),
       controllers: [
-        ...periodicControllers({ cluster: ctx.cluster, catalog, clock: wall, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals }).map((c) =>
-          wall === clock ? c : paced(c, wall),
-        ),
-        { name: 'actor-gauges', intervalMs: 15_000, reconcile: async (): Promise<void> => refreshActorGauges(runtime, ctx.azflexMetrics) },
+        ...periodicControllers({
+          cluster: ctx.cluster, catalog, clock: wall, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
+          onNodeClaimCreated: (claim) =>
+            k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
+          onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
+        }).map((c) => (wall === clock ? c : paced(c, wall))),
+        {
+          name: 'metrics',
+          intervalMs: METRICS_REFRESH_MS,
+          reconcile: async (): Promise<void> => {
+            refreshActorGauges(runtime, ctx.azflexMetrics);
+            await refreshClusterGauges(ctx.cluster, catalog, k, ctx.azflexMetrics, wall.now());
+          },
+        },
       ],
       config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName },
     });
