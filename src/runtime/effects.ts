@@ -229,15 +229,17 @@ export class Effects {
     const error = this.lastCreateError.get(name);
     this.lastCreateError.delete(name);
     const message = launchFailureMessage(failure, error);
-    const attemptAt = nc ? vmAttemptAt(nc) : undefined;
+    // The last resync may predate this attempt's annotation: read the NodeClaim as it is now.
+    const current = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? nc;
+    const attemptAt = current ? vmAttemptAt(current) : undefined;
     const reservedUntil = failure.nicReserved && attemptAt !== undefined ? attemptAt + NIC_RESERVATION_MS : undefined;
     const involvedObject = { kind: 'NodeClaim', name, uid: nc?.metadata.uid };
-    if (nc) {
+    if (current) {
       // What `kubectl describe nodeclaim` shows while it sits Terminating: why, and until when ARM holds the NIC.
       const now = this.deps.clock.now();
       const reserved = reservedUntil === undefined ? '' : `; NIC ${nicNameFor(name)} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
-      const conditions = setCondition(nc.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now);
-      await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
+      const conditions = setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now);
+      await this.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions }).catch(() => undefined);
       if (reservedUntil !== undefined) {
         await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.nicReservedUntil]: new Date(reservedUntil).toISOString() } }).catch(() => undefined);
       }

@@ -29,10 +29,10 @@ describe('charts/azflex', () => {
   it('refuses to render without a cluster name (required value)', async () => {
     const r = await run(info.binaries.helm, ['template', 'x', chartDir]);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/clusterName is required|azure.clientID is required/);
+    expect(r.stderr).toMatch(/settings.clusterName is required|azure.clientID is required/);
   });
 
-  it('carries byte-identical copies of crds/', async () => {
+  it('carries byte-identical copies of crds/ (karpenter.sh ones only as the opt-in karpenter-crds/)', async () => {
     expect(await diffChartCrds()).toEqual([]);
   });
 
@@ -64,6 +64,52 @@ describe('charts/azflex', () => {
     expect(sa.metadata.annotations?.['azure.workload.identity/client-id']).toBe('22222222-2222-2222-2222-222222222222');
     expect(sa.metadata.labels?.['azure.workload.identity/use']).toBe('true');
     expect((byKind(objs, 'PodDisruptionBudget') as K8sObject & { spec: { maxUnavailable: number } }).spec.maxUnavailable).toBe(1);
+  });
+
+  it('keeps the controller off Karpenter-made nodes and its replicas on different hosts (hard), image by digest on request', async () => {
+    const objs = await renderChart(info, 'azflex', 'azflex-system', ['--set', 'controller.image.digest=sha256:0123']);
+    const spec = (byKind(objs, 'Deployment') as K8sObject & { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec as {
+      affinity: { nodeAffinity: unknown; podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: Array<{ topologyKey: string; labelSelector: unknown }> } };
+      topologySpreadConstraints: Array<{ topologyKey: string; whenUnsatisfiable: string }>;
+      containers: Array<{ image: string }>;
+    };
+    expect(spec.affinity.nodeAffinity).toEqual({
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.sh/nodepool', operator: 'DoesNotExist' }] }] },
+    });
+    expect(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]).toMatchObject({ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/instance': 'azflex' } } });
+    expect(spec.topologySpreadConstraints[0]).toMatchObject({ topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule' });
+    expect(spec.containers[0]!.image).toBe('ghcr.io/azflex/azflex@sha256:0123');
+    expect(objs.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
+    const withCrds = await renderChart(info, 'azflex', 'azflex-system', ['--set', 'karpenterCRDs.install=true', '--set', 'serviceMonitor.enabled=true']);
+    const crds = withCrds.filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual(['nodeclaims.karpenter.sh', 'nodepools.karpenter.sh']);
+    for (const c of crds) expect(c.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    expect(withCrds.some((o) => o.kind === 'ServiceMonitor')).toBe(true);
+  });
+
+  it('helm install succeeds beside upstream karpenter.sh CRDs (node auto-provisioning) and leaves them untouched', async () => {
+    type Crd = { metadata: { resourceVersion: string; generation: number; labels?: Record<string, string> }; spec: { versions: Array<{ schema: unknown }> } };
+    const before = await Promise.all(['nodepools', 'nodeclaims'].map((n) => adminRequest(info, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.karpenter.sh`) as Promise<Crd>));
+    const ns = 'azflex-helm';
+    const r = await run(info.binaries.helm, ['install', 'azflex', chartDir, '-n', ns, '--create-namespace', '-f', ciValues], { KUBECONFIG: info.kubeconfigPath });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('STATUS: deployed');
+    // NOTES: the bootstrap Secret the chart does not create, and whose CRDs are in use.
+    expect(r.stdout).toMatch(/create secret generic azflex-bootstrap-token/);
+    expect(r.stdout).toMatch(/karpenter.sh CRDs: not installed by this chart/);
+    const after = await Promise.all(['nodepools', 'nodeclaims'].map((n) => adminRequest(info, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.karpenter.sh`) as Promise<Crd>));
+    for (const [i, crd] of after.entries()) {
+      expect(crd.metadata.resourceVersion).toBe(before[i]!.metadata.resourceVersion);
+      expect(crd.metadata.labels?.['app.kubernetes.io/managed-by']).toBeUndefined();
+    }
+    // Still upstream's (Gte exists only there since v1.9; azflex's copy is not what is served).
+    expect(JSON.stringify(after[0]!.spec.versions)).toContain('"Gte"');
+    const nodeClassCrd = (await adminRequest(info, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/azureflexnodeclasses.flex.aks.azure.com')) as Crd;
+    expect(nodeClassCrd.spec.versions.length).toBeGreaterThan(0);
+    const dep = (await adminRequest(info, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/azflex`)) as { spec: { replicas: number } };
+    expect(dep.spec.replicas).toBe(2);
+    const un = await run(info.binaries.helm, ['uninstall', 'azflex', '-n', ns], { KUBECONFIG: info.kubeconfigPath });
+    expect(un.code, un.stderr).toBe(0);
   });
 
   it('grants exactly the rules src/k8s/rbac.ts declares (least privilege)', async () => {

@@ -75,6 +75,22 @@ describe('azflex dev end to end', () => {
     const s = dev.arm.snapshot();
     return `${got.stdout}\n${claims.stdout}\nARM: ${s.vms.length} VMs, ${s.nics.length} NICs, ${s.disks.length} disks, reservations ${JSON.stringify(s.reservations)}`;
   };
+  const scrape = async (): Promise<string> => {
+    const port = dev.controller()?.metricsPort;
+    if (!port) throw new Error('no controller running');
+    return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  };
+  /** The value of the series with exactly these labels (Prometheus text format), 0 if absent. */
+  const sample = (text: string, name: string, labels: Record<string, string>): number => {
+    const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',');
+    for (const line of text.split('\n')) {
+      const m = /^([a-zA-Z_:][\w:]*)\{(.*)\} (\S+)$/.exec(line);
+      if (!m || m[1] !== name) continue;
+      const got = (m[2]!.match(/[a-zA-Z_]\w*="(?:[^"\\]|\\.)*"/g) ?? []).sort().join(',');
+      if (got === want) return Number(m[3]);
+    }
+    return 0;
+  };
   const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> =>
     eventually(what, fn, ms, 250).catch(async (e: unknown) => {
       throw new Error(`${String(e)}\n${await diag()}`);
@@ -110,6 +126,32 @@ describe('azflex dev end to end', () => {
       60_000,
     );
 
+    // 2b. The refused NodeClaim explains itself: `kubectl describe` shows ARM's quota numbers
+    //     (limit, usage, request) and until when ARM holds its NIC.
+    const refused = await waitFor('the refused NodeClaim with Launched=False', async () => {
+      const list = (await adminRequest(cp, 'GET', '/apis/karpenter.sh/v1/nodeclaims')) as { items: Array<{ metadata: { name: string; annotations?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status: string; reason?: string }> } }> };
+      return list.items.find((c) => c.metadata.annotations?.['flex.aks.azure.com/nic-reserved-until'] && c.status?.conditions?.some((x) => x.type === 'Launched' && x.status === 'False' && x.reason === 'OperationNotAllowed'));
+    }, 60_000);
+    const described = await kubectl(cp, ['describe', 'nodeclaim', refused.metadata.name]);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(/cores quota in eastus2: limit 96, usage 96, request 96/);
+    expect(described.stdout).toMatch(/reserved by ARM until \d{4}-\d{2}-\d{2}T/);
+    expect(described.stdout).toMatch(/NicReserved/);
+    expect(described.stdout).toContain('flex.aks.azure.com/nic-reserved-until');
+
+    // 2c. The first controller's /metrics: upstream Karpenter's names and labels, non-zero.
+    // Gauges refresh every 5 s: wait for the one that moves last.
+    const early = await waitFor('the quota failure in /metrics', async () => {
+      const t = await scrape();
+      return sample(t, 'azflex_nics', { state: 'reserved-180s' }) >= 1 && sample(t, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' }) >= 8 ? t : undefined;
+    }, 30_000);
+    expect(sample(early, 'karpenter_nodeclaims_created_total', { reason: 'provisioned', nodepool: 'h200-eastus2', min_values_relaxed: 'false' })).toBeGreaterThanOrEqual(2);
+    expect(sample(early, 'karpenter_cloudprovider_errors_total', { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'InsufficientCapacityError' })).toBeGreaterThanOrEqual(1);
+    expect(sample(early, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' })).toBeGreaterThanOrEqual(8);
+    expect(sample(early, 'karpenter_nodepools_limit', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' })).toBeGreaterThan(0);
+    expect(sample(early, 'azflex_vm_create_failures_total', { code: 'OperationNotAllowed', sku: 'Standard_ND96isr_H200_v5', region: 'eastus2' })).toBeGreaterThanOrEqual(1);
+    expect(sample(early, 'azflex_nics', { state: 'reserved-180s' })).toBeGreaterThanOrEqual(1);
+
     // 3. Restart the controller in the middle of it: the new one takes the lease and resumes.
     const before = dev.controller();
     const after = await dev.restartController();
@@ -140,5 +182,16 @@ describe('azflex dev end to end', () => {
     const leaks = dev.arm.leaks(new Set());
     expect({ nics: leaks.nics.length, vms: leaks.vms.length, disks: leaks.disks.length }).toEqual({ nics: 0, vms: 0, disks: 0 });
     await waitFor('no NodeClaims left', async () => ((await adminRequest(cp, 'GET', '/apis/karpenter.sh/v1/nodeclaims')) as { items: unknown[] }).items.length === 0, 30_000);
+
+    // 7. The restarted controller counted what it saw: the refused NodeClaim and both nodes
+    //    terminated, the second replica's NodeClaim created, the NIC reaped ~180 s after the failure.
+    const late = await waitFor('the scale-down in /metrics', async () => {
+      const t = await scrape();
+      return sample(t, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' }) === 0 ? t : undefined;
+    }, 30_000);
+    expect(sample(late, 'karpenter_nodeclaims_terminated_total', { nodepool: 'h200-eastus2', capacity_type: 'on-demand', zone: '' })).toBeGreaterThanOrEqual(3);
+    expect(sample(late, 'karpenter_nodeclaims_created_total', { reason: 'provisioned', nodepool: 'h200-eastus2', min_values_relaxed: 'false' })).toBeGreaterThanOrEqual(1);
+    expect(sample(late, 'azflex_nics_reaped_total', { reason: 'deleted' })).toBeGreaterThanOrEqual(1);
+    expect(sample(late, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' })).toBe(0);
   });
 });

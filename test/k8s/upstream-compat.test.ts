@@ -101,13 +101,24 @@ describe('upstream Karpenter compatibility (newest release CRDs on the shared AP
       }
     }
     expect(pools.length).toBeGreaterThanOrEqual(15);
+    const applied: string[] = [];
     for (const p of pools) {
       const r = await kubectl(info, ['apply', '-f', '-'], stringify(p));
+      const ref = (p.spec?.template as { spec?: { nodeClassRef?: { group?: string } } } | undefined)?.spec?.nodeClassRef;
+      if (ref?.group?.includes('/')) {
+        // Upstream's own bug (v1.15.1 windows-custom-userdata.yaml: group "karpenter.k8s.aws/v1"):
+        // upstream's CRD rejects it, so must any API server; azflex is not involved.
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toMatch(/nodeClassRef.group in body should match/);
+        continue;
+      }
       expect(r.code, `${p.metadata.name}: ${r.stderr}`).toBe(0);
+      applied.push(p.metadata.name);
     }
+    expect(applied.length).toBeGreaterThanOrEqual(pools.length - 1);
     const listed = await kubectl(info, ['get', 'nodepools', '-o', 'name']);
-    for (const p of pools) expect(listed.stdout).toContain(`nodepool.karpenter.sh/${p.metadata.name}`);
-    for (const p of pools) await kubectl(info, ['delete', 'nodepool', p.metadata.name, '--wait=false']);
+    for (const name of applied) expect(listed.stdout).toContain(`nodepool.karpenter.sh/${name}`);
+    for (const name of applied) await kubectl(info, ['delete', 'nodepool', name, '--wait=false']);
   });
 
   it('Gte and Balanced NodePools beside H200: H200 and Gte provision, Balanced provisions with a FullySupported=False condition, static replicas is refused on its own NodePool', async () => {

@@ -33,3 +33,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "azflex.workloadIdentity" -}}
 {{- eq .Values.azure.credentials "workloadIdentity" -}}
 {{- end -}}
+
+{{/* repository@digest when a digest is given (immutable), else repository:tag. */}}
+{{- define "azflex.image" -}}
+{{- $img := .Values.controller.image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
