@@ -91,7 +91,7 @@ describe('charts/azflex', () => {
     type Crd = { metadata: { resourceVersion: string; generation: number; labels?: Record<string, string> }; spec: { versions: Array<{ schema: unknown }> } };
     const before = await Promise.all(['nodepools', 'nodeclaims'].map((n) => adminRequest(info, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.karpenter.sh`) as Promise<Crd>));
     const ns = 'azflex-helm';
-    const r = await run(info.binaries.helm, ['install', 'azflex', chartDir, '-n', ns, '--create-namespace', '-f', ciValues], { KUBECONFIG: info.kubeconfigPath });
+    const r = await run(info.binaries.helm, ['install', 'azflex-nap', chartDir, '-n', ns, '--create-namespace', '-f', ciValues], { KUBECONFIG: info.kubeconfigPath });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('STATUS: deployed');
     // NOTES: the bootstrap Secret the chart does not create, and whose CRDs are in use.
@@ -106,9 +106,9 @@ describe('charts/azflex', () => {
     expect(JSON.stringify(after[0]!.spec.versions)).toContain('"Gte"');
     const nodeClassCrd = (await adminRequest(info, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/azureflexnodeclasses.flex.aks.azure.com')) as Crd;
     expect(nodeClassCrd.spec.versions.length).toBeGreaterThan(0);
-    const dep = (await adminRequest(info, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/azflex`)) as { spec: { replicas: number } };
+    const dep = (await adminRequest(info, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/azflex-nap`)) as { spec: { replicas: number } };
     expect(dep.spec.replicas).toBe(2);
-    const un = await run(info.binaries.helm, ['uninstall', 'azflex', '-n', ns], { KUBECONFIG: info.kubeconfigPath });
+    const un = await run(info.binaries.helm, ['uninstall', 'azflex-nap', '-n', ns], { KUBECONFIG: info.kubeconfigPath });
     expect(un.code, un.stderr).toBe(0);
   });
 

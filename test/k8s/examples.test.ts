@@ -30,6 +30,9 @@ describe('examples/', () => {
     expect(deployment.spec.template.spec.nodeSelector).toEqual({ gpu: 'h200' });
     expect(deployment.spec.template.spec.containers[0]?.resources.limits['nvidia.com/gpu']).toBe(8);
     expect(deployment.spec.template.spec.tolerations).toHaveLength(1);
+    // The CPU pool is opt-in: an ordinary pod (no toleration) can never be placed there.
+    const cpu = parseAllDocuments(fs.readFileSync(path.join(dir, 'nodepool-cpu-d8s.yaml'), 'utf8'))[0]?.toJSON() as { spec: { template: { spec: { taints?: Array<{ effect: string }> } } } };
+    expect(cpu.spec.template.spec.taints?.some((t) => t.effect === 'NoSchedule')).toBe(true);
   });
 
   it('every example NodeClass also passes the controller validation (so it would become Ready)', async () => {

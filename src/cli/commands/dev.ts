@@ -28,15 +28,20 @@ export function register(program: Command): void {
       const armConfig = await resolveArmConfig(flags.scenario);
       const { startDev } = await import('../../dev/dev.js');
       const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel });
+      const metricsPort = dev.controller()?.metricsPort;
       const lines = [
         `kubeconfig:   ${dev.kubeconfigPath}`,
         `ARM endpoint: ${dev.armEndpoint} (CA ${dev.armCaCertPath}; POST /_sim/faults, /_sim/clock/advance)`,
+        `metrics:      http://127.0.0.1:${metricsPort ?? '?'}/metrics (Karpenter's karpenter_* and azflex_*; /healthz, /readyz)`,
         `examples:     ${dev.examplesDir} (examples/ retargeted at the fake ARM)`,
         `logs:         ${path.join(flags.stateDir, 'control-plane')}/*.log`,
         '',
         `  export KUBECONFIG=${dev.kubeconfigPath}`,
         `  kubectl apply -f ${dev.examplesDir}`,
         '  kubectl get nodeclaims,nodes,pods -A -w',
+        '',
+        "  # skip ARM's 180 s NIC reservation (the fake ARM's clock and the controller's move together):",
+        `  curl --cacert ${dev.armCaCertPath} -X POST '${dev.armEndpoint}/_sim/clock/advance?seconds=181'`,
         '',
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
