@@ -6,7 +6,7 @@ import { ensureKarpenterCrds, ensureUpstreamExamples, KARPENTER_OLDEST } from '.
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { CryptoRandom, RealClock } from '../../src/platform/real-clock.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
-import { adminAuth, adminRequest, kubectl, startControlPlane, type ControlPlane, type ControlPlaneInfo } from './harness.js';
+import { adminKubeConfig, adminRequest, kubectl, startControlPlane, type ControlPlane, type ControlPlaneInfo } from './harness.js';
 import { ensureNamespace, forceDelete, makeAdapter, nodeClassBody } from './fixtures.js';
 
 const info = inject('k8s');
@@ -63,7 +63,7 @@ async function provisionBesideUpstreamFeatures(cp: ControlPlaneInfo, pools: Obj[
   await pendingPod(cp, 'trainer', 'compat-h200', { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '8' });
   for (const p of pools) if (p.metadata.name !== 'compat-h200') await pendingPod(cp, `web-${p.metadata.name}`, p.metadata.name, { cpu: '2', memory: '2Gi' });
 
-  const a = makeAdapter(adminAuth(cp as ControlPlane), 'compat');
+  const a = makeAdapter(adminKubeConfig(cp), 'compat');
   a.cluster.start();
   try {
     await a.cluster.waitForSync();
