@@ -153,7 +153,10 @@ export class DevKubelet {
       : {};
     try {
       const c = this.o.client;
-      const body = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { providerID, taints: claim?.spec.taints ?? [] } };
+      // As kubelet flags from azflex's user data: registered with karpenter.sh/unregistered,
+      // which the controller swaps for the NodeClaim's taints at registration.
+      const taints = [...(claim?.spec.taints ?? []), { key: 'karpenter.sh/unregistered', effect: 'NoExecute' as const }];
+      const body = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { providerID, taints } };
       await c.call('create node', (o) => c.core.createNode({ body }, o));
     } catch (e) {
       if (!(e instanceof KubeApiError && e.code === 409)) throw e;

@@ -11,6 +11,7 @@ import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
 import { stateName } from './event-log.js';
 import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
 import { gateArm } from './arm-gate.js';
+import { notInitializedReason } from './registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
 import { PeriodicLoop, type LoopProgress } from './loop.js';
 
@@ -194,7 +195,9 @@ export class Runtime {
     const vm = world.vms.get(vmNameFor(name));
     const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
     const node = pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
-    const ready = node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    // "ready" for the machine means initialized as Karpenter has it: Ready, registration
+    // taint and startup taints gone, requested extended resources allocatable.
+    const ready = node ? notInitializedReason(nc, node) === undefined : false;
     const has = (t: string) => nc.status.conditions.some((c) => c.type === t && c.status === 'True');
     return {
       exists: true,

@@ -7,9 +7,9 @@ import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
 import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
-import type { WorldView } from './world.js';
+import { vmAttemptAt, type WorldView } from './world.js';
 import { ANNOTATION_OFFERING_MARKS, formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
-import { vmAttemptAt } from './world.js';
+import { LABEL_INITIALIZED, registrationPatch } from './registration.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 
 export const PROVIDER_ID_PREFIX = 'azure-flex://';
@@ -205,7 +205,20 @@ export class Effects {
     let conditions = setCondition(status.conditions, 'Launched', 'True', 'Launched', '', now);
     if (phase !== 'Launched') {
       const node = this.nodeOf({ ...nc, status });
-      if (node) status.nodeName = node.metadata.name;
+      if (node) {
+        status.nodeName = node.metadata.name;
+        // Labels (and, the first time, taints instead of karpenter.sh/unregistered) before
+        // the condition: a crash in between repeats the idempotent patch.
+        const patch = registrationPatch(nc, node);
+        const labels: Record<string, string | null> = { ...patch?.metadata?.labels };
+        if (phase === 'Initialized' && node.metadata.labels[LABEL_INITIALIZED] !== 'true') labels[LABEL_INITIALIZED] = 'true';
+        if (patch?.taints || Object.keys(labels).length > 0) {
+          await this.deps.cluster.patchNode(node.metadata.name, {
+            ...(Object.keys(labels).length > 0 ? { metadata: { labels } } : {}),
+            ...(patch?.taints ? { taints: patch.taints } : {}),
+          });
+        }
+      }
       conditions = setCondition(conditions, 'Registered', 'True', 'Registered', '', now);
     }
     if (phase === 'Initialized') {
