@@ -114,6 +114,16 @@ describe('azflex dev end to end', () => {
     expect(first!.metadata.labels?.['topology.kubernetes.io/region']).toBe('eastus2');
     expect(first!.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('Standard_ND96isr_H200_v5');
     expect(dev.arm.currentVms().map((v) => v.name)).toEqual([first!.metadata.name]);
+    // Registered and initialized as Karpenter does it: the kubelet's karpenter.sh/unregistered
+    // taint swapped for the NodePool's, labels synced, Initialized once nvidia.com/gpu is allocatable.
+    const initialized = await waitFor('the node labelled initialized', async () => {
+      const n = (await adminRequest(cp, 'GET', `/api/v1/nodes/${first!.metadata.name}`)) as NodeObj & { spec: { taints?: Array<{ key: string }> } };
+      return n.metadata.labels?.['karpenter.sh/initialized'] === 'true' ? n : undefined;
+    }, 30_000);
+    expect(initialized.metadata.labels?.['karpenter.sh/registered']).toBe('true');
+    expect(initialized.metadata.labels?.['karpenter.sh/nodepool']).toBe('h200-eastus2');
+    expect(initialized.spec.taints?.map((t) => t.key)).not.toContain('karpenter.sh/unregistered');
+    expect(initialized.spec.taints?.map((t) => t.key)).toContain('nvidia.com/gpu');
 
     // 2. Quota storm: only the running VM's cores fit; a second replica's create is refused
     //    after its NIC exists, and ARM reserves that NIC for 180 s.
