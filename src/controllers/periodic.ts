@@ -1,5 +1,5 @@
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
-import { DisruptionController } from '../disruption/controller.js';
+import { DisruptionController, type DisruptionControllerOptions } from '../disruption/controller.js';
 import { LivenessController } from '../disruption/liveness.js';
 import { drain } from '../disruption/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
@@ -34,6 +34,7 @@ export interface PeriodicControllerDeps {
   /** Metrics observers of the provisioner (src/metrics); the simulator leaves them out. */
   onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
   onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];
+  onNodeClaimDisrupted?: DisruptionControllerOptions['onDisrupted'];
 }
 
 /**
@@ -66,6 +67,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     log: deps.log,
     isOfferingUnavailable,
     random: deps.random,
+    ...(deps.onNodeClaimDisrupted ? { onDisrupted: deps.onNodeClaimDisrupted } : {}),
   });
   const liveness = new LivenessController({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
   const enabled = deps.enabled ?? (() => true);

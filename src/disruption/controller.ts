@@ -58,6 +58,8 @@ export interface DisruptionControllerOptions {
   random?: Random;
   /** Stamped on replacement NodeClaims; defaults to src/controllers/nodeclass/hash.ts. */
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
+  /** Observer (src/metrics): a NodeClaim was deleted for this decision. */
+  onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string) => void;
 }
 
 interface ReplacementIntent {
@@ -312,6 +314,10 @@ export class DisruptionController {
       return;
     }
     log.info({ nodeClaim: decision.nodeClaim, nodePool: decision.nodePool, reason: decision.kind, detail: decision.detail }, 'disrupting NodeClaim');
+    if (this.options.onDisrupted) {
+      const pool = (await cluster.listNodePools()).find((p) => p.metadata.name === decision.nodePool);
+      this.options.onDisrupted(decision, pool?.spec.disruption.consolidationPolicy ?? '');
+    }
     await cluster.recordEvent({
       involvedObject: { kind: 'NodeClaim', name: decision.nodeClaim, ...(claim ? { uid: claim.metadata.uid } : {}) },
       type: 'Normal',

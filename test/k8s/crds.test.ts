@@ -138,6 +138,18 @@ describe('CRDs on a real API server', () => {
     }
   });
 
+  it("azflex's opt-in karpenter.sh copies (karpenterCRDs.install) are valid CRDs and accept what upstream's do", async () => {
+    const copies = ['karpenter.sh_nodepools.yaml', 'karpenter.sh_nodeclaims.yaml'].map((f) => path.resolve(import.meta.dirname, '../../crds', f));
+    // A server-side dry run validates them as an update of upstream's, without replacing them.
+    const r = await kubectl(info, ['apply', '--server-side', '--force-conflicts', '--dry-run=server', ...copies.flatMap((f) => ['-f', f])]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const f of copies) {
+      const text = await (await import('node:fs/promises')).readFile(f, 'utf8');
+      expect(text, f).toContain('- Gte');
+      expect(text, f).toContain('- Lte');
+    }
+  });
+
   it('keeps NodeClaim spec immutable and status writable only through the subresource', async () => {
     const name = 'crd-immutable';
     await adminRequest(info, 'POST', '/apis/karpenter.sh/v1/nodeclaims', {

@@ -175,6 +175,9 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
           onNodeClaimCreated: (claim) =>
             k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
           onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
+          // Upstream's labels: lower-case reason, the pool's policy, graceful termination (azflex drains).
+          onNodeClaimDisrupted: (d, consolidationPolicy) =>
+            k.nodeClaimsDisrupted.inc({ reason: d.kind.toLowerCase(), nodepool: d.nodePool, capacity_type: 'on-demand', consolidation_policy: consolidationPolicy, termination_mode: 'graceful' }),
         }).map((c) => (wall === clock ? c : paced(c, wall))),
         {
           name: 'metrics',
