@@ -19,6 +19,11 @@ export interface PeriodicControllerDeps {
   cluster: ClusterPort;
   catalog: InstanceTypeCatalog;
   clock: Clock;
+  /**
+   * ARM's time, which stamps unavailable-offering marks (the offerings cache's clock). The
+   * same as `clock` in production; `azflex dev` skips ARM's clock ahead of the wall clock.
+   */
+  cloudClock?: Clock;
   random: Random;
   offerings: OfferingsCache | undefined;
   clusterName: string;
@@ -50,6 +55,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     cluster: deps.cluster,
     catalog: deps.catalog,
     clock: deps.clock,
+    ...(deps.cloudClock ? { cloudClock: deps.cloudClock } : {}),
     random: deps.random,
     isOfferingUnavailable,
     clusterName: deps.clusterName,

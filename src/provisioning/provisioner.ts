@@ -42,6 +42,8 @@ export interface ProvisionerOptions {
   cluster: ClusterPort;
   catalog: InstanceTypeCatalog;
   clock: Clock;
+  /** The clock unavailable-offering marks are stamped on (ARM's); defaults to `clock`. */
+  cloudClock?: Clock;
   random: Random;
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
   clusterName: string;
@@ -173,7 +175,7 @@ export class Provisioner {
       this.catalog.list(),
     ]);
     const nodeClaims = this.withInFlight(listedNodeClaims);
-    const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, this.clock.now()) : undefined;
+    const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
     const unavailableNow = (sku: string, region: string, type: string): boolean =>
       this.options.isOfferingUnavailable(sku, region, type) || (marks?.isUnavailable(sku, region, type) ?? false);

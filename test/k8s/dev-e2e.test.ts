@@ -185,7 +185,10 @@ describe('azflex dev end to end', () => {
     //    and disk is deleted.
     const deleted = await kubectl(cp, ['delete', 'deployment', 'h200-trainer', '-n', 'default']);
     expect(deleted.code, deleted.stderr).toBe(0);
+    //    GPU VM deletes take minutes on ARM's clock (docs/fidelity.md) and a NIC stays reserved
+    //    180 s after its VM's create: skip ARM's clock ahead 30 s at every look.
     await waitFor('no VM, NIC or disk left in ARM', async () => {
+      await dev.served.clock.runUntil(dev.served.clock.now() + 30_000);
       const s = dev.arm.snapshot();
       return s.vms.length === 0 && s.nics.length === 0 && s.disks.length === 0;
     }, 90_000);

@@ -171,7 +171,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       observer: runtimeMetricsObserver(ctx.azflexMetrics, k, log),
       controllers: [
         ...periodicControllers({
-          cluster: ctx.cluster, catalog, clock: wall, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
+          cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
           onNodeClaimCreated: (claim) =>
             k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
           onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
