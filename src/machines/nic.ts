@@ -264,13 +264,30 @@ export function createNicMachine(env: MachineEnv) {
         always: 'reserved-180s',
       },
       'reserved-180s': {
-        after: { untilReservationEnds: 'deleting' },
+        after: { untilReservationEnds: 'probing-before-delete' },
         on: {
           VM_FAILED: { actions: 'recordVmFailure' },
           OBSERVED: [
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
             { actions: 'storeObservation' },
+          ],
+        },
+      },
+      // A Failed VM that ARM kept still holds the NIC until its own delete finishes (which may
+      // be throttled past the reservation): a GET decides, so no DELETE is sent to an attached NIC.
+      'probing-before-delete': {
+        invoke: {
+          src: 'nicAttachment',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: [
+            { guard: 'probedAbsent', target: 'reaped' },
+            { guard: 'probedDetached', target: 'deleting', actions: 'noteDetached' },
+            { target: 'attached' },
+          ],
+          onError: [
+            { guard: 'isThrottled', target: 'delete-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'delete-backoff', actions: ['rememberError', 'scheduleBackoff'] },
           ],
         },
       },

@@ -10,7 +10,9 @@ function setup(
   observed: NicObservation,
   deleteNic: () => Promise<void>,
   nicExists: () => Promise<boolean> = async () => false,
-  nicAttachment: () => Promise<'attached' | 'detached' | 'absent'> = async () => 'attached',
+  // ARM's answer to a GET: by default what the observation says (a NIC left by a refused or
+  // rolled-back create is detached).
+  nicAttachment: () => Promise<'attached' | 'detached' | 'absent'> = async () => (observed.attached ? 'attached' : 'detached'),
 ) {
   const clock = new VirtualClock(1_000_000);
   const deletes: number[] = [];
@@ -51,6 +53,15 @@ describe('NIC machine', () => {
     await clock.runUntil(clock.now() + 1_000);
     expect(deletes).toHaveLength(1);
     expect(state()).toBe('reaped');
+  });
+
+  it('at the end of the reservation a Failed VM that still holds the NIC gets no DELETE: a GET finds it attached', async () => {
+    const { clock, actor, deletes, gets, state } = setup({ exists: true, attached: false, owner: 'wants' }, async () => undefined, undefined, async () => 'attached');
+    actor.send({ type: 'VM_FAILED', reservedUntil: clock.now() + 180_000 });
+    await clock.runUntil(clock.now() + 181_000);
+    expect(gets.length).toBeGreaterThanOrEqual(1);
+    expect(deletes).toHaveLength(0);
+    expect(state()).toBe('attached');
   });
 
   it('rebuilt after a restart from the observed deadline, it deletes at that deadline, not 180 s later', async () => {

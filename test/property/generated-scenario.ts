@@ -11,7 +11,11 @@ import type { ScenarioInput } from '../../src/sim/scenario.js';
  * adds: one or two regions in one or two subscriptions, quota and capacity failures, quota
  * and SKU flaps over the run, ARM throttling with drained buckets, 5xx and timeouts (some
  * after the write took effect), tiny subnets, nodes that never join the cluster, runs from
- * 15 minutes to 2.5 hours, and controller crashes at random await points. Each case is a
+ * 15 minutes to 2.5 hours, and controller crashes at random await points. ARM itself may
+ * differ from the documented rule: reservations that start late or jitter, lists that lag
+ * by up to a minute and page by 1-3 items, a VM delete that also takes a still-reserved NIC,
+ * asynchronous allocation failures that leave no Failed VM, Compute RP throttling windows
+ * exhausted mid-run (Retry-After up to 20 min), and the default regional vCPU quota. Each case is a
  * scenario file plus a seed, so a failure is reproducible with `azflex simulate`.
  */
 export interface GeneratedCase {
@@ -58,6 +62,19 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     restarts: fc.integer({ min: 0, max: 4 }),
     restartDelaySeconds: fc.constantFrom(0, 5, 30, 120),
     lifetimeSeconds: fc.option(fc.integer({ min: 300, max: 1800 }), { nil: undefined }),
+    overconstrainedRate: fc.oneof(fc.constant(0), rate(0.3)),
+    regionalQuota: fc.constantFrom(undefined, 1000),
+    arm: fc.record({
+      failedVmRecords: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      cascadeDeletesReservedNic: fc.boolean(),
+      jitterSeconds: fc.constantFrom(0, 0, 5, 30),
+      startDelaySeconds: fc.constantFrom(0, 0, 10, 20),
+      reservationFrom: fc.constantFrom('attempt' as const, 'attempt' as const, 'completion' as const),
+      listPageSize: fc.constantFrom(1, 2, 3, 100),
+      appearSeconds: fc.constantFrom(0, 5, 60),
+      disappearSeconds: fc.constantFrom(0, 5, 60),
+    }),
+    computeThrottleAt: fc.option(fc.integer({ min: 0, max: 5400 }), { nil: undefined }),
   })
   .filter((c) => c.gpuPods + c.cpuPods > 0)
   .map((c): GeneratedCase => {
@@ -70,6 +87,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
       subnetPrefix: `10.${i + 1}.0.0/${c.subnetBits}`,
     }));
     const schedule: NonNullable<NonNullable<ScenarioInput['faults']>['schedule']> = [];
+    if (c.computeThrottleAt !== undefined) schedule.push({ at: c.computeThrottleAt, fault: { kind: 'computeThrottle', location: regions[0]!.location, subscriptionId: regions[0]!.sub } });
     if (c.drainAt) schedule.push({ at: c.drainAt.at, fault: { kind: 'throttle', bucket: c.drainAt.bucket, drain: true } });
     for (const f of c.flaps) {
       const r = regions[Math.min(f.region, regions.length - 1)]!;
@@ -101,7 +119,16 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
           familyQuotaCores: { [H200_FAMILY]: 96 * c.quotaNodes[i]!, standardDSv5Family: 64 },
           allocationFailureRate: round(c.allocationFailureRate),
           zonalAllocationFailureRate: round(c.zonalAllocationFailureRate),
+          overconstrainedAllocationFailureRate: round(c.overconstrainedRate),
+          ...(c.regionalQuota !== undefined ? { regionalQuotaCores: c.regionalQuota } : {}),
         })),
+        arm: {
+          failedVmRecords: c.arm.failedVmRecords,
+          cascadeDeletesReservedNic: c.arm.cascadeDeletesReservedNic,
+          reservation: { seconds: 180, jitterSeconds: c.arm.jitterSeconds, startDelaySeconds: c.arm.startDelaySeconds, from: c.arm.reservationFrom },
+          listPageSize: c.arm.listPageSize,
+          listLagSeconds: { appearSeconds: c.arm.appearSeconds, disappearSeconds: c.arm.disappearSeconds },
+        },
         nodeClasses: classes,
         nodePools: [
           // One GPU pool per region; the first is preferred (capacity hunting across regions).
