@@ -135,7 +135,7 @@ describe('live view in chromium', () => {
       const reaped = page.locator('#timeline .row.transition', { hasText: 'deleting → reaped' });
       await reaped.waitFor();
       expect(await reaped.locator('.why').textContent()).toContain('deleteNic ok');
-      expect(await page.locator('#timeline .row.transition', { hasText: 'reserved-180s → deleting' }).locator('.why').textContent()).toContain('after 180 s');
+      expect(await page.locator('#timeline .row.transition', { hasText: 'reserved-180s → probing-before-delete' }).locator('.why').textContent()).toContain('after 180 s');
       // Stayed on the reserved NIC's countdown until it ran out, then dropped it.
       expect(await countdown.count()).toBe(0);
 

@@ -10,7 +10,7 @@ const nodeclaim = machineGraph('nodeclaim');
 
 describe('inferCause', () => {
   it('names the delayed transition out of the reservation, with its 180 s', () => {
-    expect(inferCause(nic, 'reserved-180s', 'deleting')).toBe('after 180 s (untilReservationEnds)');
+    expect(inferCause(nic, 'reserved-180s', 'probing-before-delete')).toBe('after 180 s (untilReservationEnds)');
   });
 
   it('picks the done/error edge of the effect that just finished', () => {

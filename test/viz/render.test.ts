@@ -41,7 +41,7 @@ describe('graph model', () => {
   it('labels the NIC reservation wait with ARM’s 180 s and keeps other named delays by name', () => {
     const nic = machineGraph('nic');
     const reservation = nic.edges.find((e) => e.source === 'nic.reserved-180s' && e.kind === 'after');
-    expect(reservation).toMatchObject({ target: 'nic.deleting', delay: { name: 'untilReservationEnds', ms: NIC_RESERVATION_MS } });
+    expect(reservation).toMatchObject({ target: 'nic.probing-before-delete', delay: { name: 'untilReservationEnds', ms: NIC_RESERVATION_MS } });
     expect(reservation?.label).toContain('180 s');
     const retry = nic.edges.find((e) => e.source === 'nic.create-backoff' && e.kind === 'after');
     expect(retry?.delay).toEqual({ name: 'untilRetry' });
@@ -54,7 +54,7 @@ describe('graph model', () => {
 });
 
 describe('renderers', () => {
-  it('NIC SVG shows the key states and "180 s" on the reserved-180s → deleting edge', async () => {
+  it('NIC SVG shows the key states and "180 s" on the reserved-180s → probing-before-delete edge', async () => {
     const svg = await renderMachine('nic', 'svg');
     expect(svg.startsWith('<?xml')).toBe(true);
     const texts = svgTexts(svg);
@@ -62,7 +62,7 @@ describe('renderers', () => {
       expect(texts).toContain(state);
       expect(svg).toContain(`>${state}</text>`); // literally, so grep finds it too
     }
-    const edge = svgEdges(svg).find((e) => e.title === 'nic.reserved-180s->nic.deleting');
+    const edge = svgEdges(svg).find((e) => e.title === 'nic.reserved-180s->nic.probing-before-delete');
     expect(edge?.texts.join(' ')).toContain('180 s');
   });
 
