@@ -19,6 +19,7 @@ import type { AzureFlexNodeClass, NodePool, Pod, PodAffinityTerm, TopologySpread
 import { LABEL_HOSTNAME, LABEL_ZONE } from '../src/provisioning/requirements.js';
 import { schedule, type SchedulingInput } from '../src/provisioning/scheduler.js';
 import type { Resources } from '../src/provisioning/resources.js';
+import { median } from './median.js';
 
 const POD_COUNTS = [1, 100, 1_000, 5_000, 10_000, 20_000] as const;
 const RUNS = 5;
@@ -160,11 +161,6 @@ export function parityInput(pendingPods: Pod[]): SchedulingInput {
     kubeReserved: () => FAKE_KUBE_RESERVED,
     isOfferingUnavailable: () => false,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 interface Measurement {

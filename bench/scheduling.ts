@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { STATIC_INSTANCE_TYPES } from '../src/catalog/skus.js';
 import type { AzureFlexNodeClass, NodePool, Pod, ResourceList, Toleration } from '../src/ports/cluster.js';
 import { schedule, type SchedulingInput } from '../src/provisioning/scheduler.js';
+import { median } from './median.js';
 
 const POD_COUNTS = [1, 100, 1_000, 5_000, 10_000] as const;
 const RUNS = 7;
@@ -106,11 +107,6 @@ export function input(pendingPods: Pod[]): SchedulingInput {
     daemonSetPods: [pod(-1, { cpu: '100m', memory: '128Mi' }, { tolerations: [{ operator: 'Exists' }] })],
     isOfferingUnavailable: () => false,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 interface Measurement {
