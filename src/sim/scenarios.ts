@@ -111,7 +111,7 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     description:
       'A large platform: ~1,000 D8s_v5 nodes for ~10,000 pods, 8,000 long-lived and 2,000 that come and go every hour, with 2% allocation failures and consolidation, for 24 hours.',
     hours: 24,
-    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 12_000 }, allocationFailureRate: 0.02 }],
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 12_000, familyQuotaCores: { standardDSv5Family: 12_000 }, allocationFailureRate: 0.02 }],
     nodeClasses: [{ name: 'cpu-eastus2', location: 'eastus2', subscriptionID: SUB, subnetPrefix: '10.4.0.0/20' }],
     nodePools: [{ name: 'cpu', nodeClass: 'cpu-eastus2', instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '10000' }, consolidateAfter: '10m' }],
     workload: [
