@@ -315,6 +315,11 @@ export class FakeCluster implements ClusterPort {
     this.pods.delete(`${namespace}/${name}`);
   }
 
+  /** A NodeClaim that exists before the controller starts (a world being restored, a starting state). */
+  putNodeClaim(nc: NodeClaim): void {
+    this.nodeClaims.set(nc.metadata.name, this.stamp(nc));
+  }
+
   putNode(node: Node): void {
     this.nodes.set(node.metadata.name, this.stamp(node));
   }

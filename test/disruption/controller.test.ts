@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { DisruptionController } from '../../src/disruption/controller.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import type { FakeCluster } from '../provisioning/fake-cluster.js';
-import { seqRandom, silentLog } from '../provisioning/fake-cluster.js';
-import { T0, makePod } from '../provisioning/fixtures.js';
-import { addClaim, clusterWithNodes, makeNode, readyConditions } from './helpers.js';
+import type { FakeCluster } from '../../src/sim/cluster.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { T0, makePod, silentLog, setPods } from '../provisioning/fixtures.js';
+import { addClaim, changeImage, clusterWithNodes, finishTermination, makeNode, readyConditions } from './helpers.js';
 
 const MINUTE = 60_000;
 
@@ -21,8 +20,8 @@ const podOn = (name: string, claim: string, extra: Parameters<typeof makePod>[1]
 
 describe('DisruptionController', () => {
   it('removes empty nodes only after consolidateAfter, within the budget', async () => {
-    const cluster = clusterWithNodes(3, { consolidateAfter: '5m', budgets: [{ nodes: '1' }] });
     const clock = new VirtualClock(T0 + 10 * MINUTE);
+    const cluster = clusterWithNodes(clock, 3, { consolidateAfter: '5m', budgets: [{ nodes: '1' }] });
     const controller = controllerFor(cluster, clock);
     expect(await controller.reconcile()).toEqual([]);
     await clock.runUntil(T0 + 14 * MINUTE);
@@ -33,28 +32,30 @@ describe('DisruptionController', () => {
     expect(deleting(cluster)).toEqual(['default-n0']);
     // The deleting claim still uses the budget of 1.
     expect(await controller.reconcile()).toEqual([]);
-    cluster.nodeClaims.delete('default-n0');
+    await finishTermination(cluster, 'default-n0');
     expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n1']);
     expect(cluster.events.some((e) => e.reason === 'DisruptionTerminating' && e.involvedObject.name === 'default-n0')).toBe(true);
   });
 
   it('counts NotReady nodes against the budget, like nodes being deleted', async () => {
-    const cluster = clusterWithNodes(3, { consolidateAfter: '0s', budgets: [{ nodes: '1' }] });
-    cluster.nodes.get('node-default-n2')!.status.conditions = [];
-    const controller = controllerFor(cluster, new VirtualClock(T0));
+    const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 3, { consolidateAfter: '0s', budgets: [{ nodes: '1' }] });
+    const ready = makeNode('node-default-n2');
+    cluster.putNode({ ...ready, status: { ...ready.status, conditions: [] } });
+    const controller = controllerFor(cluster, clock);
     expect(await controller.reconcile()).toEqual([]);
-    cluster.nodes.get('node-default-n2')!.status.conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }];
+    cluster.putNode(ready);
     expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n0']);
   });
 
   it('restarts the consolidateAfter clock when pods come and go', async () => {
-    const cluster = clusterWithNodes(1, { consolidateAfter: '5m' });
     const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 1, { consolidateAfter: '5m' });
     const controller = controllerFor(cluster, clock);
-    cluster.pods = [podOn('web', 'default-n0')];
+    setPods(cluster, [podOn('web', 'default-n0')]);
     await controller.reconcile();
     await clock.runUntil(T0 + 4 * MINUTE);
-    cluster.pods = [];
+    setPods(cluster, []);
     await controller.reconcile();
     await clock.runUntil(T0 + 8 * MINUTE);
     expect(await controller.reconcile()).toEqual([]);
@@ -63,43 +64,43 @@ describe('DisruptionController', () => {
   });
 
   it('replaces drifted nodes oldest first, one budget slot at a time', async () => {
-    const cluster = clusterWithNodes(4, { budgets: [{ nodes: '25%' }], consolidateAfter: 'Never' });
     const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 4, { budgets: [{ nodes: '25%' }], consolidateAfter: 'Never' });
     const controller = controllerFor(cluster, clock);
-    for (const claim of cluster.nodeClaims.values()) cluster.pods.push(podOn(`w-${claim.metadata.name}`, claim.metadata.name));
+    for (const claim of [...cluster.nodeClaims.values()]) cluster.putPod(podOn(`w-${claim.metadata.name}`, claim.metadata.name));
     expect(await controller.reconcile()).toEqual([]);
-    cluster.nodeClasses[0]!.spec.imageReference = { publisher: 'p', offer: 'o', sku: 's', version: '2' };
+    changeImage(cluster, '2');
     const first = await controller.reconcile();
     expect(first.map((d) => [d.nodeClaim, d.kind, d.detail])).toEqual([['default-n0', 'Drifted', 'NodeClassDrifted']]);
     expect(await controller.reconcile()).toEqual([]);
-    cluster.nodeClaims.delete('default-n0');
+    await finishTermination(cluster, 'default-n0');
     expect((await controller.reconcile()).map((d) => d.nodeClaim)).toEqual(['default-n1']);
   });
 
   it('leaves do-not-disrupt nodes alone, except when they expire', async () => {
-    const cluster = clusterWithNodes(0, { consolidateAfter: '0s', budgets: [{ nodes: '100%' }] });
+    const clock = new VirtualClock(T0 + 2 * 3_600_000);
+    const cluster = clusterWithNodes(clock, 0, { consolidateAfter: '0s', budgets: [{ nodes: '100%' }] });
     addClaim(cluster, 'guarded', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
     addClaim(cluster, 'job-node');
     addClaim(cluster, 'old', { expireAfter: '1h', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
-    cluster.pods = [podOn('training', 'job-node', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })];
-    const clock = new VirtualClock(T0 + 2 * 3_600_000);
+    setPods(cluster, [podOn('training', 'job-node', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]);
     const decisions = await controllerFor(cluster, clock).reconcile();
     expect(decisions.map((d) => [d.nodeClaim, d.kind])).toEqual([['old', 'Expired']]);
   });
 
   it('expires nodes regardless of budgets', async () => {
-    const cluster = clusterWithNodes(0, { budgets: [{ nodes: '0' }], consolidateAfter: 'Never' });
+    const clock = new VirtualClock(T0 + 721 * 3_600_000);
+    const cluster = clusterWithNodes(clock, 0, { budgets: [{ nodes: '0' }], consolidateAfter: 'Never' });
     addClaim(cluster, 'a', { expireAfter: '720h' });
     addClaim(cluster, 'b', { expireAfter: '720h' });
-    const clock = new VirtualClock(T0 + 721 * 3_600_000);
     expect((await controllerFor(cluster, clock).reconcile()).map((d) => d.kind)).toEqual(['Expired', 'Expired']);
   });
 
   it('consolidates an underutilized node whose pods fit elsewhere, only under WhenEmptyOrUnderutilized', async () => {
     for (const policy of ['WhenEmpty', 'WhenEmptyOrUnderutilized'] as const) {
-      const cluster = clusterWithNodes(2, { consolidationPolicy: policy, consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
-      cluster.pods = [podOn('a', 'default-n0'), podOn('b', 'default-n1')];
       const clock = new VirtualClock(T0);
+      const cluster = clusterWithNodes(clock, 2, { consolidationPolicy: policy, consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+      setPods(cluster, [podOn('a', 'default-n0'), podOn('b', 'default-n1')]);
       const controller = controllerFor(cluster, clock);
       await controller.reconcile();
       await clock.runUntil(T0 + 2 * MINUTE);
@@ -110,15 +111,15 @@ describe('DisruptionController', () => {
   });
 
   it('does not consolidate when the pods would not fit elsewhere, or while pods are pending', async () => {
-    const cluster = clusterWithNodes(2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
-    cluster.pods = [podOn('a', 'default-n0', { requests: { cpu: '5' } }), podOn('b', 'default-n1', { requests: { cpu: '5' } })];
     const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    setPods(cluster, [podOn('a', 'default-n0', { requests: { cpu: '5' } }), podOn('b', 'default-n1', { requests: { cpu: '5' } })]);
     const controller = controllerFor(cluster, clock);
     await controller.reconcile();
     await clock.runUntil(T0 + 2 * MINUTE);
     expect(await controller.reconcile()).toEqual([]);
-    const small = clusterWithNodes(2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
-    small.pods = [podOn('a', 'default-n0'), podOn('b', 'default-n1'), makePod('pending')];
+    const small = clusterWithNodes(clock, 2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    setPods(small, [podOn('a', 'default-n0'), podOn('b', 'default-n1'), makePod('pending')]);
     const smallController = controllerFor(small, clock);
     await smallController.reconcile();
     await clock.runUntil(T0 + 4 * MINUTE);
@@ -126,11 +127,11 @@ describe('DisruptionController', () => {
   });
 
   it('replaces an underutilized node with a cheaper one, deleting it only once the replacement is initialized', async () => {
-    const cluster = clusterWithNodes(0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
-    addClaim(cluster, 'big', { launchedAs: 'Standard_NC40ads_H100_v5' });
-    cluster.pods = [podOn('web', 'big', { requests: { cpu: '1', memory: '1Gi' } })];
     const clock = new VirtualClock(T0);
-    const controller = new DisruptionController({ cluster, catalog: new StaticInstanceTypeCatalog(), clock, log: silentLog, random: seqRandom(5) });
+    const cluster = clusterWithNodes(clock, 0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    addClaim(cluster, 'big', { launchedAs: 'Standard_NC40ads_H100_v5' });
+    setPods(cluster, [podOn('web', 'big', { requests: { cpu: '1', memory: '1Gi' } })]);
+    const controller = new DisruptionController({ cluster, catalog: new StaticInstanceTypeCatalog(), clock, log: silentLog, random: new SeededRandom(5) });
     await controller.reconcile();
     await clock.runUntil(T0 + 2 * MINUTE);
     expect(await controller.reconcile()).toEqual([]);
@@ -143,9 +144,8 @@ describe('DisruptionController', () => {
     // Not initialized yet: the candidate stays, and no second replacement is launched.
     expect(await controller.reconcile()).toEqual([]);
     expect(cluster.nodeClaims.size).toBe(2);
-    replacement.status.conditions = readyConditions(clock.now());
-    replacement.status.nodeName = `node-${replacementName}`;
-    cluster.nodes.set(`node-${replacementName}`, makeNode(`node-${replacementName}`));
+    await cluster.updateNodeClaimStatus(replacementName, { ...replacement.status, conditions: readyConditions(clock.now()), nodeName: `node-${replacementName}` });
+    cluster.putNode(makeNode(`node-${replacementName}`));
     await clock.runUntil(T0 + 10 * MINUTE);
     // The empty, initialized replacement is not itself consolidated while 'big' exists.
     expect((await controller.reconcile()).map((d) => [d.nodeClaim, d.kind])).toEqual([['big', 'Underutilized']]);
@@ -153,10 +153,11 @@ describe('DisruptionController', () => {
   });
 
   it('abandons a replacement whose NodeClaim disappeared', async () => {
-    const cluster = clusterWithNodes(0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: 'Never' });
+    const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 0, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: 'Never' });
     addClaim(cluster, 'big', { launchedAs: 'Standard_NC40ads_H100_v5', annotations: { 'flex.aks.azure.com/consolidation-replacement': 'default-gone' } });
-    cluster.pods = [podOn('web', 'big')];
-    expect(await controllerFor(cluster, new VirtualClock(T0)).reconcile()).toEqual([]);
+    setPods(cluster, [podOn('web', 'big')]);
+    expect(await controllerFor(cluster, clock).reconcile()).toEqual([]);
     expect(cluster.nodeClaims.get('big')!.metadata.annotations['flex.aks.azure.com/consolidation-replacement']).toBeUndefined();
   });
 });

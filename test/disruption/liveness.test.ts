@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LivenessController, livenessFailure } from '../../src/disruption/liveness.js';
+import { FakeCluster } from '../../src/sim/cluster.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { FakeCluster, silentLog } from '../provisioning/fake-cluster.js';
-import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool } from '../provisioning/fixtures.js';
+import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, silentLog } from '../provisioning/fixtures.js';
 
 const MINUTE = 60_000;
 const launched = (at: number) => [{ type: 'Launched', status: 'True' as const, reason: 'Launched', message: '', lastTransitionTime: iso(at) }];
@@ -20,26 +20,26 @@ describe('liveness', () => {
   });
 
   it('deletes timed-out NodeClaims, marks the pool unhealthy, and recovers on a later registration', async () => {
-    const cluster = new FakeCluster();
-    cluster.nodeClasses = [makeNodeClass()];
-    cluster.nodePools = [makeNodePool('gpu')];
-    cluster.nodeClaims.set('gpu-aaaaa', makeNodeClaim('gpu-aaaaa', { nodePool: 'gpu', conditions: launched(T0) }));
-    cluster.nodeClaims.set('gpu-bbbbb', makeNodeClaim('gpu-bbbbb', { nodePool: 'gpu', creationTimestamp: iso(T0 + 10 * MINUTE) }));
     const clock = new VirtualClock(T0 + 14 * MINUTE);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('gpu'));
+    cluster.putNodeClaim(makeNodeClaim('gpu-aaaaa', { nodePool: 'gpu', conditions: launched(T0) }));
+    cluster.putNodeClaim(makeNodeClaim('gpu-bbbbb', { nodePool: 'gpu', creationTimestamp: iso(T0 + 10 * MINUTE) }));
     const liveness = new LivenessController({ cluster, clock, log: silentLog });
     expect(await liveness.reconcile()).toEqual([]);
     await clock.runUntil(T0 + 15 * MINUTE);
     const actions = await liveness.reconcile();
     expect(actions.map((a) => [a.nodeClaim, a.failure]).sort()).toEqual([['gpu-aaaaa', 'RegistrationTimeout'], ['gpu-bbbbb', 'LaunchTimeout']]);
     expect(cluster.nodeClaims.get('gpu-aaaaa')!.metadata.deletionTimestamp).toBeDefined();
-    const condition = cluster.nodePools[0]!.status.conditions.find((c) => c.type === 'NodeRegistrationHealthy');
-    expect(condition).toMatchObject({ status: 'False' });
+    const healthy = () => cluster.nodePools.get('gpu')!.status.conditions.find((c) => c.type === 'NodeRegistrationHealthy');
+    expect(healthy()).toMatchObject({ status: 'False' });
     expect(cluster.events.map((e) => e.reason).sort()).toEqual(['LaunchTimeout', 'RegistrationTimeout']);
     // Already deleting: no second delete or event.
     expect(await liveness.reconcile()).toEqual([]);
-    cluster.nodeClaims.set('gpu-ccccc', makeNodeClaim('gpu-ccccc', { nodePool: 'gpu', conditions: registered(T0 + 20 * MINUTE) }));
+    cluster.putNodeClaim(makeNodeClaim('gpu-ccccc', { nodePool: 'gpu', conditions: registered(T0 + 20 * MINUTE) }));
     await clock.runUntil(T0 + 21 * MINUTE);
     await liveness.reconcile();
-    expect(cluster.nodePools[0]!.status.conditions.find((c) => c.type === 'NodeRegistrationHealthy')).toMatchObject({ status: 'True' });
+    expect(healthy()).toMatchObject({ status: 'True' });
   });
 });

@@ -4,6 +4,7 @@ import { driftReason } from '../../src/disruption/drift.js';
 import { PodChurnTracker, isEmptyNode } from '../../src/disruption/emptiness.js';
 import { expiresAt, isExpired } from '../../src/disruption/expiration.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { T0, makeNodeClaim, makeNodePool, makePod } from '../provisioning/fixtures.js';
 import { addClaim, clusterWithNodes, makeNode } from './helpers.js';
 
@@ -19,39 +20,39 @@ describe('expiration', () => {
 
 describe('drift', () => {
   it('detects NodeClass changes through the stamped hash', () => {
-    const cluster = clusterWithNodes(1);
+    const cluster = clusterWithNodes(new VirtualClock(T0), 1);
     const claim = cluster.nodeClaims.get('default-n0')!;
-    const pool = cluster.nodePools[0]!;
-    const nodeClass = cluster.nodeClasses[0]!;
+    const pool = cluster.nodePools.get('default')!;
+    const nodeClass = cluster.nodeClasses.get('eastus2')!;
     expect(driftReason(claim, pool, nodeClass)).toBeUndefined();
     const newImage = { ...nodeClass, spec: { ...nodeClass.spec, imageReference: { publisher: 'p', offer: 'o', sku: 's', version: '2' } } };
     expect(driftReason(claim, pool, newImage)).toBe('NodeClassDrifted');
   });
 
   it('detects NodePool template changes but not expireAfter changes', () => {
-    const cluster = clusterWithNodes(1);
+    const cluster = clusterWithNodes(new VirtualClock(T0), 1);
     const claim = cluster.nodeClaims.get('default-n0')!;
-    const pool = cluster.nodePools[0]!;
+    const pool = cluster.nodePools.get('default')!;
     const relabelled = makeNodePool('default', { labels: { team: 'ml' } });
-    expect(driftReason(claim, relabelled, cluster.nodeClasses[0])).toBe('NodePoolDrifted');
+    expect(driftReason(claim, relabelled, cluster.nodeClasses.get('eastus2'))).toBe('NodePoolDrifted');
     const longerExpiry = makeNodePool('default', { expireAfter: '24h' });
-    expect(driftReason(claim, longerExpiry, cluster.nodeClasses[0])).toBeUndefined();
-    expect(driftReason(claim, pool, cluster.nodeClasses[0])).toBeUndefined();
+    expect(driftReason(claim, longerExpiry, cluster.nodeClasses.get('eastus2'))).toBeUndefined();
+    expect(driftReason(claim, pool, cluster.nodeClasses.get('eastus2'))).toBeUndefined();
   });
 
   it('does not call claims stamped with another hash version drifted', () => {
-    const cluster = clusterWithNodes(0);
+    const cluster = clusterWithNodes(new VirtualClock(T0), 0);
     const claim = addClaim(cluster, 'old', { annotations: { 'karpenter.sh/nodepool-hash': 'x', 'karpenter.sh/nodepool-hash-version': 'v0' } });
-    expect(driftReason(claim, cluster.nodePools[0]!, cluster.nodeClasses[0])).toBeUndefined();
+    expect(driftReason(claim, cluster.nodePools.get('default')!, cluster.nodeClasses.get('eastus2'))).toBeUndefined();
   });
 
   it('detects requirements the claim no longer satisfies', () => {
-    const cluster = clusterWithNodes(1);
+    const cluster = clusterWithNodes(new VirtualClock(T0), 1);
     const claim = cluster.nodeClaims.get('default-n0')!;
     const gpuOnly = makeNodePool('default', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }] });
     // Requirements are not part of the template hash, so only the requirements check fires.
     expect(nodePoolTemplateHash(gpuOnly)).toBe(claim.metadata.annotations['karpenter.sh/nodepool-hash']);
-    expect(driftReason(claim, gpuOnly, cluster.nodeClasses[0])).toBe('RequirementsDrifted');
+    expect(driftReason(claim, gpuOnly, cluster.nodeClasses.get('eastus2'))).toBe('RequirementsDrifted');
   });
 });
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { drain, drainStep } from '../../src/disruption/termination.js';
-import { FakeCluster } from '../provisioning/fake-cluster.js';
-import { T0, makePod } from '../provisioning/fixtures.js';
+import { FakeCluster } from '../../src/sim/cluster.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { T0, iso, makePod, setPods } from '../provisioning/fixtures.js';
 import { makeNode } from './helpers.js';
 
 function cluster(): FakeCluster {
-  const c = new FakeCluster();
-  c.nodes.set('n1', makeNode('n1'));
+  const c = new FakeCluster(new VirtualClock(T0));
+  c.putNode(makeNode('n1'));
   return c;
 }
 
@@ -16,50 +17,51 @@ const open = { now: T0, gracePeriodDeadline: Number.POSITIVE_INFINITY };
 describe('drain', () => {
   it('cordons and taints the node, evicts workload pods but not DaemonSet or terminal ones', async () => {
     const c = cluster();
-    c.pods = [on('web'), on('ds', { ownerKind: 'DaemonSet' }), on('done', { phase: 'Succeeded' }), makePod('elsewhere', { nodeName: 'n2' })];
-    expect(await drain(c, 'n1', open)).toBe(false);
+    setPods(c, [on('web'), on('ds', { ownerKind: 'DaemonSet' }), on('done', { phase: 'Succeeded' }), makePod('elsewhere', { nodeName: 'n2' })]);
+    const step = await drainStep(c, 'n1', open);
+    expect(step).toMatchObject({ drained: false, evicted: ['default/web'], refused: [] });
     expect(c.nodes.get('n1')!.spec.unschedulable).toBe(true);
     expect(c.nodes.get('n1')!.spec.taints).toContainEqual({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' });
-    expect(c.evictions).toEqual(['default/web']);
-    // The evicted pod is terminating: not evicted again, still waited for.
-    expect(await drain(c, 'n1', open)).toBe(false);
-    expect(c.evictions).toEqual(['default/web']);
-    c.pods = c.pods.filter((p) => p.metadata.name !== 'web');
+    // The evicted pod left the node (its replacement is Pending elsewhere).
+    expect(await drain(c, 'n1', open)).toBe(true);
+  });
+
+  it('waits for terminating pods without evicting them again', async () => {
+    const c = cluster();
+    setPods(c, [on('web', { deletionTimestamp: iso(T0) })]);
+    expect(await drainStep(c, 'n1', open)).toMatchObject({ drained: false, evicted: [], remaining: ['default/web'] });
+    c.removePod('default', 'web');
     expect(await drain(c, 'n1', open)).toBe(true);
   });
 
   it('retries evictions a PodDisruptionBudget refuses', async () => {
     const c = cluster();
-    c.pods = [on('db-0')];
-    c.pdbBlocked.add('default/db-0');
+    setPods(c, [on('db-0')]);
+    c.setPodDisruptionBudgets([{ name: 'db', namespace: 'default', matchLabels: {}, matchExpressions: [], minAvailable: 1 }]);
     const step = await drainStep(c, 'n1', open);
     expect(step).toMatchObject({ drained: false, refused: ['default/db-0'], evicted: [] });
-    c.pdbBlocked.clear();
+    c.setPodDisruptionBudgets([]);
     expect((await drainStep(c, 'n1', open)).evicted).toEqual(['default/db-0']);
   });
 
   it('holds do-not-disrupt pods until the grace period deadline, then evicts them and lets the node go', async () => {
     const c = cluster();
-    c.pods = [on('training', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })];
+    setPods(c, [on('training', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]);
     const deadline = T0 + 60_000;
-    expect(await drain(c, 'n1', { now: T0, gracePeriodDeadline: deadline })).toBe(false);
-    expect(c.evictions).toEqual([]);
-    expect(await drain(c, 'n1', { now: deadline, gracePeriodDeadline: deadline })).toBe(true);
-    expect(c.evictions).toEqual(['default/training']);
+    expect(await drainStep(c, 'n1', { now: T0, gracePeriodDeadline: deadline })).toMatchObject({ drained: false, evicted: [] });
+    expect(await drainStep(c, 'n1', { now: deadline, gracePeriodDeadline: deadline })).toMatchObject({ drained: true, evicted: ['default/training'] });
   });
 
   it('evicts system-critical pods only after the rest have gone', async () => {
     const c = cluster();
-    c.pods = [on('web'), on('coredns', { }), on('app')];
-    c.pods[1]!.spec.priority = 2_000_000_000;
-    await drain(c, 'n1', open);
-    expect(c.evictions.sort()).toEqual(['default/app', 'default/web']);
-    c.pods = c.pods.filter((p) => p.metadata.name === 'coredns');
-    await drain(c, 'n1', open);
-    expect(c.evictions).toContain('default/coredns');
+    const coredns = on('coredns');
+    coredns.spec.priority = 2_000_000_000;
+    setPods(c, [on('web'), coredns, on('app')]);
+    expect((await drainStep(c, 'n1', open)).evicted.sort()).toEqual(['default/app', 'default/web']);
+    expect((await drainStep(c, 'n1', open)).evicted).toEqual(['default/coredns']);
   });
 
   it('treats a missing node as drained', async () => {
-    expect(await drain(new FakeCluster(), 'gone', open)).toBe(true);
+    expect(await drain(new FakeCluster(new VirtualClock(T0)), 'gone', open)).toBe(true);
   });
 });

@@ -1,10 +1,15 @@
 /** Builders for the typed cluster objects the provisioning and disruption tests use. */
+import pino from 'pino';
 import type {
   AzureFlexNodeClass, Condition, NodeClaim, NodePool, NodeSelectorRequirement, Pod, ResourceList, Taint, Toleration,
 } from '../../src/ports/cluster.js';
+import type { FakeCluster } from '../../src/sim/cluster.js';
 
 export const T0 = Date.parse('2026-01-01T00:00:00Z');
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Controllers under test log nothing. */
+export const silentLog = pino({ level: 'silent' });
 
 let uid = 0;
 const nextUid = (): string => `uid-${++uid}`;
@@ -155,3 +160,12 @@ export function makeNodeClaim(name: string, options: NodeClaimOptions): NodeClai
 
 export const GPU_TAINT: Taint = { key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' };
 export const GPU_TOLERATION: Toleration = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
+
+/** The pods the simulator's cluster holds now, in insertion order. */
+export const podsOf = (cluster: FakeCluster): Pod[] => [...cluster.pods.values()];
+
+/** Replaces every pod in the simulator's cluster with `pods` (each write bumps a resourceVersion, as the API server's do). */
+export function setPods(cluster: FakeCluster, pods: readonly Pod[]): void {
+  for (const p of podsOf(cluster)) cluster.removePod(p.metadata.namespace, p.metadata.name);
+  for (const p of pods) cluster.putPod(p);
+}

@@ -3,15 +3,16 @@ import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { nodePoolSupport } from '../../src/controllers/nodepool/support.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { Requirements } from '../../src/provisioning/requirements.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { FakeCluster, seqRandom, silentLog } from './fake-cluster.js';
-import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
+import { FakeCluster } from '../../src/sim/cluster.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod, silentLog, setPods } from './fixtures.js';
 
 const H200 = { key: 'node.kubernetes.io/instance-type', operator: 'In' as const, values: ['Standard_ND96isr_H200_v5'] };
 
 function setup() {
-  const cluster = new FakeCluster();
-  cluster.nodeClasses = [makeNodeClass()];
+  const clock = new VirtualClock(T0);
+  const cluster = new FakeCluster(clock);
+  cluster.putNodeClass(makeNodeClass());
   const h200 = makeNodePool('h200', { labels: { gpu: 'h200' }, taints: [GPU_TAINT], requirements: [H200] });
   // Upstream v1.15 NodePools azflex must not choke on: Gte, Balanced, static capacity.
   const gte = makeNodePool('cpu-gte', { labels: { pool: 'gte' }, requirements: [{ key: 'karpenter.azure.com/sku-cpu', operator: 'Gte', values: ['8'] }, { key: 'karpenter.azure.com/sku-gpu-count', operator: 'Lte', values: ['0'] }] });
@@ -19,15 +20,15 @@ function setup() {
   balanced.spec.disruption.consolidationPolicy = 'Balanced';
   const statik = makeNodePool('static', { labels: { pool: 'static' }, requirements: [H200] });
   statik.spec.replicas = 2;
-  cluster.nodePools = [h200, gte, balanced, statik];
+  for (const np of [h200, gte, balanced, statik]) cluster.putNodePool(np);
   const provisioner = new Provisioner({
-    cluster, catalog: new StaticInstanceTypeCatalog(), clock: new VirtualClock(T0), random: seqRandom(3),
+    cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(3),
     isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog,
   });
   return { cluster, provisioner };
 }
 
-const pool = (cluster: FakeCluster, name: string) => cluster.nodePools.find((p) => p.metadata.name === name)!;
+const pool = (cluster: FakeCluster, name: string) => cluster.nodePools.get(name)!;
 const cond = (cluster: FakeCluster, name: string, type: string) => pool(cluster, name).status.conditions.find((c) => c.type === type);
 
 describe('upstream NodePool features', () => {
@@ -45,12 +46,12 @@ describe('upstream NodePool features', () => {
 
   it('Gte, Balanced and replicas beside an H200 pool: H200 and Gte provision, the others are explained on their own status', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [
+    setPods(cluster, [
       makePod('train', { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '8' }, nodeSelector: { gpu: 'h200' }, tolerations: [GPU_TOLERATION] }),
       makePod('web-gte', { requests: { cpu: '6', memory: '8Gi' }, nodeSelector: { pool: 'gte' } }),
       makePod('web-balanced', { requests: { cpu: '1', memory: '1Gi' }, nodeSelector: { pool: 'balanced' } }),
       makePod('web-static', { requests: { cpu: '1', memory: '1Gi' }, nodeSelector: { pool: 'static' } }),
-    ];
+    ]);
     await provisioner.reconcile();
     const byPool = [...cluster.nodeClaims.values()].map((c) => c.metadata.labels['karpenter.sh/nodepool']).sort();
     expect(byPool).toEqual(['cpu-balanced', 'cpu-gte', 'h200']);

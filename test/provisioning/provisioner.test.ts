@@ -1,30 +1,30 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { ClusterError } from '../../src/ports/cluster.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { FakeCluster as SimCluster } from '../../src/sim/cluster.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { FakeCluster } from '../../src/sim/cluster.js';
 import { Provisioner, daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/provisioner.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
-import { FakeCluster, seqRandom, silentLog } from './fake-cluster.js';
-import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
+import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod, silentLog, setPods } from './fixtures.js';
 
 function setup() {
-  const cluster = new FakeCluster();
-  cluster.nodeClasses = [makeNodeClass()];
-  cluster.nodePools = [
+  const clock = new VirtualClock(T0);
+  const cluster = new FakeCluster(clock);
+  cluster.putNodeClass(makeNodeClass());
+  for (const pool of [
     makeNodePool('h200', {
       labels: { gpu: 'h200' }, taints: [GPU_TAINT], startupTaints: [{ key: 'node.cilium.io/agent-not-ready', effect: 'NoExecute' }],
       limits: { 'nvidia.com/gpu': '16' }, expireAfter: '720h',
       requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
     }),
     makeNodePool('cpu', { requirements: [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }] }),
-  ];
+  ]) cluster.putNodePool(pool);
   const provisioner = new Provisioner({
-    cluster, catalog: new StaticInstanceTypeCatalog(), clock: new VirtualClock(T0), random: seqRandom(7),
+    cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7),
     isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: (nc) => `hash-of-${nc.metadata.name}`,
   });
-  return { cluster, provisioner };
+  return { cluster, provisioner, clock };
 }
 
 const h200Pod = (name: string, gpus = '8') => makePod(name, { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': gpus }, nodeSelector: { gpu: 'h200' }, tolerations: [GPU_TOLERATION] });
@@ -32,7 +32,7 @@ const h200Pod = (name: string, gpus = '8') => makePod(name, { requests: { cpu: '
 describe('Provisioner', () => {
   it('creates a complete NodeClaim for pending pods', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [h200Pod('train-0')];
+    setPods(cluster, [h200Pod('train-0')]);
     await provisioner.reconcile();
     const claims = [...cluster.nodeClaims.values()];
     expect(claims).toHaveLength(1);
@@ -41,7 +41,7 @@ describe('Provisioner', () => {
     expect(claim.metadata.labels).toMatchObject({ 'karpenter.sh/nodepool': 'h200', gpu: 'h200', 'topology.kubernetes.io/region': 'eastus2' });
     expect(claim.metadata.annotations).toMatchObject({
       'flex.aks.azure.com/nodeclass-hash': 'hash-of-eastus2',
-      'karpenter.sh/nodepool-hash': nodePoolTemplateHash(cluster.nodePools[0]!),
+      'karpenter.sh/nodepool-hash': nodePoolTemplateHash(cluster.nodePools.get('h200')!),
     });
     expect(claim.metadata.finalizers).toEqual(['karpenter.sh/termination']);
     expect(claim.spec.requirements).toContainEqual({ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] });
@@ -55,7 +55,7 @@ describe('Provisioner', () => {
 
   it('is idempotent across reconciles: pending pods land on the in-flight claim', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [h200Pod('a'), makePod('web', { requests: { cpu: '1', memory: '1Gi' } })];
+    setPods(cluster, [h200Pod('a'), makePod('web', { requests: { cpu: '1', memory: '1Gi' } })]);
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(2);
     await provisioner.reconcile();
@@ -65,7 +65,7 @@ describe('Provisioner', () => {
 
   it('never exceeds the GPU limit and records a FailedScheduling event with the reason', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [h200Pod('a'), h200Pod('b'), h200Pod('c')];
+    setPods(cluster, [h200Pod('a'), h200Pod('b'), h200Pod('c')]);
     await provisioner.reconcile();
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(2);
@@ -74,41 +74,41 @@ describe('Provisioner', () => {
     expect(failed).toHaveLength(1);
     expect(failed[0]!.message).toContain('NodePool h200 limit nvidia.com/gpu=16 reached');
     expect(failed[0]!.involvedObject).toMatchObject({ kind: 'Pod', name: 'c', namespace: 'default' });
-    const status = cluster.nodePools.find((p) => p.metadata.name === 'h200')!.status;
+    const status = cluster.nodePools.get('h200')!.status;
     expect(status.resources?.['nvidia.com/gpu']).toBe('16');
   });
 
   it('explains pods no SKU can ever hold', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [h200Pod('huge', '16')];
+    setPods(cluster, [h200Pod('huge', '16')]);
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(0);
     expect(cluster.events[0]!.message).toBe('Failed to schedule pod, no SKU in catalog offers 16 nvidia.com/gpu');
   });
 
   it('defaults to the NodeClass controller hash so drift detection compares like with like', async () => {
-    const { cluster } = setup();
+    const { cluster, clock } = setup();
     const provisioner = new Provisioner({
-      cluster, catalog: new StaticInstanceTypeCatalog(), clock: new VirtualClock(T0), random: seqRandom(9),
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(9),
       isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog,
     });
-    cluster.pods = [makePod('web')];
+    setPods(cluster, [makePod('web')]);
     await provisioner.reconcile();
     const claim = [...cluster.nodeClaims.values()][0]!;
-    expect(claim.metadata.annotations['flex.aks.azure.com/nodeclass-hash']).toBe(nodeClassHash(cluster.nodeClasses[0]!));
+    expect(claim.metadata.annotations['flex.aks.azure.com/nodeclass-hash']).toBe(nodeClassHash(cluster.nodeClasses.get('eastus2')!));
     expect(claim.metadata.annotations['flex.aks.azure.com/nodeclass-hash-version']).toBe('v1');
-    expect(isNodeClaimDrifted(claim, cluster.nodeClasses[0]!)).toBe(false);
+    expect(isNodeClaimDrifted(claim, cluster.nodeClasses.get('eastus2')!)).toBe(false);
   });
 
   it('retries the name on AlreadyExists and survives other create errors', async () => {
     const { cluster, provisioner } = setup();
-    cluster.pods = [h200Pod('a')];
-    cluster.failCreate = new ClusterError('AlreadyExists', 'taken');
+    setPods(cluster, [h200Pod('a')]);
+    vi.spyOn(cluster, 'createNodeClaim').mockRejectedValueOnce(new ClusterError('AlreadyExists', 'taken'));
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(1);
     const again = setup();
-    again.cluster.pods = [h200Pod('a')];
-    again.cluster.failCreate = new ClusterError('ServerError', 'boom');
+    setPods(again.cluster, [h200Pod('a')]);
+    vi.spyOn(again.cluster, 'createNodeClaim').mockRejectedValueOnce(new ClusterError('ServerError', 'boom'));
     await again.provisioner.reconcile();
     expect(again.cluster.nodeClaims.size).toBe(0);
     await again.provisioner.reconcile();
@@ -134,12 +134,12 @@ describe('Provisioner', () => {
   it('skips re-planning while neither its inputs nor the offerings it asked about changed', async () => {
     // The simulator's API server: resourceVersions bumped on every write, like a real one.
     const clock = new VirtualClock(T0);
-    const cluster = new SimCluster(clock);
+    const cluster = new FakeCluster(clock);
     cluster.putNodeClass(makeNodeClass());
-    for (const pool of setup().cluster.nodePools) cluster.putNodePool(pool);
+    for (const pool of setup().cluster.nodePools.values()) cluster.putNodePool(pool);
     let unavailable = true;
     const provisioner = new Provisioner({
-      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: seqRandom(7),
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7),
       isOfferingUnavailable: (sku) => unavailable && sku === 'Standard_ND96isr_H200_v5', clusterName: 'test', log: silentLog,
     });
     cluster.putPod(h200Pod('a'));
