@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { TokenCredential } from '@azure/core-auth';
 import type { Logger } from 'pino';
 import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
-import { controllerRuntimeFactory } from '../cli/commands/controller.js';
+import { controllerRuntimeFactory } from '../runtime/leader.js';
 import type { PeriodicIntervals } from '../controllers/periodic.js';
 import { KubeBootstrapSource } from '../k8s/bootstrap.js';
 import { startControllerProcess, type ControllerProcess } from '../k8s/controller-process.js';

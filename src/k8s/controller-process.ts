@@ -24,6 +24,8 @@ import { installGracefulShutdown, type GracefulShutdown, type SignalSource } fro
 export interface LeaderRuntime {
   start(): Promise<void>;
   stop(): void | Promise<void>;
+  /** Names of its periodic loops with no finished run for their interval + `graceMs` (for /healthz). */
+  stalledLoops?(graceMs: number): string[];
 }
 
 export interface LeaderRuntimeContext {
@@ -54,6 +56,18 @@ export interface ControllerProcessOptions {
   metricsHost?: string;
   nodeClassStatusIntervalMs?: number;
   nodeClassTerminationIntervalMs?: number;
+  /**
+   * /healthz fails when a leader loop has finished no run for its interval plus this
+   * (default 5 min: a reconcile waiting out ARM throttling is slow, not stuck).
+   */
+  loopStallGraceMs?: number;
+  /**
+   * Server-side watch duration. Each watch ends and reopens within it, which is what tells
+   * a quiet informer from a dead one (default 300 s, client-go's reflector minimum).
+   */
+  watchTimeoutSeconds?: number;
+  /** /healthz fails when an informer has not heard from the API server for this long (default 3 watch durations). */
+  informerStaleMs?: number;
   runtimeFactory?: (ctx: LeaderRuntimeContext) => LeaderRuntime;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
   /** Defaults to process signals and process.exit. */
@@ -73,6 +87,9 @@ export interface ControllerProcess {
   readonly done: Promise<number>;
 }
 
+const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+const DEFAULT_LOOP_STALL_GRACE_MS = 5 * 60_000;
+
 export async function startControllerProcess(o: ControllerProcessOptions): Promise<ControllerProcess> {
   const log = o.log ?? (() => undefined);
   const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -80,10 +97,12 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   const karpenterMetrics = createKarpenterMetrics(registry);
   const azflexMetrics = createAzflexMetrics(registry);
   const client = new KubeClient(o.kubeConfig, { userAgent: `azflex/${o.identity}`, ...(o.hooks ? { hooks: o.hooks } : {}) });
+  const watchTimeoutSeconds = o.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
   const cluster = new KubeCluster({
     client,
     clock: o.clock,
     reportingInstance: o.identity,
+    watchTimeoutSeconds,
     onError: (e) => log('warn', `kubernetes: ${errorText(e)}`),
   });
   cluster.start();
@@ -179,13 +198,21 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   }
 
   const informersSynced = (): boolean => Object.values(cluster.informers).every((i: { hasSynced(): boolean }) => i.hasSynced());
+  const informerStaleMs = o.informerStaleMs ?? 3 * watchTimeoutSeconds * 1000;
+  const stallGraceMs = o.loopStallGraceMs ?? DEFAULT_LOOP_STALL_GRACE_MS;
+  // A standby runs no loops: only the leader's work can stall.
+  const leaderLoopsProgressing = (): boolean =>
+    !loops.some((l) => l.stalled(l.progress().intervalMs + stallGraceMs)) && (runtime?.stalledLoops?.(stallGraceMs) ?? []).length === 0;
   let server: MetricsServer;
   try {
     server = await startMetricsServer({
       registry,
       port: o.metricsPort,
       ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
-      healthChecks: [{ name: 'ping', check: () => true }],
+      healthChecks: [
+        { name: 'informers', check: () => cluster.staleInformers(informerStaleMs).length === 0 },
+        { name: 'leader-loops', check: leaderLoopsProgressing },
+      ],
       readyChecks: [{ name: 'informers-synced', check: informersSynced }],
     });
   } catch (e) {

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import { controllerRuntimeFactory } from '../../src/cli/commands/controller.js';
+import { controllerRuntimeFactory } from '../../src/runtime/leader.js';
 import { RuntimeLiveSource } from '../../src/live/runtime-source.js';
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';

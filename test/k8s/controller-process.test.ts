@@ -17,6 +17,8 @@ class NoSignals implements SignalSource {
 interface FakeRuntime {
   id: string;
   log: string[];
+  /** What the runtime reports as its stalled loops (/healthz). */
+  stalled?: string[];
 }
 
 async function startReplica(id: string, rt: FakeRuntime, exits: number[]): Promise<ControllerProcess> {
@@ -41,6 +43,7 @@ async function startReplica(id: string, rt: FakeRuntime, exits: number[]): Promi
       },
       // Shutdown stops the runtime before it releases the lease.
       stop: () => void rt.log.push('stop'),
+      stalledLoops: () => rt.stalled ?? [],
     }),
   });
 }
@@ -94,5 +97,19 @@ describe('controller process (informers + leader election + NodeClass controller
     // Far below the 8 s lease duration: the lease was released, not left to expire.
     expect(Date.now() - t0).toBeLessThan(4000);
     await expect(fetch(`http://127.0.0.1:${a.metricsPort}/healthz`)).rejects.toThrow();
+  });
+
+  it('/healthz fails when the leader\'s loops or an informer stop making progress', async () => {
+    const healthz = async () => {
+      const res = await fetch(`http://127.0.0.1:${b.metricsPort}/healthz?verbose`);
+      return `${res.status} ${await res.text()}`;
+    };
+    await eventually('b runtime started', async () => rb.log.includes('start leader=true'));
+    expect(await healthz()).toMatch(/^200 .*\[\+\]informers ok\n\[\+\]leader-loops ok/s);
+    rb.stalled = ['provisioner'];
+    expect(await healthz()).toMatch(/^503 .*\[-\]leader-loops failed/s);
+    rb.stalled = [];
+    await b.cluster.informers.pods.stop();
+    expect(await healthz()).toMatch(/^503 .*\[-\]informers failed/s);
   });
 });
