@@ -8,6 +8,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
+  StorageV1Api,
   KubeConfig,
   PatchStrategy,
   ServerConfiguration,
@@ -185,6 +186,7 @@ export class KubeClient {
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   readonly events: EventsV1Api;
+  readonly storage: StorageV1Api;
   readonly version: VersionApi;
   private readonly hooks: RequestHooks[];
 
@@ -201,6 +203,7 @@ export class KubeClient {
     this.custom = new CustomObjectsApi(config);
     this.coordination = new CoordinationV1Api(config);
     this.events = new EventsV1Api(config);
+    this.storage = new StorageV1Api(config);
     this.version = new VersionApi(config);
   }
 

@@ -10,7 +10,10 @@ import {
   type NodeClaim,
   type NodePool,
   type ObjectMeta,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
   type Pod,
+  type StorageClass,
   type Taint,
 } from '../ports/cluster.js';
 import { ResourceCache, type RawObject } from './cache.js';
@@ -25,7 +28,10 @@ import {
   toNodeClaim,
   toNodeClass,
   toNodePool,
+  toPersistentVolume,
+  toPersistentVolumeClaim,
   toPod,
+  toStorageClass,
   type ResourceDef,
 } from './resources.js';
 
@@ -68,7 +74,7 @@ export interface KubeClusterOptions {
   onError?: (err: unknown) => void;
 }
 
-type Kind = 'nodeClaims' | 'nodes' | 'pods' | 'nodePools' | 'nodeClasses';
+type Kind = keyof Informers;
 
 interface Informers {
   nodeClaims: ResourceCache<NodeClaim>;
@@ -76,6 +82,9 @@ interface Informers {
   pods: ResourceCache<Pod>;
   nodePools: ResourceCache<NodePool>;
   nodeClasses: ResourceCache<AzureFlexNodeClass>;
+  persistentVolumeClaims: ResourceCache<PersistentVolumeClaim>;
+  persistentVolumes: ResourceCache<PersistentVolume>;
+  storageClasses: ResourceCache<StorageClass>;
 }
 
 export class KubeCluster implements ClusterPort {
@@ -101,6 +110,9 @@ export class KubeCluster implements ClusterPort {
       pods: mk(RESOURCES.pods, toPod),
       nodePools: mk(RESOURCES.nodePools, toNodePool),
       nodeClasses: mk(RESOURCES.nodeClasses, toNodeClass),
+      persistentVolumeClaims: mk(RESOURCES.persistentVolumeClaims, toPersistentVolumeClaim),
+      persistentVolumes: mk(RESOURCES.persistentVolumes, toPersistentVolume),
+      storageClasses: mk(RESOURCES.storageClasses, toStorageClass),
     };
   }
 
@@ -200,6 +212,18 @@ export class KubeCluster implements ClusterPort {
 
   listPods(): Promise<Pod[]> {
     return this.cached<Pod>('pods');
+  }
+
+  listPersistentVolumeClaims(): Promise<PersistentVolumeClaim[]> {
+    return this.cached<PersistentVolumeClaim>('persistentVolumeClaims');
+  }
+
+  listPersistentVolumes(): Promise<PersistentVolume[]> {
+    return this.cached<PersistentVolume>('persistentVolumes');
+  }
+
+  listStorageClasses(): Promise<StorageClass[]> {
+    return this.cached<StorageClass>('storageClasses');
   }
 
   async evictPod(namespace: string, name: string): Promise<boolean> {

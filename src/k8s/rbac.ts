@@ -23,6 +23,8 @@ export const REQUIRED_CLUSTER_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims', 'persistentvolumes'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
 ];
 

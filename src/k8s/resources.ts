@@ -2,6 +2,9 @@ import type {
   Affinity, LabelSelector, PodAffinityRules, PodAffinityTerm, TopologySpreadConstraint,
   AzureFlexNodeClass,
   Condition,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  StorageClass,
   Container,
   Node,
   NodeClaim,
@@ -33,6 +36,9 @@ export const RESOURCES = {
   nodeClasses: { group: 'flex.aks.azure.com', version: 'v1alpha1', plural: 'azureflexnodeclasses', namespaced: false },
   nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
   pods: { group: '', version: 'v1', plural: 'pods', namespaced: true },
+  persistentVolumeClaims: { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
+  persistentVolumes: { group: '', version: 'v1', plural: 'persistentvolumes', namespaced: false },
+  storageClasses: { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', namespaced: false },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
 } as const satisfies Record<string, ResourceDef>;
@@ -326,7 +332,13 @@ export function toPod(raw: RawObject): Pod {
   if (volumes.length > 0) {
     pod.spec.volumes = volumes.map((v) => {
       const claimName = str(obj(v.persistentVolumeClaim).claimName);
-      return { name: str(v.name)!, ...(claimName ? { persistentVolumeClaim: { claimName } } : {}) };
+      const template = v.ephemeral === undefined ? undefined : obj(obj(obj(v.ephemeral).volumeClaimTemplate).spec);
+      const storageClassName = template ? str(template.storageClassName) : undefined;
+      return {
+        name: str(v.name)!,
+        ...(claimName ? { persistentVolumeClaim: { claimName } } : {}),
+        ...(template ? { ephemeral: storageClassName ? { storageClassName } : {} } : {}),
+      };
     });
   }
   const controller = arr(obj(raw.metadata).ownerReferences)
@@ -335,6 +347,45 @@ export function toPod(raw: RawObject): Pod {
   const kind = str(controller?.kind);
   if (kind && OWNER_KINDS.has(kind)) pod.ownerKind = kind as NonNullable<Pod['ownerKind']>;
   return pod;
+}
+
+export function toPersistentVolumeClaim(raw: RawObject): PersistentVolumeClaim {
+  const spec = obj(raw.spec);
+  const phase = str(obj(raw.status).phase);
+  const claim: PersistentVolumeClaim = {
+    metadata: { ...toMeta(raw.metadata), namespace: str(obj(raw.metadata).namespace) ?? '' },
+    spec: {},
+    status: phase === 'Pending' || phase === 'Bound' || phase === 'Lost' ? { phase } : {},
+  };
+  setOpt(claim.spec, 'storageClassName', str(spec.storageClassName));
+  setOpt(claim.spec, 'volumeName', str(spec.volumeName) || undefined);
+  return claim;
+}
+
+export function toPersistentVolume(raw: RawObject): PersistentVolume {
+  const spec = obj(raw.spec);
+  const required = obj(obj(spec.nodeAffinity).required);
+  const pv: PersistentVolume = { metadata: toMeta(raw.metadata), spec: {} };
+  setOpt(pv.spec, 'storageClassName', str(spec.storageClassName));
+  if (Array.isArray(required.nodeSelectorTerms)) {
+    pv.spec.nodeAffinity = { required: { nodeSelectorTerms: required.nodeSelectorTerms.map((t) => ({ matchExpressions: toRequirements(obj(t).matchExpressions) })) } };
+  }
+  if (spec.local !== undefined) pv.spec.local = true;
+  if (spec.hostPath !== undefined) pv.spec.hostPath = true;
+  return pv;
+}
+
+export function toStorageClass(raw: RawObject): StorageClass {
+  const mode = str(raw.volumeBindingMode);
+  const sc: StorageClass = { metadata: toMeta(raw.metadata), provisioner: str(raw.provisioner) ?? '' };
+  if (mode === 'Immediate' || mode === 'WaitForFirstConsumer') sc.volumeBindingMode = mode;
+  const topologies = arr(raw.allowedTopologies).map(obj);
+  if (topologies.length > 0) {
+    sc.allowedTopologies = topologies.map((t) => ({
+      matchLabelExpressions: arr(t.matchLabelExpressions).map(obj).map((e) => ({ key: str(e.key) ?? '', values: arr(e.values).map(String) })),
+    }));
+  }
+  return sc;
 }
 
 export function toNodePool(raw: RawObject): NodePool {
@@ -494,6 +545,20 @@ export function kindApi(client: KubeClient, def: ResourceDef): KindApi {
         return { kind: 'Status' };
       },
     };
+  }
+  if (def === RESOURCES.persistentVolumeClaims || def === RESOURCES.persistentVolumes || def === RESOURCES.storageClasses) {
+    const core = client.core;
+    const storage = client.storage;
+    const page = (cont: string | undefined): { limit: number; _continue?: string } => ({ limit: PAGE_SIZE, ...(cont ? { _continue: cont } : {}) });
+    const unsupported = (): never => {
+      throw new Error(`${def.plural} are only listed by azflex`);
+    };
+    const list = def === RESOURCES.persistentVolumeClaims
+      ? (cont: string | undefined) => client.call(what('list'), (o) => core.listPersistentVolumeClaimForAllNamespaces(page(cont), o))
+      : def === RESOURCES.persistentVolumes
+        ? (cont: string | undefined) => client.call(what('list'), (o) => core.listPersistentVolume(page(cont), o))
+        : (cont: string | undefined) => client.call(what('list'), (o) => storage.listStorageClass(page(cont), o));
+    return { listPage: list, get: unsupported, create: unsupported, patch: unsupported, patchStatus: unsupported, delete: unsupported };
   }
   if (def === RESOURCES.pods) {
     const core = client.core;

@@ -152,6 +152,35 @@ export interface TopologySpreadConstraint {
 export interface Volume {
   name: string;
   persistentVolumeClaim?: { claimName: string };
+  /** A generic ephemeral volume: its PVC is "<pod>-<volume>", created from this template. */
+  ephemeral?: { storageClassName?: string };
+}
+
+/** core/v1 PersistentVolumeClaim, the parts volume topology reads. */
+export interface PersistentVolumeClaim {
+  metadata: ObjectMeta & { namespace: string };
+  spec: { storageClassName?: string; volumeName?: string };
+  status: { phase?: 'Pending' | 'Bound' | 'Lost' };
+}
+
+/** core/v1 PersistentVolume: where its data lives (required node affinity) and what kind it is. */
+export interface PersistentVolume {
+  metadata: ObjectMeta;
+  spec: {
+    storageClassName?: string;
+    nodeAffinity?: { required?: { nodeSelectorTerms: NodeAffinityTerm[] } };
+    /** Local and hostPath volumes: their hostname affinity does not bind a replacement node. */
+    local?: boolean;
+    hostPath?: boolean;
+  };
+}
+
+/** storage.k8s.io/v1 StorageClass: when volumes bind and where they may be provisioned. */
+export interface StorageClass {
+  metadata: ObjectMeta;
+  provisioner: string;
+  volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  allowedTopologies?: Array<{ matchLabelExpressions: Array<{ key: string; values: string[] }> }>;
 }
 
 export interface Pod {
@@ -270,6 +299,11 @@ export interface ClusterPort {
   listPods(): Promise<Pod[]>;
   /** Eviction API: resolves false when a PodDisruptionBudget refuses (HTTP 429). */
   evictPod(namespace: string, name: string): Promise<boolean>;
+
+  /** Volume topology (src/provisioning/volume-topology.ts): read-only, from informers. */
+  listPersistentVolumeClaims(): Promise<PersistentVolumeClaim[]>;
+  listPersistentVolumes(): Promise<PersistentVolume[]>;
+  listStorageClasses(): Promise<StorageClass[]>;
 
   listNodePools(): Promise<NodePool[]>;
   updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void>;

@@ -23,6 +23,7 @@ import {
   NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash as defaultNodeClassHash,
 } from '../controllers/nodeclass/hash.js';
 import { inputsKey } from './inputs-key.js';
+import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
 
 export const ANNOTATION_NODECLASS_HASH = NODECLASS_HASH_ANNOTATION;
@@ -167,19 +168,22 @@ export class Provisioner {
   }
 
   private async plan(): Promise<void> {
-    const [pods, nodePools, nodeClasses, listedNodeClaims, instanceTypes] = await Promise.all([
+    const [pods, nodePools, nodeClasses, listedNodeClaims, instanceTypes, claims, volumes, classes] = await Promise.all([
       this.cluster.listPods(),
       this.cluster.listNodePools(),
       this.cluster.listNodeClasses(),
       this.cluster.listNodeClaims(),
       this.catalog.list(),
+      this.cluster.listPersistentVolumeClaims(),
+      this.cluster.listPersistentVolumes(),
+      this.cluster.listStorageClasses(),
     ]);
     const nodeClaims = this.withInFlight(listedNodeClaims);
     const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
     const unavailableNow = (sku: string, region: string, type: string): boolean =>
       this.options.isOfferingUnavailable(sku, region, type) || (marks?.isUnavailable(sku, region, type) ?? false);
-    const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes);
+    const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes, claims, volumes, classes);
     const seen = this.lastInputs;
     if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => unavailableNow(sku, region, type) === was)) return;
     this.lastInputs = undefined;
@@ -207,6 +211,7 @@ export class Provisioner {
         boundPods: pods.filter((p) => p.spec.nodeName !== undefined),
         daemonSetPods: daemonSetRepresentatives(pods),
         isOfferingUnavailable,
+        ...(VolumeTopology.needed(pending) ? { volumeRequirements: volumeRequirementsOf(new VolumeTopology({ claims, volumes, classes })) } : {}),
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
       };
       const started = this.clock.now();
@@ -459,6 +464,15 @@ function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks
     instanceType: options[0]!,
     instanceTypeOptions: options,
     requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
+  };
+}
+
+/** One answer per pod per pass (the scheduler may ask more than once). */
+function volumeRequirementsOf(topology: VolumeTopology): (pod: Pod) => VolumeRequirements {
+  const seen = new Map<Pod, VolumeRequirements>();
+  return (pod) => {
+    if (!seen.has(pod)) seen.set(pod, topology.requirements(pod));
+    return seen.get(pod);
   };
 }
 

@@ -602,7 +602,9 @@ class Scheduler {
       if (!next) {
         const resources = this.explain(group);
         const constrained = topology !== EMPTY_TOPOLOGY && this.someClaimHasRoom(group);
-        this.refuse(group, 0, constrained ? `no node satisfies ${describeTopology(topology, r)}` : resources);
+        const reason = constrained ? `no node satisfies ${describeTopology(topology, r)}` : resources;
+        // Volumes pin where the node must be; say so, since the pod itself asks for none of it.
+        this.refuse(group, 0, volumes ? `its volumes require ${volumes.toString()}; ${reason}` : reason);
       }
       r = next;
     }

@@ -1,4 +1,4 @@
-import type { AzureFlexNodeClass, NodePool, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
 import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import type { Scenario } from './scenario.js';
 
@@ -13,6 +13,8 @@ export interface ClusterSetup {
   nodePools: NodePool[];
   workloads: WorkloadSpec[];
   podDisruptionBudgets: PodDisruptionBudgetSpec[];
+  /** PVCs, PVs and StorageClasses, for volume topology (manifests only). */
+  storage?: { claims: PersistentVolumeClaim[]; volumes: PersistentVolume[]; classes: StorageClass[] };
   /** Where each object came from, for messages ("examples/h200.yaml: Deployment h200-trainer"). */
   sources?: Record<string, string>;
 }

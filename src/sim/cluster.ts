@@ -6,7 +6,10 @@ import type {
   Node,
   NodeClaim,
   NodePool,
+  PersistentVolume,
+  PersistentVolumeClaim,
   Pod,
+  StorageClass,
   Taint,
 } from '../ports/cluster.js';
 import { ClusterError } from '../ports/cluster.js';
@@ -112,6 +115,10 @@ export class FakeCluster implements ClusterPort {
   readonly pods: JournaledMap<Pod>;
   readonly nodePools: JournaledMap<NodePool>;
   readonly nodeClasses: JournaledMap<AzureFlexNodeClass>;
+  /** Keyed "namespace/name". */
+  readonly persistentVolumeClaims: JournaledMap<PersistentVolumeClaim>;
+  readonly persistentVolumes: JournaledMap<PersistentVolume>;
+  readonly storageClasses: JournaledMap<StorageClass>;
   readonly events: Array<KubeEvent & { t: number }> = [];
   readonly stats = { nodeClaimsCreated: 0, nodeClaimsCreatedByPool: {} as Record<string, number> };
   private uid = 0;
@@ -129,6 +136,9 @@ export class FakeCluster implements ClusterPort {
     this.pods = new JournaledMap<Pod>().configure(clock, lag, rv);
     this.nodePools = new JournaledMap<NodePool>().configure(clock, lag, rv);
     this.nodeClasses = new JournaledMap<AzureFlexNodeClass>().configure(clock, lag, rv);
+    this.persistentVolumeClaims = new JournaledMap<PersistentVolumeClaim>().configure(clock, lag, rv);
+    this.persistentVolumes = new JournaledMap<PersistentVolume>().configure(clock, lag, rv);
+    this.storageClasses = new JournaledMap<StorageClass>().configure(clock, lag, rv);
   }
 
   /**
@@ -136,7 +146,7 @@ export class FakeCluster implements ClusterPort {
    * as it is now: the lag applies again only to writes after this.
    */
   relistInformers(): void {
-    for (const m of [this.nodeClaims, this.nodes, this.pods, this.nodePools, this.nodeClasses]) m.relist();
+    for (const m of [this.nodeClaims, this.nodes, this.pods, this.nodePools, this.nodeClasses, this.persistentVolumeClaims, this.persistentVolumes, this.storageClasses]) m.relist();
   }
 
   private iso(): string {
@@ -234,6 +244,34 @@ export class FakeCluster implements ClusterPort {
     this.nodes.delete(name);
     // Pods on a deleted node are gone with it; their ReplicaSets recreate them as Pending.
     for (const pod of [...this.pods.values()]) if (pod.spec.nodeName === name) await this.evictPod(pod.metadata.namespace, pod.metadata.name);
+  }
+
+  async listPersistentVolumeClaims(): Promise<PersistentVolumeClaim[]> {
+    return this.persistentVolumeClaims.lagged();
+  }
+
+  async listPersistentVolumes(): Promise<PersistentVolume[]> {
+    return this.persistentVolumes.lagged();
+  }
+
+  async listStorageClasses(): Promise<StorageClass[]> {
+    return this.storageClasses.lagged();
+  }
+
+  /** What a user applies (PVC, PV, StorageClass); nothing in azflex writes them. */
+  putStorage(obj: { kind: 'PersistentVolumeClaim'; value: PersistentVolumeClaim } | { kind: 'PersistentVolume'; value: PersistentVolume } | { kind: 'StorageClass'; value: StorageClass }): void {
+    const meta = { ...obj.value.metadata, uid: obj.value.metadata.uid || this.newUid(), creationTimestamp: obj.value.metadata.creationTimestamp || this.iso() };
+    switch (obj.kind) {
+      case 'PersistentVolumeClaim':
+        this.persistentVolumeClaims.set(`${obj.value.metadata.namespace}/${obj.value.metadata.name}`, this.stamp({ ...obj.value, metadata: { ...meta, namespace: obj.value.metadata.namespace } }));
+        break;
+      case 'PersistentVolume':
+        this.persistentVolumes.set(obj.value.metadata.name, this.stamp({ ...obj.value, metadata: meta }));
+        break;
+      case 'StorageClass':
+        this.storageClasses.set(obj.value.metadata.name, this.stamp({ ...obj.value, metadata: meta }));
+        break;
+    }
   }
 
   async listPods(): Promise<Pod[]> {

@@ -6,6 +6,8 @@ import { podRequirementTerms } from '../provisioning/scheduler.js';
 import { LABEL_HOSTNAME, Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
 import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/topology.js';
 import { fitsWithin, podRequests, resourcesFromList, subtractResources, type Resources } from '../provisioning/resources.js';
+import { LABEL_ZONE } from '../provisioning/requirements.js';
+import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import { LABEL } from '../runtime/annotations.js';
 import type { FakeArm } from './arm/fake-arm.js';
@@ -134,9 +136,13 @@ export class SimKubelet {
       }
     }
     const topology = pending.some(hasPodTopology) || bound.some(hasPodTopology) ? this.topologyOf(pending, bound, nodes) : undefined;
+    const volumes = VolumeTopology.needed(pending) ? this.volumeTopology() : undefined;
     for (const pod of pending) {
       const req = podRequests(pod);
-      const terms = podRequirementTerms(pod);
+      const pinned = volumes?.requirements(pod);
+      // The VolumeBinding plugin: a claim that cannot bind yet keeps the pod pending.
+      const terms = pinned === undefined ? podRequirementTerms(pod)
+        : 'error' in pinned ? [] : podRequirementTerms(pod).map((t) => t.intersect(Requirements.fromSelectors(pinned)));
       const rules = topology?.topology.of(pod);
       const node = nodes.find(
         (n) =>
@@ -147,6 +153,7 @@ export class SimKubelet {
       );
       if (node && rules) record(pod, rules, requiredOnly(rules), topology!.source(node));
       if (node) {
+        if (pinned !== undefined) this.provisionVolumes(pod, node);
         free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
         this.podStarts.push({ nodePool: node.metadata.labels['karpenter.sh/nodepool'] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
@@ -157,6 +164,51 @@ export class SimKubelet {
       } else if (!pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable')) {
         this.cluster.putPod({ ...pod, status: { phase: 'Pending', conditions: [condition('PodScheduled', 'False', 'Unschedulable', now)] } });
       }
+    }
+  }
+
+  private volumeTopology(): VolumeTopology {
+    return new VolumeTopology({
+      claims: [...this.cluster.persistentVolumeClaims.values()],
+      volumes: [...this.cluster.persistentVolumes.values()],
+      classes: [...this.cluster.storageClasses.values()],
+    });
+  }
+
+  /**
+   * The disk CSI driver after a WaitForFirstConsumer binding: each unbound claim of the pod
+   * gets a disk in the node's zone (regional where the node has none) and is bound to it, so
+   * a restarted pod is pinned there from now on.
+   */
+  private provisionVolumes(pod: Pod, node: Node): void {
+    const zone = node.metadata.labels[LABEL_ZONE];
+    for (const volume of pod.spec.volumes ?? []) {
+      const claimName = volume.persistentVolumeClaim?.claimName ?? (volume.ephemeral ? `${pod.metadata.name}-${volume.name}` : undefined);
+      if (!claimName) continue;
+      const key = `${pod.metadata.namespace}/${claimName}`;
+      const existing = this.cluster.persistentVolumeClaims.get(key);
+      if (existing?.spec.volumeName) continue;
+      const storageClassName = existing?.spec.storageClassName ?? volume.ephemeral?.storageClassName;
+      const pvName = `pvc-${pod.metadata.namespace}-${claimName}`;
+      const meta = (name: string) => ({ name, uid: '', labels: {}, annotations: {}, finalizers: [], creationTimestamp: '' });
+      this.cluster.putStorage({
+        kind: 'PersistentVolume',
+        value: {
+          metadata: meta(pvName),
+          spec: {
+            ...(storageClassName ? { storageClassName } : {}),
+            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.disk.csi.azure.com/zone', operator: 'In', values: [zone ?? ''] }] }] } },
+          },
+        },
+      });
+      this.cluster.putStorage({
+        kind: 'PersistentVolumeClaim',
+        value: {
+          metadata: { ...(existing?.metadata ?? meta(claimName)), namespace: pod.metadata.namespace },
+          spec: { ...(storageClassName ? { storageClassName } : {}), volumeName: pvName },
+          status: { phase: 'Bound' },
+        },
+      });
     }
   }
 }

@@ -5,8 +5,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
-import { toNodeClass, toNodePool, toPod } from '../k8s/resources.js';
-import type { AzureFlexNodeClass, NodePool, Pod } from '../ports/cluster.js';
+import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
+import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
+import { defaultStorageClass } from '../provisioning/volume-topology.js';
 import { LABEL_INSTANCE_TYPE } from '../provisioning/requirements.js';
 import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
@@ -28,9 +29,11 @@ export const ANNOTATION_RUN_SECONDS = 'simulate.azflex.io/run-seconds';
 /** Kinds that do not change what gets scheduled: accepted and counted, not simulated. */
 const IGNORED_KINDS = new Set([
   'Namespace', 'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
-  'Ingress', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'StorageClass', 'LimitRange', 'ResourceQuota',
+  'Ingress', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'LimitRange', 'ResourceQuota',
 ]);
-const SUPPORTED = ['AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim'];
+const SUPPORTED = [
+  'AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim', 'PersistentVolume', 'StorageClass',
+];
 
 export interface LoadedManifests extends ClusterSetup {
   files: string[];
@@ -42,7 +45,10 @@ type Raw = Record<string, unknown>;
 
 export function loadManifests(paths: readonly string[]): LoadedManifests {
   const files = manifestFiles(paths);
-  const setup: LoadedManifests = { nodeClasses: [], nodePools: [], workloads: [], podDisruptionBudgets: [], sources: {}, files, ignored: [], persistentVolumeClaims: [] };
+  const storage = { claims: [] as PersistentVolumeClaim[], volumes: [] as NonNullable<ClusterSetup['storage']>['volumes'], classes: [] as NonNullable<ClusterSetup['storage']>['classes'] };
+  const setup: LoadedManifests = {
+    nodeClasses: [], nodePools: [], workloads: [], podDisruptionBudgets: [], storage, sources: {}, files, ignored: [], persistentVolumeClaims: [],
+  };
   const pvcTemplates = new Map<string, string>();
   const podVolumes: Array<{ where: string; namespace: string; claims: string[] }> = [];
   let bytes = 0;
@@ -74,7 +80,14 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
             break;
           case 'PersistentVolumeClaim':
             pvcOf(o, at);
+            storage.claims.push(toPersistentVolumeClaim({ ...o, metadata: { ...(o.metadata as Raw), namespace: namespaceOf(o, kind) } }));
             setup.persistentVolumeClaims.push(`${namespaceOf(o, kind)}/${name}`);
+            break;
+          case 'PersistentVolume':
+            storage.volumes.push(toPersistentVolume(o));
+            break;
+          case 'StorageClass':
+            storage.classes.push(storageClassOf(o, at));
             break;
           case 'Deployment':
           case 'StatefulSet':
@@ -86,7 +99,19 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
             setup.workloads.push(w);
             const spec = kind === 'Pod' ? (o.spec as Raw) : (((o.spec as Raw).template as Raw | undefined)?.spec as Raw | undefined) ?? {};
             const claims = volumeClaims(spec);
-            if (kind === 'StatefulSet') for (const t of arrayOf((o.spec as Raw).volumeClaimTemplates)) pvcTemplates.set(`${w.namespace}/${String(((t as Raw).metadata as Raw | undefined)?.name)}`, at);
+            if (kind === 'StatefulSet') {
+              for (const t of arrayOf((o.spec as Raw).volumeClaimTemplates)) {
+                const tname = String(((t as Raw).metadata as Raw | undefined)?.name);
+                pvcTemplates.set(`${w.namespace}/${tname}`, at);
+                // Each replica's claim is a fresh, unbound PVC of the template's class, created
+                // with the pod: for volume topology that is what a generic ephemeral volume is.
+                const storageClassName = ((t as Raw).spec as Raw | undefined)?.storageClassName;
+                w.template.spec.volumes = [
+                  ...(w.template.spec.volumes ?? []).filter((v) => v.name !== tname),
+                  { name: tname, ephemeral: typeof storageClassName === 'string' ? { storageClassName } : {} },
+                ];
+              }
+            }
             podVolumes.push({ where: at, namespace: w.namespace, claims: kind === 'StatefulSet' ? claims.filter((c) => !pvcTemplates.has(`${w.namespace}/${c}`)) : claims });
             break;
           }
@@ -101,8 +126,31 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
   for (const v of podVolumes) {
     for (const c of v.claims) if (!pvcs.has(`${v.namespace}/${c}`)) throw new ScenarioError(`${v.where}: volume claims PersistentVolumeClaim "${c}", which is not in the manifests`);
   }
+  admitStorage(storage, setup.workloads);
   crossCheck(setup);
   return setup;
+}
+
+/**
+ * What the API server's DefaultStorageClass admission does on create: a PVC (or a claim
+ * template) naming no class gets the default one, if the manifests define one.
+ */
+function admitStorage(storage: NonNullable<ClusterSetup['storage']>, workloads: WorkloadSpec[]): void {
+  const fallback = defaultStorageClass(storage.classes)?.metadata.name;
+  if (!fallback) return;
+  for (const c of storage.claims) if (c.spec.storageClassName === undefined && !c.spec.volumeName) c.spec.storageClassName = fallback;
+  for (const w of workloads) {
+    for (const v of w.template.spec.volumes ?? []) if (v.ephemeral && v.ephemeral.storageClassName === undefined) v.ephemeral.storageClassName = fallback;
+  }
+}
+
+function storageClassOf(o: Raw, at: string): ReturnType<typeof toStorageClass> {
+  if (typeof o.provisioner !== 'string' || o.provisioner === '') throw new ScenarioError(`${at}: provisioner is required`);
+  const mode = o.volumeBindingMode;
+  if (mode !== undefined && mode !== 'Immediate' && mode !== 'WaitForFirstConsumer') {
+    throw new ScenarioError(`${at}: volumeBindingMode: must be Immediate or WaitForFirstConsumer, got ${JSON.stringify(mode)}`);
+  }
+  return toStorageClass(o);
 }
 
 function manifestFiles(paths: readonly string[]): string[] {
@@ -357,7 +405,7 @@ function pdbOf(o: Raw, at: string): PodDisruptionBudgetSpec {
   };
 }
 
-/** PersistentVolumeClaims are checked (size, access modes) but not simulated: the fake has no volume topology. */
+/** PersistentVolumeClaims are checked (size, access modes) as the API server would; volume topology reads them. */
 function pvcOf(o: Raw, at: string): void {
   const spec = (o.spec ?? {}) as Raw;
   const storage = ((spec.resources as Raw | undefined)?.requests as Raw | undefined)?.storage;

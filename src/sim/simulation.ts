@@ -493,4 +493,7 @@ function seedCluster(cluster: FakeCluster, setup: ClusterSetup): void {
   for (const nc of setup.nodeClasses) cluster.putNodeClass({ ...nc, metadata: { ...nc.metadata, uid: cluster.newUid() } });
   for (const np of setup.nodePools) cluster.putNodePool({ ...np, metadata: { ...np.metadata, uid: cluster.newUid() } });
   cluster.setPodDisruptionBudgets(setup.podDisruptionBudgets);
+  for (const value of setup.storage?.classes ?? []) cluster.putStorage({ kind: 'StorageClass', value });
+  for (const value of setup.storage?.volumes ?? []) cluster.putStorage({ kind: 'PersistentVolume', value });
+  for (const value of setup.storage?.claims ?? []) cluster.putStorage({ kind: 'PersistentVolumeClaim', value });
 }
