@@ -23,8 +23,9 @@ export const REQUIRED_CLUSTER_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-  { apiGroups: [''], resources: ['persistentvolumeclaims', 'persistentvolumes'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
+  // Volume topology reads them from informers only (no GETs: least privilege, like pods).
+  { apiGroups: [''], resources: ['persistentvolumeclaims', 'persistentvolumes'], verbs: ['list', 'watch'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list', 'watch'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
 ];
 

@@ -220,6 +220,31 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     expect(sa.errors.map(String)).toEqual([]);
   });
 
+  it('reads PVCs, PVs and StorageClasses for volume topology (a zonal Azure disk pins its zone)', async () => {
+    await adminRequest(info, 'POST', '/apis/storage.k8s.io/v1/storageclasses', {
+      apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'rbac-zonal' }, provisioner: 'disk.csi.azure.com',
+      volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['westeurope-2'] }] }],
+    });
+    await adminRequest(info, 'POST', '/api/v1/persistentvolumes', {
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'rbac-disk' },
+      spec: {
+        capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'rbac-zonal',
+        csi: { driver: 'disk.csi.azure.com', volumeHandle: '/subscriptions/x/resourceGroups/rg/providers/Microsoft.Compute/disks/d' },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.disk.csi.azure.com/zone', operator: 'In', values: ['westeurope-2'] }] }] } },
+      },
+    });
+    await adminRequest(info, 'POST', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'rbac-data' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'rbac-zonal', volumeName: 'rbac-disk', resources: { requests: { storage: '1Gi' } } },
+    });
+    const claim = await eventually('PVC in the cache', async () => (await sa.cluster.listPersistentVolumeClaims()).find((c) => c.metadata.name === 'rbac-data'));
+    expect(claim).toMatchObject({ metadata: { namespace: ns }, spec: { storageClassName: 'rbac-zonal', volumeName: 'rbac-disk' } });
+    const pv = await eventually('PV in the cache', async () => (await sa.cluster.listPersistentVolumes()).find((v) => v.metadata.name === 'rbac-disk'));
+    expect(pv.spec.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions).toEqual([{ key: 'topology.disk.csi.azure.com/zone', operator: 'In', values: ['westeurope-2'] }]);
+    const sc = await eventually('StorageClass in the cache', async () => (await sa.cluster.listStorageClasses()).find((c) => c.metadata.name === 'rbac-zonal'));
+    expect(sc).toMatchObject({ provisioner: 'disk.csi.azure.com', volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['westeurope-2'] }] }] });
+  });
+
   it('made no forbidden request, and used every verb the chart grants (no more, no less)', () => {
     const forbidden = sa.records.filter((r) => r.status === 403);
     const unexpected = forbidden.filter((r) => !r.path.includes('/secrets') && !(r.method === 'DELETE' && r.path.endsWith('/anything')));
