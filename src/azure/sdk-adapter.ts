@@ -40,7 +40,12 @@ export type OsDiskStorageType = 'Standard_LRS' | 'StandardSSD_LRS' | 'Premium_LR
 export interface SdkAzureOptions {
   /** All waiting happens on this clock (src/platform/real-clock.ts in production). */
   clock: Clock;
-  /** Defaults to DefaultAzureCredential (workload identity in-cluster), created on first use. */
+  /**
+   * Defaults to DefaultAzureCredential, created on first use: it reads the standard env
+   * (the chart sets AZURE_TOKEN_CREDENTIALS to the one credential its `azure.credentials`
+   * mode means; the AKS workload-identity webhook adds AZURE_CLIENT_ID, AZURE_TENANT_ID and
+   * AZURE_FEDERATED_TOKEN_FILE). test/k8s/chart-credentials.test.ts shows each mode's path.
+   */
   credential?: TokenCredential;
   /** ARM endpoint; default https://management.azure.com. The bearer-token policy refuses http://. */
   endpoint?: string;

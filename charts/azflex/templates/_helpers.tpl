@@ -43,3 +43,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+AZURE_TOKEN_CREDENTIALS for azure.credentials: which @azure/identity credential DefaultAzureCredential uses.
+*/}}
+{{- define "azflex.tokenCredential" -}}
+{{- $m := dict "workloadIdentity" "WorkloadIdentityCredential" "managedIdentity" "ManagedIdentityCredential" "servicePrincipal" "EnvironmentCredential" -}}
+{{- required (printf "azure.credentials must be workloadIdentity, managedIdentity or servicePrincipal, got %q" .Values.azure.credentials) (get $m .Values.azure.credentials) -}}
+{{- end }}
