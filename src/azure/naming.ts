@@ -10,7 +10,28 @@ import type { ResourceRef, Tags } from '../ports/azure.js';
 const VM_NAME_MAX = 64;
 const PREFIX = 'azflex-';
 
+/**
+ * Names are asked for on every resync, for every NodeClaim, and by most effects; the
+ * answers are pure, so they are remembered (bounded: forgotten all at once when full).
+ */
+const NAME_CACHE_MAX = 16_384;
+const vmNames = new Map<string, string>();
+const nicNames = new Map<string, string>();
+
+function remembered(cache: Map<string, string>, key: string, compute: (key: string) => string): string {
+  let value = cache.get(key);
+  if (value === undefined) {
+    if (cache.size >= NAME_CACHE_MAX) cache.clear();
+    cache.set(key, (value = compute(key)));
+  }
+  return value;
+}
+
 export function vmNameFor(nodeClaimName: string): string {
+  return remembered(vmNames, nodeClaimName, computeVmName);
+}
+
+function computeVmName(nodeClaimName: string): string {
   const cleaned = nodeClaimName.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   let name = PREFIX + cleaned;
   if (name.length > VM_NAME_MAX) {
@@ -22,7 +43,7 @@ export function vmNameFor(nodeClaimName: string): string {
 }
 
 export function nicNameFor(nodeClaimName: string): string {
-  return `${vmNameFor(nodeClaimName)}-nic`;
+  return remembered(nicNames, nodeClaimName, (n) => `${vmNameFor(n)}-nic`);
 }
 
 export function osDiskNameFor(nodeClaimName: string): string {

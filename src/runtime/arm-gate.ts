@@ -13,13 +13,26 @@ import { classifyAzureError } from '../azure/errors.js';
  */
 export function gateArm(arm: AzurePort, clock: Clock): AzurePort {
   const blockedUntil = new Map<string, number>();
+  // Keys by subscription and provider, built once each: every ARM call passes here.
+  const keysOf = new Map<string, Map<string, { sub: string; provider: string }>>();
+  const keys = (subscriptionId: string, provider: string): { sub: string; provider: string } => {
+    let byProvider = keysOf.get(subscriptionId);
+    if (!byProvider) keysOf.set(subscriptionId, (byProvider = new Map()));
+    let k = byProvider.get(provider);
+    if (!k) {
+      const sub = subscriptionId.toLowerCase();
+      byProvider.set(provider, (k = { sub, provider: `${sub}|${provider.toLowerCase()}` }));
+    }
+    return k;
+  };
   const guard = async <T>(scope: ResourceGroupScope, provider: string, call: () => Promise<T>): Promise<T> => {
-    const sub = scope.subscriptionId.toLowerCase();
-    const keys = [sub, `${sub}|${provider.toLowerCase()}`];
-    const until = Math.max(...keys.map((k) => blockedUntil.get(k) ?? 0));
-    const now = clock.now();
-    if (now < until) {
-      throw new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting out Retry-After before calling again', Math.ceil((until - now) / 1000));
+    const k = keys(scope.subscriptionId, provider);
+    if (blockedUntil.size > 0) {
+      const until = Math.max(blockedUntil.get(k.sub) ?? 0, blockedUntil.get(k.provider) ?? 0);
+      const now = clock.now();
+      if (now < until) {
+        throw new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting out Retry-After before calling again', Math.ceil((until - now) / 1000));
+      }
     }
     try {
       return await call();
@@ -28,7 +41,7 @@ export function gateArm(arm: AzurePort, clock: Clock): AzurePort {
       if (isAzureError(err) && action.kind === 'throttled') {
         const by = err.info.throttledBy;
         // Unknown origin: assume ARM itself, the wider block.
-        const key = by === undefined || by === 'arm' ? keys[0]! : `${sub}|${by.toLowerCase()}`;
+        const key = by === undefined || by === 'arm' ? k.sub : `${k.sub}|${by.toLowerCase()}`;
         blockedUntil.set(key, Math.max(blockedUntil.get(key) ?? 0, clock.now() + action.retryAfterSeconds * 1000));
       }
       throw err;

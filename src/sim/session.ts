@@ -47,25 +47,31 @@ export class ControllerSession {
     this.crashAtCall = this.calls + 1 + skip;
   }
 
-  /** Wraps every async method of a port. */
+  /** Wraps every async method of a port (each wrapper built once: ports are called on every step). */
   wrap<T extends object>(port: T): T {
+    const wrappers = new Map<PropertyKey, unknown>();
     return new Proxy(port, {
       get: (target, prop, receiver) => {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (!this.alive) return NEVER;
-          const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-          this.calls++;
-          if (this.crashAtCall !== undefined && this.calls >= this.crashAtCall) this.kill();
-          if (!(result instanceof Promise)) return result;
-          return result.then(
-            (v: unknown) => (this.alive ? v : NEVER),
-            (e: unknown) => (this.alive ? Promise.reject(e) : NEVER),
-          );
-        };
+        let wrapper = wrappers.get(prop);
+        if (wrapper === undefined) wrappers.set(prop, (wrapper = this.wrapCall(target, value as (...a: unknown[]) => unknown)));
+        return wrapper;
       },
     });
+  }
+
+  private wrapCall(target: object, fn: (...a: unknown[]) => unknown): (...args: unknown[]) => unknown {
+    const onValue = (v: unknown): unknown => (this.alive ? v : NEVER);
+    const onError = (e: unknown): unknown => (this.alive ? Promise.reject(e) : NEVER);
+    return (...args: unknown[]) => {
+      if (!this.alive) return NEVER;
+      const result: unknown = fn.apply(target, args);
+      this.calls++;
+      if (this.crashAtCall !== undefined && this.calls >= this.crashAtCall) this.kill();
+      if (!(result instanceof Promise)) return result;
+      return result.then(onValue, onError);
+    };
   }
 
   kill(): void {

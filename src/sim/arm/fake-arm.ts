@@ -169,7 +169,9 @@ export class FakeArm implements AzurePort {
   private readonly vmTombs = new ResourceIndex<Tomb<VmRecord>>();
   private readonly diskTombs = new ResourceIndex<Tomb<DiskRecord>>();
   /** Rate-limit headers of the last call, and a sequence number telling calls apart. */
-  private lastHeaders: Record<string, string> = {};
+  /** What the last call's rate-limit headers say (rendered only when the REST face asks). */
+  private lastRemaining: { kind: BucketKind; remaining: number } | undefined;
+  private lastResourceRemaining: string | undefined;
   private callSeq = 0;
   private throttling: boolean;
   private transientFaultRate: number;
@@ -180,8 +182,13 @@ export class FakeArm implements AzurePort {
   private readonly regions = new Map<string, RegionState>();
   /** First configured region per subscription: the throttling region for calls without a location. */
   private readonly homeRegion = new Map<string, string>();
+  private readonly homeByCaller = new Map<string, string>();
   private readonly subnets = new Map<string, SubnetPool>();
   private readonly buckets = new Map<string, TokenBucket>();
+  /** The same buckets by the caller's (unnormalised) subscription, location and kind: see bucket(). */
+  private readonly bucketsByCallerKeys = new Map<string, Map<string, Map<BucketKind, TokenBucket>>>();
+  /** Resource groups found by resourceGroupExists, by the caller's (unnormalised) strings. */
+  private readonly knownGroups = new Map<string, Set<string>>();
 
   // Keyed by lower-cased ARM id: ARM compares ids case-insensitively.
   private readonly nics = new ResourceIndex<NicRecord>();
@@ -577,13 +584,24 @@ export class FakeArm implements AzurePort {
 
   /** Sequence number of the last call and the rate-limit headers ARM sends with its answer. */
   lastCallHeaders(): { seq: number; headers: Record<string, string> } {
-    return { seq: this.callSeq, headers: this.lastHeaders };
+    const headers: Record<string, string> = {};
+    if (this.lastRemaining) headers[`x-ms-ratelimit-remaining-subscription-${this.lastRemaining.kind}`] = String(this.lastRemaining.remaining);
+    if (this.lastResourceRemaining !== undefined) headers['x-ms-ratelimit-remaining-resource'] = this.lastResourceRemaining;
+    return { seq: this.callSeq, headers };
   }
 
   // ------------------------------------------------------------- resource groups
 
   resourceGroupExists(subscriptionId: string, name: string): boolean {
-    return !this.requireResourceGroups || this.resourceGroups.has(`${subscriptionId}|${name}`.toLowerCase());
+    if (!this.requireResourceGroups) return true;
+    // Groups are never deleted, so a group once found stays found; remembered by the caller's
+    // own strings, which are usually the same instances every call (no key to build and hash).
+    let names = this.knownGroups.get(subscriptionId);
+    if (names?.has(name)) return true;
+    if (!this.resourceGroups.has(`${subscriptionId}|${name}`.toLowerCase())) return false;
+    if (!names) this.knownGroups.set(subscriptionId, (names = new Set()));
+    names.add(name);
+    return true;
   }
 
   /** PUT /subscriptions/{s}/resourcegroups/{rg}: 201 when created, 200 when it existed. */
@@ -796,14 +814,16 @@ export class FakeArm implements AzurePort {
     try {
       this.lastBucket = undefined;
       this.callSeq++;
-      this.lastHeaders = {};
-      const loc = location ?? this.homeRegion.get(subscriptionId.toLowerCase()) ?? 'global';
+      this.lastRemaining = undefined;
+      this.lastResourceRemaining = undefined;
+      const loc = location ?? this.homeRegionOf(subscriptionId);
       // ARM counts every call and says what is left; with throttling off it never refuses.
       const taken = this.bucket(subscriptionId, loc, kind).take(this.clock.now());
       const remaining = taken.ok ? taken.remaining : 0;
-      this.lastHeaders = { [`x-ms-ratelimit-remaining-subscription-${kind}`]: String(remaining) };
+      const left = { kind, remaining };
+      this.lastRemaining = left;
       if (this.throttling) {
-        this.lastBucket = { kind, remaining };
+        this.lastBucket = left;
         if (!taken.ok) throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', subscriptionId, taken.retryAfterSeconds);
       }
       if (this.computePolicies.length > 0 && (op === 'vm.put' || op === 'vm.get' || op === 'vm.delete' || op === 'vm.list')) {
@@ -923,7 +943,7 @@ export class FakeArm implements AzurePort {
     // Only served calls count: a refused one spends nothing of the window.
     if (!refusal) for (const c of covering) c.w.add(now);
     const remaining = covering.map(({ p, used }) => `Microsoft.Compute/${p.name};${Math.max(0, p.limit - used - (refusal ? 0 : 1))}`);
-    if (remaining.length > 0) this.lastHeaders = { ...this.lastHeaders, 'x-ms-ratelimit-remaining-resource': remaining.join(',') };
+    if (remaining.length > 0) this.lastResourceRemaining = remaining.join(',');
     if (refusal) throw refusal;
   }
 
@@ -1196,7 +1216,21 @@ export class FakeArm implements AzurePort {
     return Math.round(range.min + this.random.next() * (range.max - range.min));
   }
 
+  /**
+   * Every ARM call charges a bucket: looked up by the caller's own strings first, which are
+   * usually the same instances every call, so no lower-cased key is built and hashed.
+   */
   private bucket(subscriptionId: string, location: string, kind: BucketKind): TokenBucket {
+    let byLocation = this.bucketsByCallerKeys.get(subscriptionId);
+    if (!byLocation) this.bucketsByCallerKeys.set(subscriptionId, (byLocation = new Map()));
+    let byKind = byLocation.get(location);
+    if (!byKind) byLocation.set(location, (byKind = new Map()));
+    let b = byKind.get(kind);
+    if (!b) byKind.set(kind, (b = this.normalisedBucket(subscriptionId, location, kind)));
+    return b;
+  }
+
+  private normalisedBucket(subscriptionId: string, location: string, kind: BucketKind): TokenBucket {
     const key = `${subscriptionId.toLowerCase()}|${location.toLowerCase()}|${kind}`;
     let b = this.buckets.get(key);
     if (!b) {
@@ -1213,6 +1247,16 @@ export class FakeArm implements AzurePort {
     );
     if (out.length === 0) throw new Error(`fake ARM: no configured region ${location}${subscriptionId ? ` in ${subscriptionId}` : ''}`);
     return out;
+  }
+
+  private homeRegionOf(subscriptionId: string): string {
+    let home = this.homeByCaller.get(subscriptionId);
+    if (home === undefined) {
+      home = this.homeRegion.get(subscriptionId.toLowerCase()) ?? 'global';
+      // Regions are added at construction only, so the answer never changes.
+      this.homeByCaller.set(subscriptionId, home);
+    }
+    return home;
   }
 
   private addRegion(r: FakeArmRegionConfig): void {
