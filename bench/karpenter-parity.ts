@@ -16,10 +16,10 @@
 import { pathToFileURL } from 'node:url';
 import type { InstanceType } from '../src/catalog/skus.js';
 import type { AzureFlexNodeClass, NodePool, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../src/ports/cluster.js';
-import { LABEL_HOSTNAME, LABEL_ZONE } from '../src/provisioning/requirements.js';
 import { schedule, type SchedulingInput } from '../src/provisioning/scheduler.js';
 import type { Resources } from '../src/provisioning/resources.js';
 import { median } from './median.js';
+import { LABEL_HOSTNAME, LABEL_ZONE } from '../src/apis/well-known.js';
 
 const POD_COUNTS = [1, 100, 1_000, 5_000, 10_000, 20_000] as const;
 const RUNS = 5;

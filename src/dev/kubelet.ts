@@ -2,11 +2,11 @@ import { TAG } from '../azure/naming.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
-import { LABEL } from '../runtime/annotations.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { RealClock } from '../platform/real-clock.js';
 import { PeriodicLoop } from '../runtime/loop.js';
+import { LABEL_INSTANCE_TYPE, LABEL_REGION, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
 
 /**
  * The simulated kubelet of `azflex dev`, against the REAL API server: what the flex node
@@ -142,8 +142,8 @@ export class DevKubelet {
   private async createNode(name: string, providerID: string, vmSize: string, location: string, claim: NodeClaimObj | undefined): Promise<void> {
     const labels: Record<string, string> = { ...(claim?.metadata.labels ?? {}) };
     for (const r of claim?.spec.requirements ?? []) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
-    labels[LABEL.instanceType] = vmSize;
-    labels[LABEL.region] = location;
+    labels[LABEL_INSTANCE_TYPE] = vmSize;
+    labels[LABEL_REGION] = location;
     labels['kubernetes.io/hostname'] = name;
     labels['kubernetes.io/os'] = 'linux';
     const it = this.types.get(vmSize.toLowerCase());
@@ -155,7 +155,7 @@ export class DevKubelet {
       const c = this.o.client;
       // As kubelet flags from azflex's user data: registered with karpenter.sh/unregistered,
       // which the controller swaps for the NodeClaim's taints at registration.
-      const taints = [...(claim?.spec.taints ?? []), { key: 'karpenter.sh/unregistered', effect: 'NoExecute' as const }];
+      const taints = [...(claim?.spec.taints ?? []), { key: UNREGISTERED_TAINT_KEY, effect: 'NoExecute' as const }];
       const body = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { providerID, taints } };
       await c.call('create node', (o) => c.core.createNode({ body }, o));
     } catch (e) {

@@ -9,9 +9,9 @@
  */
 import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { LABEL_INSTANCE_TYPE } from '../provisioning/requirements.js';
 import { schedule, type NodeClaimPlan } from '../provisioning/scheduler.js';
 import { isReschedulable } from './emptiness.js';
+import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 
 export interface ConsolidationState {
   nodePools: readonly NodePool[];

@@ -21,7 +21,6 @@ import type { AzureFlexNodeClass, ClusterPort, NodeClaim, NodePool, Pod } from '
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
-import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../provisioning/requirements.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { buildNodeClaim, daemonSetRepresentatives, isProvisionable, type ProvisionerLog } from '../provisioning/provisioner.js';
 import type { NodeClaimPlan } from '../provisioning/scheduler.js';
@@ -32,11 +31,9 @@ import { driftReason, type DriftOptions } from './drift.js';
 import { durationOrNever } from './duration.js';
 import { PodChurnTracker, isEmptyNode } from './emptiness.js';
 import { isExpired } from './expiration.js';
+import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
-
-/** On a NodeClaim being consolidated by replacement: the name of its replacement. */
-export const ANNOTATION_CONSOLIDATION_REPLACEMENT = 'flex.aks.azure.com/consolidation-replacement';
 
 export interface DisruptionDecision {
   nodeClaim: string;

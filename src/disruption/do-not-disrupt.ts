@@ -5,8 +5,7 @@
  * the pod annotation only delays eviction until the terminationGracePeriod runs out.
  */
 import type { Node, NodeClaim, Pod } from '../ports/cluster.js';
-
-export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
+import { ANNOTATION_DO_NOT_DISRUPT } from '../apis/well-known.js';
 
 function isSet(annotations: Record<string, string> | undefined): boolean {
   return annotations?.[ANNOTATION_DO_NOT_DISRUPT] === 'true';

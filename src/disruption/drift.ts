@@ -9,10 +9,9 @@
  */
 import type { AzureFlexNodeClass, NodeClaim, NodePool } from '../ports/cluster.js';
 import { isNodeClaimDrifted } from '../controllers/nodeclass/hash.js';
-import {
-  ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash,
-} from '../provisioning/nodepool-hash.js';
+import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 import { Requirements } from '../provisioning/requirements.js';
+import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION } from '../apis/well-known.js';
 
 export type DriftReason = 'NodeClassDrifted' | 'NodePoolDrifted' | 'RequirementsDrifted';
 

@@ -8,9 +8,9 @@
  */
 import type { ClusterPort, Condition, NodeClaim, NodePool } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
-import { LABEL_NODEPOOL } from '../provisioning/requirements.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import type { ProvisionerLog } from '../provisioning/provisioner.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
 export const REGISTRATION_TIMEOUT_MS = 15 * 60_000;

@@ -17,8 +17,8 @@
  */
 import type { ClusterPort, Pod, Taint } from '../ports/cluster.js';
 import { podBlocksDisruption } from './do-not-disrupt.js';
+import { TAINT_DISRUPTED } from '../apis/well-known.js';
 
-export const TAINT_DISRUPTED: Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
 /** Pods at or above system-cluster-critical's priority are evicted last. */
 export const CRITICAL_PRIORITY = 2_000_000_000;
 

@@ -1,4 +1,5 @@
 import type { RequestInfo } from './client.js';
+import { NODECLASS_GROUP } from '../apis/well-known.js';
 
 /**
  * The API requests azflex makes, as RBAC rules. The chart's ClusterRole/Role must equal
@@ -18,8 +19,8 @@ export const REQUIRED_CLUSTER_RULES: PolicyRule[] = [
   { apiGroups: ['karpenter.sh'], resources: ['nodeclaims/status'], verbs: ['patch'] },
   { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['karpenter.sh'], resources: ['nodepools/status'], verbs: ['patch'] },
-  { apiGroups: ['flex.aks.azure.com'], resources: ['azureflexnodeclasses'], verbs: ['get', 'list', 'watch', 'patch'] },
-  { apiGroups: ['flex.aks.azure.com'], resources: ['azureflexnodeclasses/status'], verbs: ['patch'] },
+  { apiGroups: [NODECLASS_GROUP], resources: ['azureflexnodeclasses'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: [NODECLASS_GROUP], resources: ['azureflexnodeclasses/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },

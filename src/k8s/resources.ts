@@ -16,6 +16,7 @@ import type {
 import type { KubernetesListObject, KubernetesObject, V1Node } from '@kubernetes/client-node';
 import type { RawObject } from './cache.js';
 import type { CallOptions, KubeClient } from './client.js';
+import { NODECLASS_GROUP } from '../apis/well-known.js';
 
 /**
  * Where each kind lives on the API server, and the lossy-but-total mapping from raw JSON to
@@ -33,7 +34,7 @@ export interface ResourceDef {
 export const RESOURCES = {
   nodeClaims: { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', namespaced: false },
   nodePools: { group: 'karpenter.sh', version: 'v1', plural: 'nodepools', namespaced: false },
-  nodeClasses: { group: 'flex.aks.azure.com', version: 'v1alpha1', plural: 'azureflexnodeclasses', namespaced: false },
+  nodeClasses: { group: NODECLASS_GROUP, version: 'v1alpha1', plural: 'azureflexnodeclasses', namespaced: false },
   nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
   pods: { group: '', version: 'v1', plural: 'pods', namespaced: true },
   persistentVolumeClaims: { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
@@ -43,8 +44,6 @@ export const RESOURCES = {
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
 } as const satisfies Record<string, ResourceDef>;
 
-export const NODECLASS_GROUP = 'flex.aks.azure.com';
-export const NODECLASS_KIND = 'AzureFlexNodeClass';
 
 /** Collection path; for namespaced kinds without a namespace, the all-namespaces path. */
 export function collectionPath(def: ResourceDef, namespace?: string): string {

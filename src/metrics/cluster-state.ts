@@ -9,9 +9,9 @@ import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { claimCapacity } from '../controllers/nodepool/status.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import type { ClusterPort, Node, Pod } from '../ports/cluster.js';
-import { LABEL_NODEPOOL } from '../provisioning/requirements.js';
 import { addInto, parseQuantity, podRequests, RESOURCE_CPU, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import type { AzflexMetrics, KarpenterMetrics, NodeLabel } from './karpenter.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /** Upstream's resource_type values: lower case, '-' → '_'. */
 function resourceType(name: string): string {
@@ -52,7 +52,7 @@ function nodeLabels(node: Node, managedPools: ReadonlySet<string>): Record<NodeL
     instance_type: l['node.kubernetes.io/instance-type'] ?? '',
     arch: l['kubernetes.io/arch'] ?? '',
     os: l['kubernetes.io/os'] ?? '',
-    capacity_type: l['karpenter.sh/capacity-type'] ?? '',
+    capacity_type: l[LABEL_CAPACITY_TYPE] ?? '',
     windows_build: l['node.kubernetes.io/windows-build'] ?? '',
     phase: node.metadata.deletionTimestamp ? 'Terminating' : ready ? 'Running' : 'Pending',
   };

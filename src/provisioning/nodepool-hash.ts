@@ -8,8 +8,6 @@
 import { createHash } from 'node:crypto';
 import type { NodePool } from '../ports/cluster.js';
 
-export const ANNOTATION_NODEPOOL_HASH = 'karpenter.sh/nodepool-hash';
-export const ANNOTATION_NODEPOOL_HASH_VERSION = 'karpenter.sh/nodepool-hash-version';
 /** Bump when the hashed fields change so old claims are re-stamped instead of drifted. */
 export const NODEPOOL_HASH_VERSION = 'v1';
 

@@ -12,9 +12,8 @@
  */
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { LABEL_INSTANCE_TYPE, Requirements } from './requirements.js';
-
-export const ANNOTATION_OFFERING_MARKS = 'flex.aks.azure.com/unavailable-offerings';
+import { Requirements } from './requirements.js';
+import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 
 /** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
 export interface OfferingMark {

@@ -12,22 +12,23 @@ import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from './requirements.js';
-import { ANNOTATION_OFFERING_MARKS, OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
+import { Requirements } from './requirements.js';
+import { OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
 import { isProvisioningSupported, type SupportIssue } from '../controllers/nodepool/support.js';
 import { syncNodePoolStatus } from '../controllers/nodepool/status.js';
-import {
-  NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash as defaultNodeClassHash,
-} from '../controllers/nodeclass/hash.js';
+import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
-import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
+import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
+import {
+  ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
+  ANNOTATION_NODEPOOL_HASH_VERSION, ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, FINALIZER_TERMINATION,
+  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
+} from '../apis/well-known.js';
 
-export const ANNOTATION_NODECLASS_HASH = NODECLASS_HASH_ANNOTATION;
-export const FINALIZER_TERMINATION = 'karpenter.sh/termination';
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
 
@@ -416,7 +417,7 @@ export function buildNodeClaim(
       annotations: {
         ...template.metadata.annotations,
         [ANNOTATION_NODECLASS_HASH]: options.nodeClassHash(nodeClass),
-        [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+        [ANNOTATION_NODECLASS_HASH_VERSION]: NODECLASS_HASH_VERSION,
         [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
         [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
       },

@@ -9,30 +9,13 @@
 import type { NodeSelectorRequirement, SelectorOperator, Taint, Toleration } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { gpuManufacturerOf, parseVmSize } from '../catalog/vm-size.js';
+import {
+  CAPACITY_TYPE_ON_DEMAND, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_GPU_COUNT, LABEL_GPU_MANUFACTURER, LABEL_GPU_NAME,
+  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_REGION, LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_CPU,
+  LABEL_SKU_FAMILY, LABEL_SKU_MEMORY, LABEL_SKU_NAME, LABEL_SKU_SERIES, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+  LABEL_SKU_STORAGE_PREMIUM_CAPABLE, LABEL_SKU_VERSION, LABEL_ZONE,
+} from '../apis/well-known.js';
 
-export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
-export const LABEL_REGION = 'topology.kubernetes.io/region';
-export const LABEL_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
-export const LABEL_ARCH = 'kubernetes.io/arch';
-export const LABEL_OS = 'kubernetes.io/os';
-export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
-export const LABEL_SKU_NAME = 'karpenter.azure.com/sku-name';
-export const LABEL_SKU_FAMILY = 'karpenter.azure.com/sku-family';
-export const LABEL_SKU_CPU = 'karpenter.azure.com/sku-cpu';
-export const LABEL_SKU_MEMORY = 'karpenter.azure.com/sku-memory';
-export const LABEL_GPU_COUNT = 'karpenter.azure.com/sku-gpu-count';
-export const LABEL_GPU_NAME = 'karpenter.azure.com/sku-gpu-name';
-export const LABEL_GPU_MANUFACTURER = 'karpenter.azure.com/sku-gpu-manufacturer';
-export const LABEL_SKU_SERIES = 'karpenter.azure.com/sku-series';
-export const LABEL_SKU_VERSION = 'karpenter.azure.com/sku-version';
-export const LABEL_SKU_ACCELERATED_NETWORKING = 'karpenter.azure.com/sku-networking-accelerated';
-export const LABEL_SKU_STORAGE_PREMIUM_CAPABLE = 'karpenter.azure.com/sku-storage-premium-capable';
-export const LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE = 'karpenter.azure.com/sku-storage-ephemeralos-maxsize';
-
-/** Phase 1 is on-demand only (the seed defers spot), so every offering has this capacity type. */
-export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
 
 /**
  * Labels whose values come from the instance type at launch, so a pod may require them even

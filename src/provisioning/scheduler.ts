@@ -20,10 +20,7 @@ import {
   addInto, copiesThatFit, fitsOnTop, fitsWithin, formatQuantity, limitsFromList, maxInto,
   podRequests, resourcesFromList, resourcesToList, subtractResources, type Resources,
 } from './resources.js';
-import {
-  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, Requirement,
-  Requirements, firstUntoleratedTaint, formatTaint, instanceTypeRequirements,
-} from './requirements.js';
+import { Requirement, Requirements, firstUntoleratedTaint, formatTaint, instanceTypeRequirements } from './requirements.js';
 import { defaultKubeReserved, instanceTypeCapacity, maxPodsFor } from './overhead.js';
 import { FirstFitIndex, INDEX_DIMENSIONS, indexVector } from './first-fit-index.js';
 import { groupPods, podKey, podRequirementTerms, type PodGroup } from './pod-groups.js';
@@ -32,11 +29,13 @@ import {
   EMPTY_TOPOLOGY, NO_RELAXATION, Topology, TopologyError, decide, describeTopology, domainsFor, record, relax, requiredOnly,
   type DomainSource, type PodTopology, type Relaxation,
 } from './topology.js';
+import {
+  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION,
+  NODECLASS_GROUP, NODECLASS_KIND,
+} from '../apis/well-known.js';
 
 export { podKey, podRequirementTerms };
 
-export const NODECLASS_GROUP = 'flex.aks.azure.com';
-export const NODECLASS_KIND = 'AzureFlexNodeClass';
 
 export interface SchedulingInput {
   pendingPods: readonly Pod[];

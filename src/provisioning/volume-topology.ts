@@ -17,7 +17,7 @@
 import type {
   NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Volume,
 } from '../ports/cluster.js';
-import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from './requirements.js';
+import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 /** What volume topology reads: the cluster's PVCs, PVs and StorageClasses. */
 export interface StorageObjects {

@@ -5,12 +5,15 @@ import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
-import { ANNOTATION, LABEL, TERMINATION_FINALIZER } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
-import { ANNOTATION_OFFERING_MARKS, formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
-import { LABEL_INITIALIZED, registrationPatch } from './registration.js';
+import { formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
+import { registrationPatch } from './registration.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
+import {
+  ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_OFFERING_MARKS, ANNOTATION_VM_ATTEMPT_AT, FINALIZER_TERMINATION,
+  LABEL_INITIALIZED, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
+} from '../apis/well-known.js';
 
 export const PROVIDER_ID_PREFIX = 'azure-flex://';
 
@@ -123,7 +126,7 @@ export class Effects {
 
   async recordVmAttempt(name: string): Promise<number> {
     const at = this.deps.clock.now();
-    await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.vmAttemptAt]: new Date(at).toISOString() } });
+    await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_VM_ATTEMPT_AT]: new Date(at).toISOString() } });
     // Launched=False while the VM is in flight (kubectl describe shows what is going on);
     // best effort: the annotation above is what safety depends on.
     const nc = this.world()?.nodeClaims.get(name);
@@ -143,7 +146,7 @@ export class Effects {
     if (existing) return existing.provisioningState;
     const instanceType = await this.chooseInstanceType(nc, cls);
     const nicId = armId(this.ref(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces');
-    const attempt = { nodeClaim: name, nodePool: nc.metadata.labels[LABEL.nodePool] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
+    const attempt = { nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
     const started = this.deps.clock.now();
     const observer = this.deps.observer;
     const vm = await this.deps.arm.createVm({
@@ -171,7 +174,7 @@ export class Effects {
 
   /** Cheapest SKU the NodeClaim allows that the offerings cache does not rule out. */
   async chooseInstanceType(nc: NodeClaim, cls: AzureFlexNodeClass): Promise<InstanceType> {
-    const allowed = nc.spec.requirements.find((r) => r.key === LABEL.instanceType && r.operator === 'In')?.values ?? [];
+    const allowed = nc.spec.requirements.find((r) => r.key === LABEL_INSTANCE_TYPE && r.operator === 'In')?.values ?? [];
     const candidates: InstanceType[] = [];
     for (const name of allowed) {
       const it = await this.deps.catalog.get(name);
@@ -254,7 +257,7 @@ export class Effects {
       const conditions = setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now);
       await this.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions }).catch(() => undefined);
       if (reservedUntil !== undefined) {
-        await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION.nicReservedUntil]: new Date(reservedUntil).toISOString() } }).catch(() => undefined);
+        await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_NIC_RESERVED_UNTIL]: new Date(reservedUntil).toISOString() } }).catch(() => undefined);
       }
     }
     await this.deps.cluster.recordEvent({
@@ -272,7 +275,7 @@ export class Effects {
       });
     }
     this.deps.observer?.launchFailed?.({
-      nodeClaim: name, nodePool: nc?.metadata.labels[LABEL.nodePool] ?? '', code: failure.code, message,
+      nodeClaim: name, nodePool: nc?.metadata.labels[LABEL_NODEPOOL] ?? '', code: failure.code, message,
       ...(reservedUntil !== undefined ? { nicReservedUntil: reservedUntil } : {}),
     });
     await this.deps.cluster.deleteNodeClaim(name);
@@ -360,8 +363,8 @@ export class Effects {
     if (nc && cls && this.deps.config.strategy === 'machine') await this.verifyNothingLeft(name, cls);
     const node = nc ? this.nodeOf(nc) : undefined;
     if (node) await this.deps.cluster.deleteNode(node.metadata.name);
-    if (nc && nc.metadata.finalizers.includes(TERMINATION_FINALIZER)) {
-      await this.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== TERMINATION_FINALIZER) });
+    if (nc && nc.metadata.finalizers.includes(FINALIZER_TERMINATION)) {
+      await this.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== FINALIZER_TERMINATION) });
     }
   }
 
@@ -387,7 +390,7 @@ export class Effects {
   private tags(nc: NodeClaim, cls: AzureFlexNodeClass): Record<string, string> {
     return {
       ...cls.spec.tags,
-      ...ownershipTags(this.deps.config.clusterName, nc.metadata.labels[LABEL.nodePool] ?? '', nc.metadata.name, cls.metadata.name, this.deps.clock.now()),
+      ...ownershipTags(this.deps.config.clusterName, nc.metadata.labels[LABEL_NODEPOOL] ?? '', nc.metadata.name, cls.metadata.name, this.deps.clock.now()),
     };
   }
 }

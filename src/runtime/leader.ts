@@ -15,11 +15,11 @@ import { refreshClusterGauges } from '../metrics/cluster-state.js';
 import { PROVISIONER_CONTROLLER } from '../metrics/karpenter.js';
 import { refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { LABEL_NODEPOOL } from '../provisioning/requirements.js';
 import { Runtime } from './controller.js';
 import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from './deps.js';
 import type { MemoryEventLog } from './event-log.js';
 import type { createUserDataRenderer } from './userdata.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port

@@ -10,10 +10,8 @@
  */
 import type { MetadataPatch, Node, NodeClaim, Taint } from '../ports/cluster.js';
 import { parseQuantity } from '../provisioning/resources.js';
+import { LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
 
-export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
-export const LABEL_REGISTERED = 'karpenter.sh/registered';
-export const LABEL_INITIALIZED = 'karpenter.sh/initialized';
 /** Resources every node reports; only the others (device plugins) can be missing at first. */
 const WELL_KNOWN_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 

@@ -1,6 +1,6 @@
 import { renderCustomData, type BootstrapSource, type UserDataInput } from '../azure/userdata/index.js';
-import { LABEL } from './annotations.js';
 import type { UserDataRequest } from './deps.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 const MAX_CACHED = 64;
 
@@ -17,7 +17,7 @@ export function createUserDataRenderer(bootstrap: BootstrapSource): (req: UserDa
       bootstrap: await bootstrap.get(),
       region: nodeClass.spec.location,
       instanceType: instanceType.name,
-      nodePool: nodeClaim.metadata.labels[LABEL.nodePool] ?? '',
+      nodePool: nodeClaim.metadata.labels[LABEL_NODEPOOL] ?? '',
       nodeClass: nodeClass.metadata.name,
       capacityType: 'on-demand',
       labels,

@@ -1,8 +1,8 @@
 import { TAG, nameFromArmId } from '../azure/naming.js';
 import type { Disk, Nic, ResourceGroupScope, Vm } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Node, NodeClaim } from '../ports/cluster.js';
-import { ANNOTATION, NODECLASS_GROUP, NODECLASS_KIND } from './annotations.js';
 import type { RuntimeDeps } from './deps.js';
+import { ANNOTATION_VM_ATTEMPT_AT, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /** One consistent-enough look at ARM and the cluster; everything actors decide comes from here. */
 export interface WorldView {
@@ -67,7 +67,7 @@ export async function observeWorld(deps: RuntimeDeps, includeDisks: boolean): Pr
 }
 
 export function vmAttemptAt(nc: NodeClaim): number | undefined {
-  const raw = nc.metadata.annotations[ANNOTATION.vmAttemptAt];
+  const raw = nc.metadata.annotations[ANNOTATION_VM_ATTEMPT_AT];
   if (!raw) return undefined;
   const t = Date.parse(raw);
   return Number.isFinite(t) ? t : undefined;

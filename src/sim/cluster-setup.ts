@@ -1,6 +1,6 @@
 import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
-import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import type { Scenario } from './scenario.js';
+import { NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
  * What the simulated cluster starts with, in the controller's own types: NodeClasses,

@@ -15,6 +15,7 @@ import type {
 import { ClusterError } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
 import type { PodDisruptionBudgetSpec } from './cluster-setup.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export interface FakeClusterOptions {
   /**
@@ -183,7 +184,7 @@ export class FakeCluster implements ClusterPort {
     });
     this.nodeClaims.set(name, created);
     this.stats.nodeClaimsCreated++;
-    const pool = nodeClaim.metadata.labels['karpenter.sh/nodepool'] ?? '';
+    const pool = nodeClaim.metadata.labels[LABEL_NODEPOOL] ?? '';
     this.stats.nodeClaimsCreatedByPool[pool] = (this.stats.nodeClaimsCreatedByPool[pool] ?? 0) + 1;
     return created;
   }

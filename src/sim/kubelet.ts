@@ -3,15 +3,14 @@ import { TAG } from '../azure/naming.js';
 import type { Condition, Node, Pod } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { podRequirementTerms } from '../provisioning/scheduler.js';
-import { LABEL_HOSTNAME, Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
+import { Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
 import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/topology.js';
 import { fitsWithin, podRequests, resourcesFromList, subtractResources, type Resources } from '../provisioning/resources.js';
-import { LABEL_ZONE } from '../provisioning/requirements.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
-import { LABEL } from '../runtime/annotations.js';
 import type { FakeArm } from './arm/fake-arm.js';
 import type { FakeCluster } from './cluster.js';
+import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
 
@@ -79,8 +78,8 @@ export class SimKubelet {
     const nodeClaim = this.cluster.nodeClaims.get(tags[TAG.nodeClaim] ?? '');
     const labels: Record<string, string> = { ...(nodeClaim?.metadata.labels ?? {}) };
     for (const r of nodeClaim?.spec.requirements ?? []) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
-    labels[LABEL.instanceType] = vmSize;
-    labels[LABEL.region] = location;
+    labels[LABEL_INSTANCE_TYPE] = vmSize;
+    labels[LABEL_REGION] = location;
     labels['kubernetes.io/hostname'] = vmName;
     const capacity: Record<string, string> = it
       ? { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: String(it.maxPods), ...(it.gpuCount ? { 'nvidia.com/gpu': String(it.gpuCount) } : {}) }
@@ -175,7 +174,7 @@ export class SimKubelet {
       if (node) {
         if (pinned !== undefined) this.provisionVolumes(pod, node);
         free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
-        this.podStarts.push({ nodePool: node.metadata.labels['karpenter.sh/nodepool'] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
+        this.podStarts.push({ nodePool: node.metadata.labels[LABEL_NODEPOOL] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
           ...pod,
           spec: { ...pod.spec, nodeName: node.metadata.name },

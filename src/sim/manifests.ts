@@ -8,11 +8,10 @@ import { parseCron } from '../disruption/budgets.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
-import { LABEL_INSTANCE_TYPE } from '../provisioning/requirements.js';
-import { NODECLASS_GROUP, NODECLASS_KIND } from '../runtime/annotations.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import { isKnownSku, LIMITS, quantity, ScenarioError, unknownSku } from './scenario.js';
+import { LABEL_INSTANCE_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
  * `azflex simulate --manifests`: the YAML a user would `kubectl apply`, checked the way the

@@ -17,6 +17,7 @@ import { ControllerSession } from './session.js';
 import { renderSimUserData } from './userdata.js';
 import { SeededRandom, VirtualClock } from './virtual-clock.js';
 import { Workload } from './workload.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /** Every simulation starts at the same instant, so logs from the same seed are identical. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
@@ -408,7 +409,7 @@ function nodePoolFigures(cluster: FakeCluster): SimulationResult['nodePools'] {
   const out: SimulationResult['nodePools'] = {};
   for (const name of [...cluster.nodePools.keys()].sort()) out[name] = { nodeClaimsCreated: cluster.stats.nodeClaimsCreatedByPool[name] ?? 0, nodesAtEnd: 0 };
   for (const nc of cluster.nodeClaims.values()) {
-    const pool = out[nc.metadata.labels['karpenter.sh/nodepool'] ?? ''];
+    const pool = out[nc.metadata.labels[LABEL_NODEPOOL] ?? ''];
     if (pool && nc.status.providerID) pool.nodesAtEnd++;
   }
   return out;

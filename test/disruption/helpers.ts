@@ -1,10 +1,14 @@
 /** Shared setup for disruption tests: the simulator's cluster with one pool of initialized D8s nodes. */
 import type { Clock } from '../../src/ports/clock.js';
 import type { Condition, Node, NodeClaim } from '../../src/ports/cluster.js';
-import { nodeClassHash, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION } from '../../src/controllers/nodeclass/hash.js';
-import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION, NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
+import { nodeClassHash, NODECLASS_HASH_VERSION } from '../../src/controllers/nodeclass/hash.js';
+import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, type NodePoolOptions } from '../provisioning/fixtures.js';
+import {
+  ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
+  ANNOTATION_NODEPOOL_HASH_VERSION,
+} from '../../src/apis/well-known.js';
 
 export function readyConditions(at: number): Condition[] {
   return ['Launched', 'Registered', 'Initialized', 'Ready'].map((type) => ({ type, status: 'True' as const, reason: type, message: '', lastTransitionTime: iso(at) }));
@@ -39,8 +43,8 @@ export function addClaim(cluster: FakeCluster, name: string, options: { createdA
     creationTimestamp: iso(options.createdAt ?? T0),
     ...(options.expireAfter ? { expireAfter: options.expireAfter } : {}),
     annotations: {
-      [NODECLASS_HASH_ANNOTATION]: nodeClassHash(cluster.nodeClasses.get('eastus2')!),
-      [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+      [ANNOTATION_NODECLASS_HASH]: nodeClassHash(cluster.nodeClasses.get('eastus2')!),
+      [ANNOTATION_NODECLASS_HASH_VERSION]: NODECLASS_HASH_VERSION,
       [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(pool),
       [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
       ...(options.annotations ?? {}),

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KubeBootstrapSource } from '../../src/k8s/bootstrap.js';
 import { stringify } from 'yaml';
-import { NODECLASS_FINALIZER, NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
+import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
 import { NodeClassTerminationController, WAITING_EVENT_INTERVAL_MS } from '../../src/controllers/nodeclass/termination.js';
-import { NODECLASS_HASH_ANNOTATION, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { LeaderElector } from '../../src/k8s/leader-election.js';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
 import { RealClock } from '../../src/platform/real-clock.js';
@@ -14,6 +14,7 @@ import type { AzureFlexNodeClass } from '../../src/ports/cluster.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountKubeConfig } from './harness.js';
 import { renderChart } from './chart-render.js';
 import { ensureNamespace, makeAdapter, ManualClock, nodeClaimObject, nodeClassBody, type Adapter } from './fixtures.js';
+import { ANNOTATION_NODECLASS_HASH, FINALIZER_NODECLASS } from '../../src/apis/well-known.js';
 
 const info = inject('k8s');
 const ns = 'azflex-rbac';
@@ -79,8 +80,8 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     const result = await status.reconcileOne(nc);
     expect(result?.ok).toBe(true);
     const got = await getClass('rbac-valid');
-    expect(got.finalizers).toContain(NODECLASS_FINALIZER);
-    expect(got.annotations[NODECLASS_HASH_ANNOTATION]).toBe(nodeClassHash(nc));
+    expect(got.finalizers).toContain(FINALIZER_NODECLASS);
+    expect(got.annotations[ANNOTATION_NODECLASS_HASH]).toBe(nodeClassHash(nc));
     expect(got.status?.conditions?.map((c) => `${c.type}=${c.status}`).sort()).toEqual(['Ready=True', 'ValidationSucceeded=True']);
     // Steady state: once the cache has our writes, another pass writes nothing.
     const later = await eventually('cache caught up', async () => (await sa.cluster.listNodeClasses()).find((c) => c.metadata.name === 'rbac-valid' && c.status.conditions.length === 2));
@@ -113,7 +114,7 @@ describe('NodeClass controllers and the adapter under the chart-rendered RBAC', 
     await eventually('deletion seen', async () => (await sa.cluster.listNodeClasses()).find((c) => c.metadata.name === 'rbac-valid')?.metadata.deletionTimestamp);
     await term.reconcile();
     await term.reconcile();
-    expect((await getClass('rbac-valid')).finalizers).toContain(NODECLASS_FINALIZER);
+    expect((await getClass('rbac-valid')).finalizers).toContain(FINALIZER_NODECLASS);
     let waiting = await eventsFor('rbac-valid', 'WaitingOnNodeClaimTermination');
     expect(waiting).toHaveLength(1);
     expect(waiting[0]?.note).toBe('Waiting on NodeClaim termination for rbac-claim');

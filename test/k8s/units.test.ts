@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ArmIdError, parseArmResourceId, parseImageId, parseSubnetId } from '../../src/controllers/nodeclass/arm-id.js';
-import { driftHash, isNodeClaimDrifted, NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { driftHash, isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { isNodeClassUsable } from '../../src/controllers/nodeclass/status.js';
 import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
 import { delta, microTime } from '../../src/k8s/cluster.js';
@@ -17,6 +17,7 @@ import { startMetricsServer } from '../../src/metrics/server.js';
 import type { AzureFlexNodeClass, AzureFlexNodeClassSpec } from '../../src/ports/cluster.js';
 import { CryptoRandom, RealClock } from '../../src/platform/real-clock.js';
 import { ManualClock, nodeClaimObject, SUB } from './fixtures.js';
+import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from '../../src/apis/well-known.js';
 
 const subnet = `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
 
@@ -132,10 +133,10 @@ describe('drift hash', () => {
     const nc = nodeClass(spec());
     const claim = nodeClaimObject('x', 'c');
     expect(isNodeClaimDrifted(claim, nc)).toBe(false);
-    claim.metadata.annotations[NODECLASS_HASH_ANNOTATION] = nodeClassHash(nc);
+    claim.metadata.annotations[ANNOTATION_NODECLASS_HASH] = nodeClassHash(nc);
     expect(isNodeClaimDrifted(claim, nc)).toBe(false);
     expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(true);
-    claim.metadata.annotations[NODECLASS_HASH_VERSION_ANNOTATION] = 'v0';
+    claim.metadata.annotations[ANNOTATION_NODECLASS_HASH_VERSION] = 'v0';
     expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(false);
   });
 });

@@ -12,9 +12,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InstanceType } from '../../src/catalog/skus.js';
 import type { NodeClaim, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../src/ports/cluster.js';
-import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE, Requirements } from '../../src/provisioning/requirements.js';
+import { Requirements } from '../../src/provisioning/requirements.js';
 import { podKey, schedule, type SchedulingInput } from '../../src/provisioning/scheduler.js';
 import { makeNodeClaim, makeNodeClass, makeNodePool, makePod } from '../provisioning/fixtures.js';
+import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from '../../src/apis/well-known.js';
 
 const ZONES: Record<string, string[]> = { eastus2: ['eastus2-1', 'eastus2-2', 'eastus2-3'], westeurope: ['westeurope-1', 'westeurope-2'] };
 const TYPES: InstanceType[] = [2, 8, 32].map((vcpu) => ({

@@ -3,12 +3,13 @@ import type { InstanceType } from '../../src/catalog/skus.js';
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import type { PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../src/ports/cluster.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
-import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE, Requirements } from '../../src/provisioning/requirements.js';
+import { Requirements } from '../../src/provisioning/requirements.js';
 import { schedule, type SchedulingInput } from '../../src/provisioning/scheduler.js';
 import { VolumeTopology, type StorageObjects } from '../../src/provisioning/volume-topology.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 import { T0, iso, makeNodeClass, makeNodePool, makePod, setPods, silentLog } from './fixtures.js';
+import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from '../../src/apis/well-known.js';
 
 const TYPES: InstanceType[] = [4, 16].map((vcpu) => ({
   name: `Standard_D${vcpu}s_v5`, family: 'standardDSv5Family', vcpu, memoryMiB: vcpu * 4096, gpuCount: 0, maxPods: 110,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
-import { ANNOTATION } from '../../src/runtime/annotations.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSimulation, SIM_EPOCH_MS, type SimulationWorld } from '../../src/sim/simulation.js';
+import { ANNOTATION_NODECLASS_HASH } from '../../src/apis/well-known.js';
 
 const MIN = 60_000;
 const GPU = { cpu: '80', memory: '1000Gi', 'nvidia.com/gpu': '8' };
@@ -60,7 +60,7 @@ describe('provisioning and disruption through the lifecycle machines, with contr
         });
         // 59 min: which NodeClass hash do the live claims carry?
         clock.setTimer(59 * MIN, () => {
-          for (const c of cluster.nodeClaims.values()) if (!c.metadata.deletionTimestamp) hashesBeforeDrain.push(c.metadata.annotations[ANNOTATION.nodeClassHash] ?? '');
+          for (const c of cluster.nodeClaims.values()) if (!c.metadata.deletionTimestamp) hashesBeforeDrain.push(c.metadata.annotations[ANNOTATION_NODECLASS_HASH] ?? '');
         });
         // 60 min: the researchers are done.
         clock.setTimer(60 * MIN, () => {

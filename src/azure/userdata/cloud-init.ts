@@ -11,6 +11,7 @@ import {
   renderCniFixScript,
   renderContainerdConfig,
 } from './containerd.js';
+import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODECLASS, LABEL_NODEPOOL, LABEL_REGION } from '../../apis/well-known.js';
 
 /**
  * Cloud-init for an azflex node: install the AKS flex node agent, let it join the cluster
@@ -31,14 +32,6 @@ export const CUSTOM_DATA_MAX_BASE64_CHARS = 87_380;
 export const FLEX_CONFIG_PATH = '/etc/aks-flex-node/flex-config.json';
 export const BOOTSTRAP_SCRIPT_PATH = '/usr/local/sbin/azflex-bootstrap';
 const STAGED_CONTAINERD_CONFIG = '/etc/azflex/containerd-config.toml';
-
-export const LABEL = {
-  region: 'topology.kubernetes.io/region',
-  instanceType: 'node.kubernetes.io/instance-type',
-  nodePool: 'karpenter.sh/nodepool',
-  nodeClass: 'flex.aks.azure.com/nodeclass',
-  capacityType: 'karpenter.sh/capacity-type',
-} as const;
 
 export interface UserDataInput {
   bootstrap: BootstrapConfig;
@@ -153,11 +146,11 @@ export function isKubeletSettableLabel(key: string): boolean {
 
 export function nodeLabels(input: UserDataInput): { labels: Record<string, string>; dropped: string[] } {
   const ours: Record<string, string> = {
-    [LABEL.region]: input.region.toLowerCase(),
-    [LABEL.instanceType]: input.instanceType,
-    [LABEL.nodePool]: input.nodePool,
-    [LABEL.nodeClass]: input.nodeClass,
-    ...(input.capacityType ? { [LABEL.capacityType]: input.capacityType } : {}),
+    [LABEL_REGION]: input.region.toLowerCase(),
+    [LABEL_INSTANCE_TYPE]: input.instanceType,
+    [LABEL_NODEPOOL]: input.nodePool,
+    [LABEL_NODECLASS]: input.nodeClass,
+    ...(input.capacityType ? { [LABEL_CAPACITY_TYPE]: input.capacityType } : {}),
   };
   const dropped: string[] = [];
   const merged: Record<string, string> = {};
@@ -265,7 +258,7 @@ function validate(input: UserDataInput): void {
   if (!/^[A-Za-z0-9+/]+=*$/.test(b.caCertData)) throw new UserDataError('bootstrap.caCertData must be base64 (certificate-authority-data)');
   if (!/^v?\d+\.\d+\.\d+$/.test(b.kubernetesVersion)) throw new UserDataError('bootstrap.kubernetesVersion must look like 1.34.2');
   if (!Number.isInteger(input.maxPods) || input.maxPods < 1 || input.maxPods > 250) throw new UserDataError('maxPods must be an integer in 1..250');
-  const labels = { ...(input.labels ?? {}), [LABEL.nodePool]: input.nodePool, [LABEL.nodeClass]: input.nodeClass, [LABEL.instanceType]: input.instanceType };
+  const labels = { ...(input.labels ?? {}), [LABEL_NODEPOOL]: input.nodePool, [LABEL_NODECLASS]: input.nodeClass, [LABEL_INSTANCE_TYPE]: input.instanceType };
   for (const [k, v] of Object.entries(labels)) {
     if (!validLabelKey(k)) throw new UserDataError(`invalid node label key ${JSON.stringify(k)}`);
     if (!LABEL_VALUE.test(v)) throw new UserDataError(`invalid value for node label ${JSON.stringify(k)}`);

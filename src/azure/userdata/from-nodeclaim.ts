@@ -1,7 +1,8 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import type { BootstrapSource } from './bootstrap.js';
-import { LABEL, UserDataError, renderCustomData, type UserDataInput } from './cloud-init.js';
+import { UserDataError, renderCustomData, type UserDataInput } from './cloud-init.js';
+import { LABEL_NODEPOOL } from '../../apis/well-known.js';
 
 /**
  * The bridge from Karpenter objects to cloud-init: a NodeClaim carries its NodePool's
@@ -16,8 +17,8 @@ export interface NodeUserDataRequest {
 
 export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataInput['bootstrap']): UserDataInput {
   const { nodeClaim, nodeClass, instanceType } = req;
-  const nodePool = nodeClaim.metadata.labels[LABEL.nodePool];
-  if (!nodePool) throw new UserDataError(`NodeClaim ${nodeClaim.metadata.name} has no ${LABEL.nodePool} label`);
+  const nodePool = nodeClaim.metadata.labels[LABEL_NODEPOOL];
+  if (!nodePool) throw new UserDataError(`NodeClaim ${nodeClaim.metadata.name} has no ${LABEL_NODEPOOL} label`);
   return {
     bootstrap,
     region: nodeClass.spec.location,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AzureFlexNodeClass, AzureFlexNodeClassSpec, NodeClaim } from '../../ports/cluster.js';
+import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from '../../apis/well-known.js';
 
 /**
  * Drift hash: SHA-256 over the NodeClass fields that are baked into a VM at creation, with
@@ -7,10 +8,8 @@ import type { AzureFlexNodeClass, AzureFlexNodeClassSpec, NodeClaim } from '../.
  * the NodeClass; the provisioner stamps it on each NodeClaim at launch (the upstream PR
  * forgot that half, so drift never fired). A NodeClaim whose value differs is Drifted.
  */
-export const NODECLASS_HASH_ANNOTATION = 'flex.aks.azure.com/nodeclass-hash';
 /** Bumped when the hashed field set changes on purpose, so an upgrade does not drift every node. */
 export const NODECLASS_HASH_VERSION = 'v1';
-export const NODECLASS_HASH_VERSION_ANNOTATION = 'flex.aks.azure.com/nodeclass-hash-version';
 
 function sortedRecord(r: Record<string, string>): Array<[string, string]> {
   return Object.keys(r)
@@ -53,9 +52,9 @@ export function nodeClassHash(nodeClass: AzureFlexNodeClass): string {
  * not called drifted: we cannot know, and replacing every node on upgrade is worse.
  */
 export function isNodeClaimDrifted(nodeClaim: NodeClaim, nodeClass: AzureFlexNodeClass): boolean {
-  const stamped = nodeClaim.metadata.annotations[NODECLASS_HASH_ANNOTATION];
+  const stamped = nodeClaim.metadata.annotations[ANNOTATION_NODECLASS_HASH];
   if (stamped === undefined) return false;
-  const version = nodeClaim.metadata.annotations[NODECLASS_HASH_VERSION_ANNOTATION];
+  const version = nodeClaim.metadata.annotations[ANNOTATION_NODECLASS_HASH_VERSION];
   if (version !== undefined && version !== NODECLASS_HASH_VERSION) return false;
   return stamped !== nodeClassHash(nodeClass);
 }

@@ -1,11 +1,10 @@
 import type { AzureFlexNodeClass, ClusterPort } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { conditionsEqual, getCondition, rfc3339, setCondition } from './conditions.js';
-import { NODECLASS_HASH_ANNOTATION, NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION_ANNOTATION, nodeClassHash } from './hash.js';
+import { NODECLASS_HASH_VERSION, nodeClassHash } from './hash.js';
 import { validateNodeClassSpec, type ValidationResult } from './validation.js';
+import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, FINALIZER_NODECLASS } from '../../apis/well-known.js';
 
-/** Our finalizer on AzureFlexNodeClasses: deletion waits for the termination controller. */
-export const NODECLASS_FINALIZER = 'flex.aks.azure.com/termination';
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_READY = 'Ready';
 
@@ -55,13 +54,13 @@ export class NodeClassStatusController {
     let current = nodeClass;
     const hash = nodeClassHash(nodeClass);
     const ann = nodeClass.metadata.annotations;
-    const needsFinalizer = !nodeClass.metadata.finalizers.includes(NODECLASS_FINALIZER);
-    const needsHash = ann[NODECLASS_HASH_ANNOTATION] !== hash || ann[NODECLASS_HASH_VERSION_ANNOTATION] !== NODECLASS_HASH_VERSION;
+    const needsFinalizer = !nodeClass.metadata.finalizers.includes(FINALIZER_NODECLASS);
+    const needsHash = ann[ANNOTATION_NODECLASS_HASH] !== hash || ann[ANNOTATION_NODECLASS_HASH_VERSION] !== NODECLASS_HASH_VERSION;
     if (needsFinalizer || needsHash) {
       current = await this.deps.cluster.patchNodeClassMetadata(name, {
-        ...(needsFinalizer ? { finalizers: [...nodeClass.metadata.finalizers, NODECLASS_FINALIZER] } : {}),
+        ...(needsFinalizer ? { finalizers: [...nodeClass.metadata.finalizers, FINALIZER_NODECLASS] } : {}),
         ...(needsHash
-          ? { annotations: { [NODECLASS_HASH_ANNOTATION]: hash, [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION } }
+          ? { annotations: { [ANNOTATION_NODECLASS_HASH]: hash, [ANNOTATION_NODECLASS_HASH_VERSION]: NODECLASS_HASH_VERSION } }
           : {}),
       });
     }

@@ -1,7 +1,7 @@
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
-import { NODECLASS_FINALIZER, type NodeClassControllerDeps } from './status.js';
+import { type NodeClassControllerDeps } from './status.js';
+import { FINALIZER_NODECLASS, NODECLASS_GROUP } from '../../apis/well-known.js';
 
-export const NODECLASS_GROUP = 'flex.aks.azure.com';
 export const NODECLASS_KIND = 'AzureFlexNodeClass';
 /** Karpenter re-emits WaitingOnNodeClaimTermination on this cadence. */
 export const WAITING_EVENT_INTERVAL_MS = 10 * 60_000;
@@ -30,7 +30,7 @@ export class NodeClassTerminationController {
 
   async reconcile(): Promise<void> {
     const classes = await this.deps.cluster.listNodeClasses();
-    const deleting = classes.filter((c) => c.metadata.deletionTimestamp && c.metadata.finalizers.includes(NODECLASS_FINALIZER));
+    const deleting = classes.filter((c) => c.metadata.deletionTimestamp && c.metadata.finalizers.includes(FINALIZER_NODECLASS));
     const live = new Set(classes.map((c) => c.metadata.uid));
     for (const uid of [...this.lastWaitingEvent.keys()]) if (!live.has(uid)) this.lastWaitingEvent.delete(uid);
     if (deleting.length === 0) return;
@@ -68,7 +68,7 @@ export class NodeClassTerminationController {
     }
     this.lastWaitingEvent.delete(uid);
     await this.deps.cluster.patchNodeClassMetadata(name, {
-      finalizers: nodeClass.metadata.finalizers.filter((f) => f !== NODECLASS_FINALIZER),
+      finalizers: nodeClass.metadata.finalizers.filter((f) => f !== FINALIZER_NODECLASS),
     });
     return [];
   }

@@ -12,9 +12,10 @@ import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, R
 import type { InstanceType } from '../../catalog/skus.js';
 import { addInto, resourcesFromList, resourcesToList, type Resources } from '../../provisioning/resources.js';
 import { instanceTypeCapacity } from '../../provisioning/overhead.js';
-import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, Requirements } from '../../provisioning/requirements.js';
+import { Requirements } from '../../provisioning/requirements.js';
 import { conditionsEqual, rfc3339, setCondition } from '../nodeclass/conditions.js';
 import { nodePoolSupport, type SupportIssue } from './support.js';
+import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../../apis/well-known.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_NODECLASS_READY = 'NodeClassReady';

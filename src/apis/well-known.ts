@@ -1,0 +1,62 @@
+/**
+ * The one constants module: every label, annotation, taint, finalizer and API group azflex
+ * reads or writes on Kubernetes objects (Karpenter keeps these in pkg/apis/v1/labels.go;
+ * the karpenter.azure.com/sku-* labels follow the Azure provider's names so NodePools
+ * written for it select the same sizes here).
+ */
+import type { Taint } from '../ports/cluster.js';
+
+// --- API groups and kinds ---
+export const NODECLASS_GROUP = 'flex.aks.azure.com';
+export const NODECLASS_KIND = 'AzureFlexNodeClass';
+
+// --- Kubernetes well-known labels ---
+export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
+export const LABEL_REGION = 'topology.kubernetes.io/region';
+export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+export const LABEL_ARCH = 'kubernetes.io/arch';
+export const LABEL_OS = 'kubernetes.io/os';
+
+// --- Karpenter (karpenter.sh) ---
+export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
+export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+export const LABEL_REGISTERED = 'karpenter.sh/registered';
+export const LABEL_INITIALIZED = 'karpenter.sh/initialized';
+/** Phase 1 is on-demand only (the seed defers spot), so every offering has this capacity type. */
+export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
+export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
+export const ANNOTATION_NODEPOOL_HASH = 'karpenter.sh/nodepool-hash';
+export const ANNOTATION_NODEPOOL_HASH_VERSION = 'karpenter.sh/nodepool-hash-version';
+export const FINALIZER_TERMINATION = 'karpenter.sh/termination';
+export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
+export const TAINT_DISRUPTED: Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+
+// --- Azure provider's instance-type labels (karpenter.azure.com) ---
+export const LABEL_SKU_NAME = 'karpenter.azure.com/sku-name';
+export const LABEL_SKU_FAMILY = 'karpenter.azure.com/sku-family';
+export const LABEL_SKU_CPU = 'karpenter.azure.com/sku-cpu';
+export const LABEL_SKU_MEMORY = 'karpenter.azure.com/sku-memory';
+export const LABEL_GPU_COUNT = 'karpenter.azure.com/sku-gpu-count';
+export const LABEL_GPU_NAME = 'karpenter.azure.com/sku-gpu-name';
+export const LABEL_GPU_MANUFACTURER = 'karpenter.azure.com/sku-gpu-manufacturer';
+export const LABEL_SKU_SERIES = 'karpenter.azure.com/sku-series';
+export const LABEL_SKU_VERSION = 'karpenter.azure.com/sku-version';
+export const LABEL_SKU_ACCELERATED_NETWORKING = 'karpenter.azure.com/sku-networking-accelerated';
+export const LABEL_SKU_STORAGE_PREMIUM_CAPABLE = 'karpenter.azure.com/sku-storage-premium-capable';
+export const LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE = 'karpenter.azure.com/sku-storage-ephemeralos-maxsize';
+
+// --- azflex (flex.aks.azure.com): the durable half of its memory ---
+export const LABEL_NODECLASS = 'flex.aks.azure.com/nodeclass';
+/** RFC 3339 time of the last VM PUT that referenced the NIC: ARM's reservation ends 180 s later. */
+export const ANNOTATION_VM_ATTEMPT_AT = 'flex.aks.azure.com/vm-attempt-at';
+/** RFC 3339 end of ARM's reservation of a failed launch's NIC (informational: vm-attempt-at is authoritative). */
+export const ANNOTATION_NIC_RESERVED_UNTIL = 'flex.aks.azure.com/nic-reserved-until';
+export const ANNOTATION_NODECLASS_HASH = 'flex.aks.azure.com/nodeclass-hash';
+export const ANNOTATION_NODECLASS_HASH_VERSION = 'flex.aks.azure.com/nodeclass-hash-version';
+/** On a NodeClaim being consolidated by replacement: the name of its replacement. */
+export const ANNOTATION_CONSOLIDATION_REPLACEMENT = 'flex.aks.azure.com/consolidation-replacement';
+/** On a NodeClass: offerings ARM refused, with their expiry (provisioning/offering-marks.ts). */
+export const ANNOTATION_OFFERING_MARKS = 'flex.aks.azure.com/unavailable-offerings';
+/** Our finalizer on AzureFlexNodeClasses: deletion waits for the termination controller. */
+export const FINALIZER_NODECLASS = 'flex.aks.azure.com/termination';
