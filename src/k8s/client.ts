@@ -304,7 +304,10 @@ function withContext(kc: KubeConfig, context: string | undefined): KubeConfig {
  * The pod's ServiceAccount: KUBERNETES_SERVICE_HOST/PORT and the files under
  * /var/run/secrets/kubernetes.io/serviceaccount (`pathPrefix` roots them elsewhere, for
  * tests and chroots). client-node re-reads the token file at most 60 s after it changed
- * (client-go does the same), so kubelet's token rotation applies without a restart.
+ * (client-go does the same), so kubelet's token rotation applies without a restart. A
+ * token file ending in a newline (a hand-mounted Secret) needs no trimming here: requests and
+ * watches go through undici's fetch, which strips it from the header value
+ * (test/k8s/in-cluster-config.test.ts).
  */
 export function inClusterKubeConfig(pathPrefix = ''): KubeConfig {
   if (!process.env.KUBERNETES_SERVICE_HOST) throw new Error('not running in a cluster: KUBERNETES_SERVICE_HOST is unset');
