@@ -305,7 +305,22 @@ function zoneRequirement(zones: readonly string[]): Requirement {
  * are explicit on CPU SKUs too (count 0, no GPU name) so "sku-gpu-name Exists" excludes them;
  * so is the ephemeral OS disk size on sizes that cannot hold one.
  */
+/**
+ * Every plan asks for the labels of every offered instance type; Requirements are immutable
+ * and catalog entries are replaced rather than changed, so each answer is remembered per
+ * instance type object and region.
+ */
+const requirementsOfType = new WeakMap<InstanceType, Map<string, Requirements>>();
+
 export function instanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
+  let byRegion = requirementsOfType.get(instanceType);
+  if (!byRegion) requirementsOfType.set(instanceType, (byRegion = new Map()));
+  let requirements = byRegion.get(region);
+  if (!requirements) byRegion.set(region, (requirements = computeInstanceTypeRequirements(instanceType, region)));
+  return requirements;
+}
+
+function computeInstanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
   const zones = instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [

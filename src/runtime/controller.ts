@@ -31,7 +31,7 @@ export class Runtime {
   private readonly nics = new Map<string, NicActor>();
   private readonly timers = new Set<TimerId>();
   private readonly loops: PeriodicLoop[] = [];
-  private readonly lastObserved = new WeakMap<object, string>();
+  private readonly lastObserved = new WeakMap<object, { state: string; observed: object }>();
   /** The event each root actor last processed, for the transition it caused (see withEventMemory). */
   private readonly lastEvent = new WeakMap<object, EventObject>();
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
@@ -202,14 +202,13 @@ export class Runtime {
     // "ready" for the machine means initialized as Karpenter has it: Ready, registration
     // taint and startup taints gone, requested extended resources allocatable.
     const ready = node ? notInitializedReason(nc, node) === undefined : false;
-    const has = (t: string) => nc.status.conditions.some((c) => c.type === t && c.status === 'True');
     return {
       exists: true,
       deleting: nc.metadata.deletionTimestamp !== undefined,
       vmAttemptAt: vmAttemptAt(nc),
-      launched: has('Launched'),
-      registered: has('Registered'),
-      initialized: has('Initialized'),
+      launched: conditionTrue(nc, 'Launched'),
+      registered: conditionTrue(nc, 'Registered'),
+      initialized: conditionTrue(nc, 'Initialized'),
       nicExists: world.nics.has(nicNameFor(name)),
       vm: vm?.provisioningState,
       node: node ? { name: node.metadata.name, ready } : undefined,
@@ -245,9 +244,10 @@ export class Runtime {
    * current state: nothing new to react to, and most of a resync's cost is in transitions.
    */
   private observe(actor: NodeClaimActor | NicActor, observed: NodeClaimObservation | NicObservation): void {
-    const key = `${stateName(actor.getSnapshot().value)}|${JSON.stringify(observed)}`;
-    if (this.lastObserved.get(actor) === key) return;
-    this.lastObserved.set(actor, key);
+    const state = stateName(actor.getSnapshot().value);
+    const last = this.lastObserved.get(actor);
+    if (last && last.state === state && sameObservation(last.observed, observed)) return;
+    this.lastObserved.set(actor, { state, observed });
     (actor as { send(e: { type: 'OBSERVED'; observed: typeof observed }): void }).send({ type: 'OBSERVED', observed });
   }
 
@@ -418,6 +418,28 @@ export class Runtime {
     });
     this.timers.add(id);
   }
+}
+
+function conditionTrue(nc: NodeClaim, type: string): boolean {
+  for (const c of nc.status.conditions) if (c.type === type && c.status === 'True') return true;
+  return false;
+}
+
+/**
+ * Observations are flat records (one nested record at most, the node): equal when every
+ * field is, an absent field equal to an undefined one (as their JSON would be).
+ */
+function sameObservation(a: object, b: object): boolean {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k in x) {
+    const u = x[k];
+    const v = y[k];
+    if (u === v) continue;
+    if (typeof u !== 'object' || typeof v !== 'object' || u === null || v === null || !sameObservation(u, v)) return false;
+  }
+  for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
+  return true;
 }
 
 /**

@@ -66,11 +66,16 @@ export async function observeWorld(deps: RuntimeDeps, includeDisks: boolean): Pr
   };
 }
 
+/** Read on every resync for every NodeClaim and NIC; NodeClaim objects are replaced, never changed, so remembered per object. */
+const attemptAtOf = new WeakMap<NodeClaim, number | undefined>();
+
 export function vmAttemptAt(nc: NodeClaim): number | undefined {
+  if (attemptAtOf.has(nc)) return attemptAtOf.get(nc);
   const raw = nc.metadata.annotations[ANNOTATION_VM_ATTEMPT_AT];
-  if (!raw) return undefined;
-  const t = Date.parse(raw);
-  return Number.isFinite(t) ? t : undefined;
+  const t = raw ? Date.parse(raw) : NaN;
+  const at = Number.isFinite(t) ? t : undefined;
+  attemptAtOf.set(nc, at);
+  return at;
 }
 
 export function createdAtTag(tags: Record<string, string>): number | undefined {

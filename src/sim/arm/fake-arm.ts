@@ -165,6 +165,7 @@ export class FakeArm implements AzurePort {
   /** `sub|rg` (lower-case) of every resource group that exists. */
   private readonly resourceGroups = new Map<string, { subscriptionId: string; name: string; location: string }>();
   private readonly windows = new Map<string, CallWindow>();
+  private readonly computeWindowsByCaller = new Map<string, Map<string, Map<ArmOperation, ReadonlyArray<{ p: ComputeThrottlePolicy; w: CallWindow }>>>>();
   private readonly nicTombs = new ResourceIndex<Tomb<NicRecord>>();
   private readonly vmTombs = new ResourceIndex<Tomb<VmRecord>>();
   private readonly diskTombs = new ResourceIndex<Tomb<DiskRecord>>();
@@ -926,25 +927,39 @@ export class FakeArm implements AzurePort {
   /** Compute RP throttling: every policy covering `op` counts the call; one over its limit refuses it. */
   private chargeCompute(op: ArmOperation, subscriptionId: string, location: string): void {
     const now = this.clock.now();
-    const covering: Array<{ p: ComputeThrottlePolicy; w: CallWindow; used: number }> = [];
+    const covering = this.computeWindows(op, subscriptionId, location);
     let refusal: AzureError | undefined;
-    for (const p of this.computePolicies) {
-      if (!(p.ops as string[]).includes(op)) continue;
-      const w = this.callWindow(subscriptionId, location, p.name);
+    const used: number[] = [];
+    for (const { p, w } of covering) {
       const windowMs = p.windowSeconds * 1000;
-      const used = w.count(now, windowMs);
-      covering.push({ p, w, used });
-      if (used >= p.limit && refusal === undefined) {
+      const n = w.count(now, windowMs);
+      used.push(n);
+      if (n >= p.limit && refusal === undefined) {
         const waitMs = w.msUntilBelow(p.limit, now, windowMs);
         const retryAfter = Math.min(MAX_COMPUTE_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(waitMs / 1000)));
-        refusal = msg.computeThrottled(p.name, now - windowMs, now, p.limit, used + 1, retryAfter);
+        refusal = msg.computeThrottled(p.name, now - windowMs, now, p.limit, n + 1, retryAfter);
       }
     }
     // Only served calls count: a refused one spends nothing of the window.
     if (!refusal) for (const c of covering) c.w.add(now);
-    const remaining = covering.map(({ p, used }) => `Microsoft.Compute/${p.name};${Math.max(0, p.limit - used - (refusal ? 0 : 1))}`);
-    if (remaining.length > 0) this.lastResourceRemaining = remaining.join(',');
+    if (covering.length > 0) {
+      this.lastResourceRemaining = covering.map(({ p }, i) => `Microsoft.Compute/${p.name};${Math.max(0, p.limit - used[i]! - (refusal ? 0 : 1))}`).join(',');
+    }
     if (refusal) throw refusal;
+  }
+
+  /** The call windows of every policy covering `op`, by the caller's own strings (see bucket()). */
+  private computeWindows(op: ArmOperation, subscriptionId: string, location: string): ReadonlyArray<{ p: ComputeThrottlePolicy; w: CallWindow }> {
+    let byLocation = this.computeWindowsByCaller.get(subscriptionId);
+    if (!byLocation) this.computeWindowsByCaller.set(subscriptionId, (byLocation = new Map()));
+    let byOp = byLocation.get(location);
+    if (!byOp) byLocation.set(location, (byOp = new Map()));
+    let windows = byOp.get(op);
+    if (!windows) {
+      windows = this.computePolicies.filter((p) => (p.ops as string[]).includes(op)).map((p) => ({ p, w: this.callWindow(subscriptionId, location, p.name) }));
+      byOp.set(op, windows);
+    }
+    return windows;
   }
 
   private callWindow(subscriptionId: string, location: string, policy: string): CallWindow {
