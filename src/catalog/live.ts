@@ -42,6 +42,8 @@ interface Entry {
   listing: ScopeListing;
   /** When to list again. */
   dueAt: number;
+  /** When the listing in use was requested (undefined for the fallback). */
+  listedAt?: number;
   fallback: boolean;
   inflight?: Promise<void>;
 }
@@ -91,6 +93,11 @@ export class LiveInstanceTypeCatalog implements InstanceTypeCatalog {
     return entry.listing.types.some((t) => t.name.toLowerCase() === key) ? undefined : NOT_LISTED;
   }
 
+  listedAt(scope: CatalogScope): number | undefined {
+    const entry = this.entries.get(scopeKey(scope));
+    return entry && !entry.fallback ? entry.listedAt : undefined;
+  }
+
   /** Resource SKUs calls made (tests and metrics). */
   get fetchCount(): number {
     return this.fetches;
@@ -122,15 +129,20 @@ export class LiveInstanceTypeCatalog implements InstanceTypeCatalog {
     if (existing?.inflight) return existing.inflight;
     const run = (async (): Promise<void> => {
       this.fetches++;
+      // The request's time, not the answer's: what ARM did meanwhile may be missing from it.
+      const requestedAt = this.o.clock.now();
       try {
         const listing = await this.o.fetch(scope);
-        this.entries.set(key, { scope, listing, dueAt: this.o.clock.now() + this.refreshMs, fallback: false });
+        this.entries.set(key, { scope, listing, dueAt: this.o.clock.now() + this.refreshMs, fallback: false, listedAt: requestedAt });
         this.o.onFetch?.(scope, { ok: true, skus: listing.types.length });
       } catch (error) {
         const previous = this.entries.get(key);
         // Stale beats nothing: keep the last real listing; only a never-listed scope falls back.
         const keep = previous && !previous.fallback ? previous.listing : fallbackListing(scope, this.o.fallback ?? STATIC_INSTANCE_TYPES);
-        this.entries.set(key, { scope, listing: keep, dueAt: this.o.clock.now() + this.retryMs, fallback: !previous || previous.fallback });
+        this.entries.set(key, {
+          scope, listing: keep, dueAt: this.o.clock.now() + this.retryMs, fallback: !previous || previous.fallback,
+          ...(previous?.listedAt !== undefined && !previous.fallback ? { listedAt: previous.listedAt } : {}),
+        });
         this.o.onFetch?.(scope, { ok: false, error, fallback: !previous || previous.fallback });
       }
       this.generation++;

@@ -72,6 +72,23 @@ export interface InstanceTypeCatalog {
    * listing does not carry at all counts as a Location restriction with reasonCode NotListed.
    */
   restriction(sku: string, scope: CatalogScope, zone?: string): SkuRestriction | undefined;
+  /**
+   * When the listing restriction() answers from for this scope was requested from ARM
+   * (undefined: never listed, or answering from the offline fallback).
+   */
+  listedAt?(scope: CatalogScope): number | undefined;
+}
+
+/**
+ * Resource SKUs' answer to "does ARM still restrict this SKU for this subscription in this
+ * location?", but only from a listing requested after `since` (the time of the mark being
+ * re-checked): an older listing may predate what ARM refused, so it says nothing and the
+ * mark is kept until a newer listing exists. undefined: no such listing.
+ */
+export function restrictedSince(catalog: InstanceTypeCatalog, sku: string, scope: CatalogScope, since: number): boolean | undefined {
+  const at = catalog.listedAt?.(scope);
+  if (at === undefined || at <= since) return undefined;
+  return catalog.restriction(sku, scope) !== undefined;
 }
 
 /** Whether a NodeClass with this subscription and location may launch the SKU. */

@@ -4,7 +4,7 @@ import { LivenessController } from '../disruption/liveness.js';
 import { drain } from '../disruption/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Provisioner, type ProvisionerLog, type ProvisionerOptions } from '../provisioning/provisioner.js';
+import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
 import type { OfferingsCache, PeriodicController } from '../runtime/deps.js';
 
 export interface PeriodicIntervals {
@@ -35,7 +35,7 @@ export interface PeriodicControllerDeps {
    */
   enabled?: () => boolean;
   /** Whether Resource SKUs still restricts a SKU in a region (undefined: unknown); see ProvisionerOptions. */
-  skuRestricted?: (sku: string, region: string) => boolean | undefined;
+  skuRestricted?: SkuRestrictedCheck;
   /** Metrics observers of the provisioner (src/metrics); the simulator leaves them out. */
   onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
   onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];

@@ -40,6 +40,8 @@ export interface ProvisionerLog {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
+export type SkuRestrictedCheck = (q: { sku: string; region: string; subscriptionID: string; markedAt: number }) => boolean | undefined;
+
 export interface ProvisionerOptions {
   cluster: ClusterPort;
   catalog: InstanceTypeCatalog;
@@ -67,11 +69,12 @@ export interface ProvisionerOptions {
    */
   offeringMarks?: boolean;
   /**
-   * Whether Resource SKUs still restricts a SKU in a region (a cheap read of the catalog's last
-   * listing): undefined when unknown. A SkuNotAvailable mark whose restriction is gone is not
-   * held for its 23 h but put on probation at once.
+   * Whether Resource SKUs still restricts a SKU for a subscription in a region (a cheap read of
+   * the catalog's last listing), answered only from a listing newer than the mark
+   * (`markedAt`); undefined when unknown. A SkuNotAvailable mark whose restriction is gone is
+   * not held for its 23 h but put on probation at once.
    */
-  skuRestricted?: (sku: string, region: string) => boolean | undefined;
+  skuRestricted?: SkuRestrictedCheck;
   /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
   liftOffering?: (sku: string, region: string) => void;
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
@@ -355,7 +358,8 @@ export class Provisioner {
     }
     const now = this.clock.now();
     for (const { region, nodeClass, mark } of marks.skuNotAvailable()) {
-      if (this.options.skuRestricted?.(mark.sku, region) !== false) continue;
+      const subscriptionID = nodeClasses.find((c) => c.metadata.name === nodeClass)?.spec.subscriptionID ?? '';
+      if (this.options.skuRestricted?.({ sku: mark.sku, region, subscriptionID, markedAt: mark.markedAt }) !== false) continue;
       this.options.liftOffering?.(mark.sku, region);
       updates.set(nodeClass, current(nodeClass).map((m) => (markKey(m) === markKey(mark) ? { ...m, expiresAt: now } : m)));
       this.log.info({ sku: mark.sku, region }, 'SkuNotAvailable no longer restricted: offering on probation');

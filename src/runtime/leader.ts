@@ -5,7 +5,7 @@ import { UnavailableOfferings } from '../azure/offerings.js';
 import { SdkAzure } from '../azure/sdk-adapter.js';
 import { resourceSkuCatalog } from '../azure/resource-skus.js';
 import { PriceBook } from '../catalog/prices.js';
-import type { InstanceTypeCatalog } from '../catalog/skus.js';
+import { restrictedSince, type InstanceTypeCatalog } from '../catalog/skus.js';
 import { drainWith, periodicControllers, type PeriodicIntervals } from '../controllers/periodic.js';
 import type { LeaderRuntime, LeaderRuntimeContext } from '../k8s/controller-process.js';
 import type { RuntimeLiveSource } from '../live/runtime-source.js';
@@ -125,6 +125,8 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       controllers: [
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
+          // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.
+          skuRestricted: ({ sku, region, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt),
           onNodeClaimCreated: (claim) =>
             k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
           onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),

@@ -279,8 +279,9 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
         livenessMs: scenario.controller.disruptionIntervalSeconds * 1000,
       },
       enabled: () => provisioning,
-      // The simulated Resource SKUs view: a SKU is restricted where the fake ARM refuses it.
-      skuRestricted: (sku, region) => {
+      // The simulated Resource SKUs view: a SKU is restricted where the fake ARM refuses it
+      // (always current: the simulated listing never trails ARM).
+      skuRestricted: ({ sku, region }) => {
         const regions = scenario.regions.filter((r) => r.location.toLowerCase() === region.toLowerCase())
           .flatMap((r) => arm.regionsOf(r.subscriptionId)).filter((r) => r.location.toLowerCase() === region.toLowerCase());
         return regions.length === 0 ? undefined : regions.some((r) => r.unavailableSkus.includes(sku.toLowerCase()));
