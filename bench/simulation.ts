@@ -39,6 +39,7 @@ export async function benchSimulation(): Promise<Record<string, unknown>> {
     transitionsPerSecond: Math.round(median('transitionsPerSecond')),
     armReadsPerHourPerSubscription: median('reads'),
     runs: RUNS,
+    crashMemory: await benchCrashMemory(),
     fleet: await benchFleet(Number(process.env.AZFLEX_BENCH_FLEET_HOURS ?? 0.25)),
   };
 }
@@ -63,5 +64,38 @@ async function benchFleet(hours: number): Promise<Record<string, unknown>> {
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     armReadsPerHourPerSubscription: result.armReadsPerHourPerSubscription,
     leaked: result.leakedNics + result.leakedVms + result.leakedDisks,
+  };
+}
+
+/**
+ * Heap kept per simulated controller crash: crash-restart (quota-storm, 30 s restarts) for
+ * 2 simulated hours with no crash and with 200, heap used after a full GC at the end of each
+ * main run; the difference per crash. Needs --expose-gc (npm run bench passes it).
+ */
+export async function benchCrashMemory(): Promise<Record<string, unknown>> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return { bytesPerCrash: null, why: 'run with --expose-gc' };
+  const scenario = builtInScenario('crash-restart')!;
+  const heapAtEnd = async (restarts: number): Promise<{ heap: number; restarts: number }> => {
+    let heap = 0;
+    const { result } = await runSimulation({
+      scenario, seed: 1, strategy: 'machine', keepEventLog: false, restarts, hours: 2,
+      onProgress: (fraction) => {
+        if (fraction < 1) return;
+        gc();
+        heap = process.memoryUsage().heapUsed;
+      },
+    });
+    return { heap, restarts: result.restarts };
+  };
+  const none = await heapAtEnd(0);
+  const many = await heapAtEnd(200);
+  return {
+    scenario: 'crash-restart',
+    simulatedHours: 2,
+    restarts: many.restarts,
+    heapMiBWithoutCrashes: Math.round(none.heap / 1048576 * 10) / 10,
+    heapMiBWithCrashes: Math.round(many.heap / 1048576 * 10) / 10,
+    bytesPerCrash: Math.round((many.heap - none.heap) / Math.max(1, many.restarts)),
   };
 }
