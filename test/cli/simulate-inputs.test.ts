@@ -40,9 +40,9 @@ function scenario(change: (s: ScenarioInput) => void): string {
   return file(stringify(s));
 }
 
-async function refused(args: string[], message: string | RegExp): Promise<void> {
+async function refused(args: string[], message: string | RegExp, command: string[] = ['simulate']): Promise<void> {
   stderr = [];
-  const code = await main(['simulate', ...args]);
+  const code = await main([...command, ...args]);
   const text = stderr.join('');
   expect(code, text).toBe(2);
   expect(text.trimEnd().split('\n'), text).toHaveLength(1);
@@ -93,6 +93,9 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--seeds', '1..99999999999'], /seeds are whole numbers from 0 to 4294967295/);
     await refused(['--workers', '2'], /--workers goes with --seeds/);
     await refused(['--seeds', '1..3', '--workers', '0'], /--workers must be a whole number from 1 to 64/);
+    // The other commands that take a seed: the same range, not wrapped modulo 2^32.
+    await refused(['--seed', '4294967297'], /--seed must be a whole number from 0 to 4294967295, got "4294967297"/, ['dev']);
+    await refused(['--seed', '1e3'], /--seed must be a whole number from 0 to 4294967295, got "1e3"/, ['sim', 'serve-arm']);
   });
 
   it('files: capped in size, few YAML aliases, regular files only', async () => {

@@ -1,30 +1,60 @@
 import fc from 'fast-check';
 import { parseScenario } from '../../src/sim/scenario.js';
-import { leakSummary, runSimulation } from '../../src/sim/simulation.js';
-import { generatedCase, reproduction } from './generated-scenario.js';
+import { runSweepJob, type SweepJob } from '../../src/sim/sweep/job.js';
+import { defaultWorkers, isOk, runSweep, type SweepOutcome } from '../../src/sim/sweep/sweep.js';
+import { generatedCase, reproduction, type GeneratedCase } from './generated-scenario.js';
 
 /**
- * The leak-freedom property, run by two test files so the 1,000 generated worlds spread over
- * both cores. AZFLEX_PROPERTY_RUNS scales each half; AZFLEX_PROPERTY_SEED replaces the base
- * seed, and each half mixes its own index into it, so the two halves always explore
- * different worlds.
+ * The leak-freedom property, run through the seed sweep on every core. vitest runs one test
+ * file at a time on CI's 2 cores (its default is cores - 1 workers), so a property that
+ * simulated inside the test process left a core idle for most of the suite's longest file;
+ * the sweep's worker threads use both and take the next world as each finishes.
+ *
+ * fast-check still draws the worlds (`fc.sample` gives exactly the values `fc.assert` would
+ * test with that seed, in the same order), and still shrinks: the sweep itself cannot shrink,
+ * so for the first failing world fast-check replays it by its path in this thread and
+ * shrinks it for up to SHRINK_BUDGET_MS. The failure message names every failing world's
+ * seed and the command that replays it, then the shrunk world's.
+ *
+ * AZFLEX_PROPERTY_RUNS sets the number of worlds; AZFLEX_PROPERTY_SEED the fast-check seed.
  */
-export async function assertLeakFreedom(defaultRuns: number, defaultSeed: number, half: 0 | 1): Promise<void> {
-  const numRuns = Number(process.env.AZFLEX_PROPERTY_RUNS ?? defaultRuns);
-  const base = Number(process.env.AZFLEX_PROPERTY_SEED ?? defaultSeed);
-  const seed = half === 0 ? base : (Math.imul(base ^ 0x5bd1e995, 0x9e3779b1) >>> 0) | 0;
-  await fc.assert(
+export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: number): Promise<void> {
+  const worlds = Number(process.env.AZFLEX_PROPERTY_RUNS ?? defaultWorlds);
+  const seed = Number(process.env.AZFLEX_PROPERTY_SEED ?? defaultSeed);
+  const cases = fc.sample(generatedCase, { numRuns: worlds, seed });
+  const outcomes = await runSweep(cases.map((c, i) => jobOf(c, `world ${i} of fc.sample(generatedCase, { seed: ${seed} })`)), { workers: defaultWorkers() });
+  const failing = outcomes.flatMap((o, i) => (isOk(o) ? [] : [{ i, o }]));
+  if (failing.length === 0) return;
+  const lines = [`${failing.length} of ${worlds} generated worlds failed (fast-check seed ${seed}):`];
+  for (const { i, o } of failing.slice(0, 10)) lines.push(`- world ${i}, seed ${o.seed}: ${whatFailed(o)}`, `  ${reproduction(cases[i]!)}`);
+  lines.push(...(await shrink(seed, failing[0]!.i)));
+  throw new Error(lines.join('\n'));
+}
+
+/** One sweep job per generated world (the sweep's own check: leaks, stuck NodeClaims, invariants, deletes of attached NICs). */
+function jobOf(c: GeneratedCase, reproduce: string): SweepJob {
+  return { scenario: parseScenario(c.scenario, 'generated'), seed: c.seed, strategy: 'machine', reproduce };
+}
+
+function whatFailed(o: SweepOutcome): string {
+  return o.error !== undefined ? `threw: ${o.error.split('\n')[0]}` : o.problems.slice(0, 5).join('; ');
+}
+
+/** Each shrink step is a whole simulation: bounded, so a red run still ends in minutes. */
+const SHRINK_BUDGET_MS = 90_000;
+
+async function shrink(seed: number, index: number): Promise<string[]> {
+  const details = await fc.check(
     fc.asyncProperty(generatedCase, async (c) => {
-      const run = await runSimulation({ scenario: parseScenario(c.scenario, 'generated'), seed: c.seed, strategy: 'machine', keepEventLog: true });
-      const deletesWhileAttached = run.eventLog.entries.filter((e) => e.kind === 'world' && e.event === 'nic.delete' && e.detail?.includes('NicInUse'));
-      const leaks = leakSummary(run.result);
-      const problems = [
-        ...(leaks ? [`--assert-no-leaks refuses: ${leaks}`] : []),
-        ...run.invariantViolations,
-        ...deletesWhileAttached.map((e) => `NIC delete attempted while attached: ${e.actor}`),
-      ];
-      if (problems.length > 0) throw new Error(`${problems.slice(0, 5).join('; ')}\n${reproduction(c)}`);
+      const o = await runSweepJob(jobOf(c, `shrinking world ${index}`));
+      if (!isOk(o)) throw new Error(whatFailed(o));
     }),
-    { numRuns, seed, endOnFailure: true },
+    { seed, path: String(index), interruptAfterTimeLimit: SHRINK_BUDGET_MS },
   );
+  if (!details.failed || !details.counterexample) return [`world ${index} passed when replayed in this thread: it failed only in a sweep worker (see its error above)`];
+  const [shrunk] = details.counterexample;
+  return [
+    `shrunk by fast-check (${details.numShrinks} steps${details.interrupted ? `, stopped after ${SHRINK_BUDGET_MS / 1000} s` : ''}; path ${details.counterexamplePath}): seed ${shrunk.seed}: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
+    `  ${reproduction(shrunk)}`,
+  ];
 }

@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Option, type Command } from 'commander';
 import { resolveArmConfig } from './sim-serve-arm.js';
-import { integer } from './simulate.js';
+import { bounded, MAX_SEED } from './simulate.js';
 
 interface DevFlags {
   stateDir: string;
@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .command('dev')
     .description('run a local cluster + simulated Azure + the controller; kubectl apply -f examples/ and watch')
     .option('--state-dir <dir>', 'kubeconfig, logs, etcd data (wiped at start)', path.join(os.tmpdir(), 'azflex-dev'))
-    .option('--seed <n>', 'seed of the fake ARM random stream', integer('--seed', 0), 1)
+    .option('--seed <n>', `seed of the fake ARM random stream (0..${MAX_SEED})`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--scenario <s>', "fake ARM setup: 'default' (eastus2, quota for 2 H200), a built-in scenario, or a JSON file", 'default')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: DevFlags) => {

@@ -4,6 +4,7 @@ import { defaultFakeArmConfig } from '../../sim/arm/defaults.js';
 import { parseFakeArmConfig, ScenarioConfigError } from '../../sim/arm/scenario-config.js';
 import type { FakeArmConfig } from '../../sim/arm/types.js';
 import { UsageError } from '../errors.js';
+import { bounded, MAX_SEED } from './simulate.js';
 
 /**
  * `azflex sim serve-arm`: the fake ARM behind an HTTPS endpoint, for driving the real SDK
@@ -25,7 +26,7 @@ export function register(program: Command): void {
     .description('Serve the deterministic fake ARM over HTTPS (self-signed CA; any bearer token is accepted)')
     .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', parsePort, 0)
     .option('--scenario <scenario>', "'default', a built-in scenario name, or a JSON file (FakeArmConfig or scenario)", 'default')
-    .option('--seed <n>', 'seed of the fake ARM random stream', parseSeed, 1)
+    .option('--seed <n>', `seed of the fake ARM random stream (0..${MAX_SEED})`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--manual-clock', 'virtual time moves only on POST /_sim/clock/advance?seconds=N')
     .action(async (flags: ServeArmFlags) => {
       const config = await resolveArmConfig(flags.scenario);
@@ -81,11 +82,5 @@ export async function resolveArmConfig(nameOrPath: string): Promise<FakeArmConfi
 function parsePort(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be an integer 0-65535');
-  return n;
-}
-
-function parseSeed(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new InvalidArgumentError('must be an integer 0-4294967295');
   return n;
 }

@@ -1,7 +1,7 @@
 import type { StrategyName } from '../../runtime/deps.js';
 import type { Scenario } from '../scenario.js';
 import type { ClusterSetup } from '../cluster-setup.js';
-import { runSimulation, type SimulationResult } from '../simulation.js';
+import { leakSummary, runSimulation, type SimulationResult } from '../simulation.js';
 
 /**
  * One simulation of a sweep: everything a worker needs, as plain data (it crosses a
@@ -25,7 +25,7 @@ export interface SweepOutcome {
   seed: number;
   strategy: StrategyName;
   result?: SimulationResult;
-  /** What a settled world must not show: leaks, stuck NodeClaims, deletes of attached NICs. Empty when all is well. */
+  /** What a settled world must not show: leaks, stuck NodeClaims, Failed VMs left, deletes of attached NICs. Empty when all is well. */
   problems: string[];
   /** The run threw (a bug in the controller or the simulator); the message. */
   error?: string;
@@ -58,7 +58,8 @@ export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
         });
       },
     });
-    const problems = [...run.invariantViolations];
+    const leaks = leakSummary(run.result);
+    const problems = [...(leaks !== undefined ? [`--assert-no-leaks refuses: ${leaks}`] : []), ...run.invariantViolations];
     if (deletesWhileAttached > 0) problems.push(`${deletesWhileAttached} NIC delete(s) attempted while attached`);
     return { ...base, result: run.result, problems, reapAfterReservationSeconds: run.arm.reapAfterReservationSeconds() };
   } catch (err) {
