@@ -14,6 +14,10 @@ export const NODECLASS_KIND = 'AzureFlexNodeClass';
 export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
 export const LABEL_REGION = 'topology.kubernetes.io/region';
 export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+/** The Azure disk CSI driver's zone key (PV node affinity, node label); same values as LABEL_ZONE. */
+export const LABEL_DISK_CSI_ZONE = 'topology.disk.csi.azure.com/zone';
+/** Storage: the DefaultStorageClass admission plugin's marker. */
+export const ANNOTATION_DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-default-class';
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_ARCH = 'kubernetes.io/arch';
 export const LABEL_OS = 'kubernetes.io/os';

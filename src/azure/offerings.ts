@@ -14,11 +14,13 @@ import { classifyAzureError, type FailureAction } from './errors.js';
  */
 export type CapacityType = 'on-demand' | 'spot';
 
-/** '*' in `sku` means every SKU; `family` set means every SKU of that family. */
+/** '*' in `sku` means every SKU; `family` set means every SKU of that family; `zone` set: that zone only. */
 export interface UnavailableEntry {
   sku: string;
   family?: string;
   region: string;
+  /** Zone label ("eastus2-1"): a zonal allocation failure marks only that zone of the SKU. */
+  zone?: string;
   capacityType: CapacityType;
   reason: string;
   markedAt: number;
@@ -29,6 +31,8 @@ export interface OfferingAttempt {
   sku: string;
   region: string;
   capacityType: CapacityType;
+  /** Zone label of a zonal VM create. */
+  zone?: string;
 }
 
 export interface UnavailableOfferingsOptions {
@@ -70,15 +74,17 @@ export class UnavailableOfferings {
     this.put({ sku: ANY_SKU, region, capacityType, reason }, ttlSeconds);
   }
 
-  isUnavailable(sku: string, region: string, capacityType: CapacityType): boolean {
-    return this.blocking(sku, region, capacityType) !== undefined;
+  /** With a zone: whether that zone's offering is blocked (by a zone mark or anything regional). */
+  isUnavailable(sku: string, region: string, capacityType: CapacityType, zone?: string): boolean {
+    return this.blocking(sku, region, capacityType, zone) !== undefined;
   }
 
   /** The mark that blocks an offering, if any (the longest-lived one). */
-  blocking(sku: string, region: string, capacityType: CapacityType): UnavailableEntry | undefined {
+  blocking(sku: string, region: string, capacityType: CapacityType, zone?: string): UnavailableEntry | undefined {
     const family = this.familyOf(sku);
     const keys = [key(sku, region, capacityType), key(ANY_SKU, region, capacityType)];
     if (family) keys.push(familyKey(family, region, capacityType));
+    if (zone) keys.push(zoneKey(sku, region, zone, capacityType));
     let found: UnavailableEntry | undefined;
     for (const k of keys) {
       const entry = this.live(k);
@@ -105,6 +111,11 @@ export class UnavailableOfferings {
     if (action.kind !== 'insufficientCapacity') return;
     const { sku, region, capacityType } = attempt;
     const reason = action.code;
+    if (attempt.zone && (action.code === 'ZonalAllocationFailed' || action.code === 'OverconstrainedZonalAllocationRequest')) {
+      // The zone ran out, not the region: the SKU's other zones stay offered (the Azure provider marks per zone too).
+      this.put({ sku, region, zone: attempt.zone, capacityType, reason }, action.ttlSeconds);
+      return;
+    }
     if (action.reason === 'quota') {
       const quota = action.quota;
       switch (quota?.scope) {
@@ -189,7 +200,8 @@ export class UnavailableOfferings {
       markedAt: now,
       expiresAt: now + Math.max(0, ttlSeconds) * 1000,
     };
-    const k = entry.family ? familyKey(entry.family, entry.region, entry.capacityType) : key(entry.sku, entry.region, entry.capacityType);
+    const k = entry.family ? familyKey(entry.family, entry.region, entry.capacityType)
+      : entry.zone ? zoneKey(entry.sku, entry.region, entry.zone, entry.capacityType) : key(entry.sku, entry.region, entry.capacityType);
     const existing = this.live(k);
     if (existing && existing.expiresAt >= entry.expiresAt) return;
     this.marks.set(k, entry);
@@ -211,6 +223,10 @@ function key(sku: string, region: string, capacityType: CapacityType): string {
   return `${capacityType}:${sku.toLowerCase()}:${region.toLowerCase()}`;
 }
 
+function zoneKey(sku: string, region: string, zone: string, capacityType: CapacityType): string {
+  return `${capacityType}:${sku.toLowerCase()}:${region.toLowerCase()}:${zone.toLowerCase()}`;
+}
+
 function familyKey(family: string, region: string, capacityType: CapacityType): string {
   return `${capacityType}:family=${family.toLowerCase()}:${region.toLowerCase()}`;
 }
@@ -220,8 +236,8 @@ function isQuotaReason(reason: string): boolean {
 }
 
 function compareKeys(a: UnavailableEntry, b: UnavailableEntry): number {
-  const ka = `${a.region}:${a.capacityType}:${a.family ?? ''}:${a.sku}`;
-  const kb = `${b.region}:${b.capacityType}:${b.family ?? ''}:${b.sku}`;
+  const ka = `${a.region}:${a.capacityType}:${a.family ?? ''}:${a.sku}:${a.zone ?? ''}`;
+  const kb = `${b.region}:${b.capacityType}:${b.family ?? ''}:${b.sku}:${b.zone ?? ''}`;
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { LiveInstanceTypeCatalog, type ScopeListing } from '../catalog/live.js';
 import type { AzureFlexNodeClass } from '../ports/cluster.js';
 import { PriceBook } from '../catalog/prices.js';
-import { STATIC_INSTANCE_TYPES, type CatalogScope, type InstanceType, type SkuRestriction } from '../catalog/skus.js';
+import { STATIC_INSTANCE_TYPES, zoneLabel, type CatalogScope, type InstanceType, type SkuRestriction } from '../catalog/skus.js';
 import { parseVmSize } from '../catalog/vm-size.js';
 import type { Clock } from '../ports/clock.js';
 import { toAzureError } from './sdk-errors.js';
@@ -68,6 +68,8 @@ export function mapResourceSkus(skus: readonly ResourceSku[], scope: CatalogScop
     const type = toInstanceType(sku, location, options.maxPods, prices);
     if (!type) continue;
     type.availability = [{ subscriptionID, location, zones }];
+    // Zonal where ARM lists zones this subscription may use: offerings (and node labels) per zone.
+    if (zones.length > 0) type.zones = { [location]: zones.map((z) => zoneLabel(location, z)) };
     types.set(key, type);
   }
   return { types: [...types.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), restrictions };

@@ -179,6 +179,8 @@ export class SdkAzure implements AzurePort {
     const spot = spec.priority === 'Spot';
     return {
       location: spec.location,
+      // An availability zone id ("1"), not the "<region>-1" label: VirtualMachine.zones.
+      ...(spec.zone ? { zones: [spec.zone] } : {}),
       tags: { ...spec.tags },
       hardwareProfile: { vmSize: spec.vmSize },
       storageProfile: {
@@ -357,6 +359,7 @@ export function toVm(vm: VirtualMachine, ref: ResourceRef | undefined): Vm {
     name: vm.name ?? nameOf(vm.id, ref),
     location: vm.location,
     vmSize: vm.hardwareProfile?.vmSize ?? '',
+    ...(vm.zones?.[0] ? { zone: vm.zones[0] } : {}),
     nicIds: (vm.networkProfile?.networkInterfaces ?? []).map((n) => n.id ?? '').filter((id) => id !== ''),
     ...(osDiskName ? { osDiskName } : {}),
     provisioningState: toVmState(vm.provisioningState),

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import {
-  NOT_LISTED, STATIC_INSTANCE_TYPES, type CatalogScope, type InstanceType, type InstanceTypeCatalog, type SkuRestriction,
+  NOT_LISTED, STATIC_INSTANCE_TYPES, zoneId, type CatalogScope, type InstanceType, type InstanceTypeCatalog, type SkuRestriction,
 } from './skus.js';
 
 /**
@@ -159,7 +159,13 @@ function fallbackListing(scope: CatalogScope, types: readonly InstanceType[]): S
   const out: InstanceType[] = [];
   for (const t of types) {
     if (!t.locations.includes(location)) continue;
-    out.push({ ...t, locations: [location], availability: [{ subscriptionID: scope.subscriptionID.toLowerCase(), location, zones: [] }] });
+    const zones = t.zones?.[location];
+    out.push({
+      ...t,
+      locations: [location],
+      ...(zones ? { zones: { [location]: zones } } : { zones: {} }),
+      availability: [{ subscriptionID: scope.subscriptionID.toLowerCase(), location, zones: (zones ?? []).map(zoneId) }],
+    });
   }
   return { types: out, restrictions: new Map() };
 }
@@ -172,10 +178,13 @@ function merge(key: string, entries: readonly Entry[]): Merged {
       const name = t.name.toLowerCase();
       const seen = byName.get(name);
       if (!seen) {
-        byName.set(name, { ...t, locations: [...t.locations], availability: [...(t.availability ?? [])] });
+        byName.set(name, { ...t, locations: [...t.locations], availability: [...(t.availability ?? [])], zones: { ...t.zones } });
         continue;
       }
       for (const l of t.locations) if (!seen.locations.includes(l)) seen.locations.push(l);
+      // Scopes of one location may allow different zones (zone restrictions are per subscription): the union is offered, and launch checks the restriction.
+      const zones = seen.zones as Record<string, readonly string[]>;
+      for (const [l, list] of Object.entries(t.zones ?? {})) zones[l] = zones[l] ? [...new Set([...zones[l], ...list])].sort() : list;
       for (const a of t.availability ?? []) {
         if (!seen.availability!.some((x) => x.subscriptionID === a.subscriptionID && x.location === a.location)) seen.availability!.push(a);
       }

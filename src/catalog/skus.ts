@@ -99,7 +99,33 @@ export function isOffered(type: InstanceType, subscriptionID: string, location: 
   return type.availability.some((a) => a.location === loc && a.subscriptionID === sub);
 }
 
-export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = [
+/**
+ * Regions where Azure has availability zones, as the static catalog assumes (eastus2euap, a
+ * canary region, is treated as regional). Zone ids are "1".."3"; labels are "<region>-<id>",
+ * the Azure Karpenter provider's format (utils.MakeZone).
+ */
+export const STATIC_ZONED_REGIONS: ReadonlySet<string> = new Set([
+  'eastus', 'eastus2', 'southcentralus', 'swedencentral', 'uksouth', 'westeurope', 'westus2', 'westus3',
+]);
+
+/** The zone label value for a zone id in a location: "eastus2-1". */
+export function zoneLabel(location: string, zoneId: string): string {
+  return `${location.toLowerCase()}-${zoneId}`;
+}
+
+/** The zone id ARM's `zones` field takes for a label value: "eastus2-1" → "1". */
+export function zoneId(label: string): string {
+  return label.slice(label.lastIndexOf('-') + 1);
+}
+
+/** Zones of every zoned location in `locations`, as the static catalog offers them. */
+function staticZones(locations: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const l of locations) if (STATIC_ZONED_REGIONS.has(l)) out[l] = ['1', '2', '3'].map((z) => zoneLabel(l, z));
+  return out;
+}
+
+const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones'>> = [
   {
     name: 'Standard_ND96isr_H200_v5', family: 'standardNDSH200v5Family', vcpu: 96, memoryMiB: 1850 * 1024,
     gpuCount: 8, gpuModel: 'H200', gpuMemoryGiB: 141, maxPods: 110, ephemeralStorageGiB: 28000, arch: 'amd64',
@@ -131,6 +157,13 @@ export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = [
     pricePerHour: 0.384, locations: ['eastus', 'eastus2', 'eastus2euap', 'westeurope', 'swedencentral', 'westus2'],
   },
 ];
+
+export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = STATIC_TYPES.map((t) => ({ ...t, zones: staticZones(t.locations) }));
+
+/** Zone labels the type offers in a location (empty: regional there). */
+export function zonesIn(type: InstanceType, location: string): readonly string[] {
+  return type.zones?.[location.toLowerCase()] ?? [];
+}
 
 export class StaticInstanceTypeCatalog implements InstanceTypeCatalog {
   private readonly byName: Map<string, InstanceType>;

@@ -49,8 +49,8 @@ export interface PeriodicControllerDeps {
  * They only create and delete NodeClaims; the lifecycle machines do the rest.
  */
 export function periodicControllers(deps: PeriodicControllerDeps): PeriodicController[] {
-  const isOfferingUnavailable = (sku: string, region: string, capacityType: string): boolean =>
-    deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand') ?? false;
+  const isOfferingUnavailable = (sku: string, region: string, capacityType: string, zone?: string): boolean =>
+    deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand', zone) ?? false;
   const provisioner = new Provisioner({
     cluster: deps.cluster,
     catalog: deps.catalog,

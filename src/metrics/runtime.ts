@@ -5,7 +5,11 @@ import type { RuntimeObserver } from '../runtime/deps.js';
 import type { LogEntry } from '../runtime/event-log.js';
 import { CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, type AzflexMetrics, type KarpenterMetrics } from './karpenter.js';
 
-/** azflex's NodeClaims are regional VMs (no availability zone) and on-demand only (phase 1). */
+/**
+ * The event log names NodeClaims, not their zones, so these counters leave `zone` empty;
+ * the cluster-state gauges (cluster-state.ts) carry each node's zone from its labels.
+ * NodeClaims are on-demand only (phase 1).
+ */
 const ZONE = '';
 const CAPACITY_TYPE = 'on-demand';
 /** NIC reservation starts bounded by this many in flight (one per failed create). */

@@ -43,6 +43,8 @@ export interface VmSpec {
   ref: ResourceRef;
   location: string;
   vmSize: string;
+  /** Availability zone id ("1"); absent: a regional VM. Immutable once the VM exists. */
+  zone?: string;
   nicId: string;
   osDiskName: string;
   osDiskSizeGB: number;
@@ -62,6 +64,8 @@ export interface Vm {
   name: string;
   location: string;
   vmSize: string;
+  /** Availability zone id, when the VM is zonal. */
+  zone?: string;
   nicIds: string[];
   osDiskName?: string;
   provisioningState: VmProvisioningState;

@@ -13,12 +13,14 @@
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { Requirements } from './requirements.js';
-import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
 
 /** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
 export interface OfferingMark {
   sku: string;
   family?: string;
+  /** Zone label ("eastus2-1"): only that zone of the SKU (a zonal allocation failure). */
+  zone?: string;
   capacityType: 'on-demand' | 'spot';
   reason: string;
   markedAt: number;
@@ -29,7 +31,8 @@ function isMark(value: unknown): value is OfferingMark {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
   return typeof m.sku === 'string' && (m.capacityType === 'on-demand' || m.capacityType === 'spot') && typeof m.reason === 'string' &&
-    typeof m.markedAt === 'number' && typeof m.expiresAt === 'number' && (m.family === undefined || typeof m.family === 'string');
+    typeof m.markedAt === 'number' && typeof m.expiresAt === 'number' && (m.family === undefined || typeof m.family === 'string') &&
+    (m.zone === undefined || typeof m.zone === 'string');
 }
 
 /** Marks on a NodeClass; a malformed annotation (edited by hand) counts as none. */
@@ -47,11 +50,11 @@ export function readMarks(nodeClass: AzureFlexNodeClass): OfferingMark[] {
 export function formatMarks(marks: readonly OfferingMark[]): string | null {
   if (marks.length === 0) return null;
   const sorted = [...marks].sort((a, b) => markKey(a).localeCompare(markKey(b)));
-  return JSON.stringify(sorted.map((m) => ({ sku: m.sku, ...(m.family ? { family: m.family } : {}), capacityType: m.capacityType, reason: m.reason, markedAt: m.markedAt, expiresAt: m.expiresAt })));
+  return JSON.stringify(sorted.map((m) => ({ sku: m.sku, ...(m.family ? { family: m.family } : {}), ...(m.zone ? { zone: m.zone } : {}), capacityType: m.capacityType, reason: m.reason, markedAt: m.markedAt, expiresAt: m.expiresAt })));
 }
 
-export function markKey(m: Pick<OfferingMark, 'sku' | 'family' | 'capacityType'>): string {
-  return `${m.capacityType}:${m.family ? `family=${m.family.toLowerCase()}` : m.sku.toLowerCase()}`;
+export function markKey(m: Pick<OfferingMark, 'sku' | 'family' | 'capacityType' | 'zone'>): string {
+  return `${m.capacityType}:${m.family ? `family=${m.family.toLowerCase()}` : m.sku.toLowerCase()}${m.zone ? `:${m.zone.toLowerCase()}` : ''}`;
 }
 
 /** Adds or extends marks (a mark is only ever extended by a later one, never shortened). */
@@ -64,8 +67,10 @@ export function mergeMarks(existing: readonly OfferingMark[], added: readonly Of
   return [...byKey.values()];
 }
 
-function covers(mark: OfferingMark, sku: string, family: string | undefined, capacityType: string): boolean {
+/** A zone mark covers only a question about that zone; other marks cover every zone. */
+function covers(mark: OfferingMark, sku: string, family: string | undefined, capacityType: string, zone?: string): boolean {
   if (mark.capacityType !== capacityType) return false;
+  if (mark.zone && mark.zone.toLowerCase() !== zone?.toLowerCase()) return false;
   if (mark.family) return family !== undefined && mark.family.toLowerCase() === family.toLowerCase();
   return mark.sku === '*' || mark.sku.toLowerCase() === sku.toLowerCase();
 }
@@ -114,14 +119,14 @@ export class OfferingMarks {
     return new OfferingMarks({ marks, familyOf: (sku) => families.get(sku.toLowerCase()), now, claimsByRegion });
   }
 
-  private matching(sku: string, region: string, capacityType: string): { mark: OfferingMark; nodeClass: string }[] {
+  private matching(sku: string, region: string, capacityType: string, zone?: string): { mark: OfferingMark; nodeClass: string }[] {
     const family = this.state.familyOf(sku);
-    return (this.state.marks.get(region.toLowerCase()) ?? []).filter((m) => covers(m.mark, sku, family, capacityType));
+    return (this.state.marks.get(region.toLowerCase()) ?? []).filter((m) => covers(m.mark, sku, family, capacityType, zone));
   }
 
   /** A live mark recorded in the world (survives restarts, unlike the in-memory cache). */
-  isMarked(sku: string, region: string, capacityType: string): boolean {
-    return this.matching(sku, region, capacityType).some((m) => m.mark.expiresAt > this.state.now);
+  isMarked(sku: string, region: string, capacityType: string, zone?: string): boolean {
+    return this.matching(sku, region, capacityType, zone).some((m) => m.mark.expiresAt > this.state.now);
   }
 
   /** Expired but not yet proven: one canary may try it. */
@@ -136,8 +141,8 @@ export class OfferingMarks {
   }
 
   /** What to tell the scheduler: unavailable while marked, and on probation once a canary flies. */
-  isUnavailable(sku: string, region: string, capacityType: string): boolean {
-    if (this.isMarked(sku, region, capacityType)) return true;
+  isUnavailable(sku: string, region: string, capacityType: string, zone?: string): boolean {
+    if (this.isMarked(sku, region, capacityType, zone)) return true;
     return this.onProbation(sku, region, capacityType) && this.canaryInFlight(sku, region);
   }
 
@@ -152,7 +157,7 @@ export class OfferingMarks {
       for (const { mark, nodeClass } of list) {
         if (mark.expiresAt > this.state.now) continue;
         const ok = launched.some((c) => Date.parse(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
-          covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType));
+          covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType, c.metadata.labels[LABEL_ZONE]));
         if (!ok) continue;
         let marks = out.get(nodeClass);
         if (!marks) out.set(nodeClass, (marks = []));

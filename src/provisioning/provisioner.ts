@@ -49,7 +49,8 @@ export interface ProvisionerOptions {
   /** The clock unavailable-offering marks are stamped on (ARM's); defaults to `clock`. */
   cloudClock?: Clock;
   random: Random;
-  isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  /** With a zone: whether that zone's offering is blocked (zonal allocation failures mark one zone). */
+  isOfferingUnavailable: (sku: string, region: string, capacityType: string, zone?: string) => boolean;
   clusterName: string;
   log: ProvisionerLog;
   /**
@@ -139,7 +140,7 @@ export class Provisioner {
    */
   /** Calls that failed and must be retried by the next reconcile (which therefore may not be skipped). */
   private failures = 0;
-  private lastInputs: { key: string; offerings: Array<[sku: string, region: string, capacityType: string, unavailable: boolean]> } | undefined;
+  private lastInputs: { key: string; offerings: Array<[sku: string, region: string, capacityType: string, unavailable: boolean, zone?: string]> } | undefined;
   /**
    * NodeClaims this process created that the informer has not shown yet (Karpenter's
    * in-flight / nominated capacity): counted as existing, so pods they absorb are not
@@ -185,17 +186,22 @@ export class Provisioner {
     const nodeClaims = this.withInFlight(listedNodeClaims);
     const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
-    const unavailableNow = (sku: string, region: string, type: string): boolean =>
-      this.options.isOfferingUnavailable(sku, region, type) || (marks?.isUnavailable(sku, region, type) ?? false);
+    const unavailableNow = (sku: string, region: string, type: string, zone?: string): boolean =>
+      this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false);
     const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes, claims, volumes, classes);
     const seen = this.lastInputs;
-    if (seen?.key === key && seen.offerings.every(([sku, region, type, was]) => unavailableNow(sku, region, type) === was)) return;
+    if (seen?.key === key && seen.offerings.every(([sku, region, type, was, zone]) => unavailableNow(sku, region, type, zone) === was)) return;
     this.lastInputs = undefined;
-    const offerings: Array<[string, string, string, boolean]> = [];
+    const offerings: Array<[string, string, string, boolean, string?]> = [];
     const failuresBefore = this.failures;
     const isOfferingUnavailable = (sku: string, region: string, type: string): boolean => {
       const unavailable = unavailableNow(sku, region, type);
       offerings.push([sku, region, type, unavailable]);
+      return unavailable;
+    };
+    const isZoneUnavailable = (sku: string, region: string, zone: string): boolean => {
+      const unavailable = unavailableNow(sku, region, CAPACITY_TYPE_ON_DEMAND, zone);
+      offerings.push([sku, region, CAPACITY_TYPE_ON_DEMAND, unavailable, zone]);
       return unavailable;
     };
     const flexPools = nodePools.filter(isFlexNodePool);
@@ -215,6 +221,7 @@ export class Provisioner {
         boundPods: pods.filter((p) => p.spec.nodeName !== undefined),
         daemonSetPods: daemonSetRepresentatives(pods),
         isOfferingUnavailable,
+        isZoneUnavailable,
         ...(VolumeTopology.needed(pending) ? { volumeRequirements: volumeRequirementsOf(new VolumeTopology({ claims, volumes, classes })) } : {}),
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
       };

@@ -312,7 +312,9 @@ function zoneRequirement(zones: readonly string[]): Requirement {
  */
 const requirementsOfType = new WeakMap<InstanceType, Map<string, Requirements>>();
 
-export function instanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
+export function instanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[]): Requirements {
+  // Zones some marks left out: a fresh answer (rare; marks are few), never remembered.
+  if (offeredZones && offeredZones.length > 0) return computeInstanceTypeRequirements(instanceType, region, offeredZones);
   let byRegion = requirementsOfType.get(instanceType);
   if (!byRegion) requirementsOfType.set(instanceType, (byRegion = new Map()));
   let requirements = byRegion.get(region);
@@ -320,8 +322,8 @@ export function instanceTypeRequirements(instanceType: InstanceType, region: str
   return requirements;
 }
 
-function computeInstanceTypeRequirements(instanceType: InstanceType, region: string): Requirements {
-  const zones = instanceType.zones?.[region];
+function computeInstanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[]): Requirements {
+  const zones = offeredZones ?? instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
     Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),

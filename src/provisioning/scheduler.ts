@@ -30,7 +30,7 @@ import {
   type DomainSource, type PodTopology, type Relaxation,
 } from './topology.js';
 import {
-  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION,
+  CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE,
   NODECLASS_GROUP, NODECLASS_KIND,
 } from '../apis/well-known.js';
 
@@ -59,6 +59,8 @@ export interface SchedulingInput {
   /** kube-reserved + eviction threshold per instance type; defaults to the AKS formula. */
   kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  /** Per-zone marks (a zonal allocation failure): the SKU's other zones stay offered. */
+  isZoneUnavailable?: (sku: string, region: string, zone: string) => boolean;
 }
 
 export interface NodeClaimPlan {
@@ -294,12 +296,13 @@ class Scheduler {
       const unavailable: Candidate[] = [];
       for (const instanceType of this.input.instanceTypes) {
         if (!isOffered(instanceType, nodeClass.spec.subscriptionID, region)) continue;
-        const itRequirements = instanceTypeRequirements(instanceType, region);
+        const zones = this.offeredZones(instanceType, region);
+        const itRequirements = instanceTypeRequirements(instanceType, region, zones);
         if (requirements.intersects(itRequirements) !== undefined) continue;
         const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);
         const reserved = this.kubeReserved(instanceType, maxPodsFor(instanceType, nodeClass.spec));
         const candidate: Candidate = { instanceType, requirements: itRequirements, capacity, allocatable: subtractResources(capacity, reserved) };
-        if (this.input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
+        if (zones?.length === 0 || this.input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
         else candidates.push(candidate);
       }
       candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
@@ -312,6 +315,14 @@ class Scheduler {
       });
     }
     return pools;
+  }
+
+  /** The type's zones in the region minus those marked unavailable (undefined: none marked, use the catalog's list). */
+  private offeredZones(instanceType: InstanceType, region: string): readonly string[] | undefined {
+    const all = instanceType.zones?.[region];
+    const marked = this.input.isZoneUnavailable;
+    if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z))) return undefined;
+    return all.filter((z) => !marked(instanceType.name, region, z));
   }
 
   /** DaemonSet pods that tolerate the pool's taints and accept its labels run on each node. */
@@ -1052,13 +1063,22 @@ class Scheduler {
     if (!byOptions) this.selectorCache.set(claim.requirements, (byOptions = new Map()));
     let selectors = byOptions.get(optionsKey);
     if (!selectors) {
-      selectors = claim.requirements.intersect(
-        Requirements.of([
-          Requirement.in(LABEL_INSTANCE_TYPE, names),
-          Requirement.in(LABEL_REGION, [claim.pool.region]),
-          Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
-        ]),
-      ).toSelectors();
+      const pinned = [
+        Requirement.in(LABEL_INSTANCE_TYPE, names),
+        Requirement.in(LABEL_REGION, [claim.pool.region]),
+        Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
+      ];
+      // Zonal options: the zones they are offered in (marked zones already left out), so the
+      // launch picks one of those; a regional option among them leaves the zone open.
+      const zones = new Set<string>();
+      let zonal = true;
+      for (const o of claim.options) {
+        const z = o.requirements.get(LABEL_ZONE);
+        if (!z || z.complement) zonal = false;
+        else for (const v of z.values) zones.add(v);
+      }
+      if (zonal && zones.size > 0) pinned.push(Requirement.in(LABEL_ZONE, [...zones].sort()));
+      selectors = claim.requirements.intersect(Requirements.of(pinned)).toSelectors();
       byOptions.set(optionsKey, selectors);
     }
     return selectors.map((r) => (r.values ? { ...r, values: [...r.values] } : { ...r }));

@@ -17,7 +17,7 @@
 import type {
   NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Volume,
 } from '../ports/cluster.js';
-import { LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
+import { ANNOTATION_DEFAULT_STORAGE_CLASS, LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 /** What volume topology reads: the cluster's PVCs, PVs and StorageClasses. */
 export interface StorageObjects {
@@ -35,12 +35,10 @@ export type VolumeRequirements = NodeSelectorRequirement[] | { error: string } |
  * failure-domain labels (Karpenter's NormalizedLabels).
  */
 const NORMALIZED_KEYS: Readonly<Record<string, string>> = {
-  'topology.disk.csi.azure.com/zone': LABEL_ZONE,
+  [LABEL_DISK_CSI_ZONE]: LABEL_ZONE,
   'failure-domain.beta.kubernetes.io/zone': LABEL_ZONE,
   'failure-domain.beta.kubernetes.io/region': LABEL_REGION,
 };
-
-export const ANNOTATION_DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-default-class';
 
 export class VolumeTopology {
   private readonly claims: Map<string, PersistentVolumeClaim>;

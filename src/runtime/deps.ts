@@ -12,8 +12,8 @@ export const STRATEGIES: readonly StrategyName[] = ['naive', 'delayed', 'machine
 
 /** The unavailable-offerings cache as the runtime uses it (src/azure/offerings.ts). */
 export interface OfferingsCache {
-  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot'): boolean;
-  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot' }): void;
+  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot', zone?: string): boolean;
+  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot'; zone?: string }): void;
   /** One of our VMs went away: quota marks for its family may lift early. */
   noteCoresFreed(sku: string, region: string): void;
   /** Live marks (persisted to the NodeClass so they survive a restart, see offering-marks.ts). */

@@ -1,5 +1,5 @@
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
-import { isOffered, type InstanceType } from '../catalog/skus.js';
+import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../catalog/skus.js';
 import type { LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
@@ -9,10 +9,11 @@ import type { RuntimeDeps } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
 import { formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 import { registrationPatch } from './registration.js';
+import { Requirements } from '../provisioning/requirements.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import {
   ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_OFFERING_MARKS, ANNOTATION_VM_ATTEMPT_AT, FINALIZER_TERMINATION,
-  LABEL_INITIALIZED, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
+  LABEL_INITIALIZED, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE,
 } from '../apis/well-known.js';
 
 export const PROVIDER_ID_PREFIX = 'azure-flex://';
@@ -145,6 +146,7 @@ export class Effects {
     const existing = await this.deps.arm.getVm(ref);
     if (existing) return existing.provisioningState;
     const instanceType = await this.chooseInstanceType(nc, cls);
+    const zone = await this.chooseZone(nc, cls, instanceType);
     const nicId = armId(this.ref(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces');
     const attempt = { nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
     const started = this.deps.clock.now();
@@ -153,13 +155,15 @@ export class Effects {
       ref,
       location: cls.spec.location,
       vmSize: instanceType.name,
+      ...(zone ? { zone: zoneId(zone) } : {}),
       nicId,
       osDiskName: osDiskNameFor(name),
       osDiskSizeGB: cls.spec.osDiskSizeGB,
       image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
       adminUsername: this.deps.config.adminUsername,
       sshPublicKeys: cls.spec.sshPublicKeys,
-      customData: await this.deps.userData({ nodeClaim: nc, nodeClass: cls, instanceType }),
+      // The kubelet registers with the zone label (the world's copy may predate the label patch).
+      customData: await this.deps.userData({ nodeClaim: zone ? { ...nc, metadata: { ...nc.metadata, labels: { ...nc.metadata.labels, [LABEL_ZONE]: zone } } } : nc, nodeClass: cls, instanceType }),
       priority: 'Regular',
       tags: this.tags(nc, cls),
     }).catch((error: unknown) => {
@@ -172,6 +176,38 @@ export class Effects {
     return vm.provisioningState;
   }
 
+  /** Zones the NodeClaim may launch the type in (its zone requirement ∩ the type's zones there); empty: regional. */
+  private allowedZones(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): readonly string[] {
+    const offered = zonesIn(instanceType, cls.spec.location);
+    const wanted = Requirements.fromSelectors(nc.spec.requirements).intersect(Requirements.fromLabels(pick(nc.metadata.labels, LABEL_ZONE))).get(LABEL_ZONE);
+    return wanted ? offered.filter((z) => wanted.has(z)) : offered;
+  }
+
+  private zoneUsable(cls: AzureFlexNodeClass, sku: string, zone: string): boolean {
+    if (this.deps.offerings?.isUnavailable(sku, cls.spec.location, 'on-demand', zone)) return false;
+    const scope = { subscriptionID: cls.spec.subscriptionID, location: cls.spec.location };
+    return this.deps.catalog.restriction?.(sku, scope, zoneId(zone)) === undefined;
+  }
+
+  /**
+   * The VM's availability zone (a label, "eastus2-1"), or undefined for a regional VM. Once
+   * chosen it is the NodeClaim's topology.kubernetes.io/zone label, written before the PUT:
+   * a re-PUT after a crash must name the same zone (ARM refuses to change it), and the node
+   * and its pods see the label. Otherwise one of the allowed zones no mark or restriction
+   * rules out, picked by the NodeClaim's name so NodeClaims spread over the zones.
+   */
+  private async chooseZone(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): Promise<string | undefined> {
+    const labelled = nc.metadata.labels[LABEL_ZONE];
+    if (labelled) return zonesIn(instanceType, cls.spec.location).length > 0 ? labelled : undefined;
+    const allowed = this.allowedZones(nc, cls, instanceType);
+    if (allowed.length === 0) return undefined;
+    const usable = allowed.filter((z) => this.zoneUsable(cls, instanceType.name, z));
+    const from = usable.length > 0 ? usable : allowed;
+    const zone = from[nameHash(nc.metadata.name) % from.length]!;
+    await this.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_ZONE]: zone } });
+    return zone;
+  }
+
   /** Cheapest SKU the NodeClaim allows that the offerings cache does not rule out. */
   async chooseInstanceType(nc: NodeClaim, cls: AzureFlexNodeClass): Promise<InstanceType> {
     const allowed = nc.spec.requirements.find((r) => r.key === LABEL_INSTANCE_TYPE && r.operator === 'In')?.values ?? [];
@@ -181,7 +217,9 @@ export class Effects {
       if (it && isOffered(it, cls.spec.subscriptionID, cls.spec.location)) candidates.push(it);
     }
     candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.name.localeCompare(b.name));
-    const available = candidates.find((it) => !this.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand'));
+    // A zonal type is available while one of the NodeClaim's zones for it is.
+    const available = candidates.find((it) => !this.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand') &&
+      (zonesIn(it, cls.spec.location).length === 0 || this.allowedZones(nc, cls, it).some((z) => this.zoneUsable(cls, it.name, z))));
     const chosen = available ?? candidates[0];
     if (!chosen) throw new AzureError('SkuNotAvailable', 409, `no instance type of NodeClaim ${nc.metadata.name} is offered in ${cls.spec.location}`);
     return chosen;
@@ -237,8 +275,10 @@ export class Effects {
     const nc = this.world()?.nodeClaims.get(name);
     const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
     if (nc && cls && failure.capacity && this.deps.offerings) {
-      const sku = this.world()?.vms.get(vmNameFor(name))?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
-      this.deps.offerings.apply(failure.capacity, { sku, region: cls.spec.location, capacityType: 'on-demand' });
+      const vm = this.world()?.vms.get(vmNameFor(name));
+      const sku = vm?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
+      const zone = vm?.zone ? zoneLabel(cls.spec.location, vm.zone) : nc.metadata.labels[LABEL_ZONE];
+      this.deps.offerings.apply(failure.capacity, { sku, region: cls.spec.location, capacityType: 'on-demand', ...(zone ? { zone } : {}) });
       // In the world too, so a restart neither forgets the mark nor floods when it expires.
       await this.persistMarks(cls);
     }
@@ -287,7 +327,7 @@ export class Effects {
   private async persistMarks(cls: AzureFlexNodeClass): Promise<void> {
     const region = cls.spec.location.toLowerCase();
     const live: OfferingMark[] = (this.deps.offerings?.entries() ?? []).filter((e) => e.region === region).map((e) => ({
-      sku: e.sku, ...(e.family ? { family: e.family } : {}), capacityType: e.capacityType, reason: e.reason, markedAt: e.markedAt, expiresAt: e.expiresAt,
+      sku: e.sku, ...(e.family ? { family: e.family } : {}), ...(e.zone ? { zone: e.zone } : {}), capacityType: e.capacityType, reason: e.reason, markedAt: e.markedAt, expiresAt: e.expiresAt,
     }));
     const existing = readMarks(cls);
     const merged = mergeMarks(existing, live);
@@ -443,3 +483,14 @@ export function setCondition(conditions: Condition[], type: string, status: Cond
   return [...conditions.filter((c) => c.type !== type), next];
 }
 
+
+function pick(labels: Record<string, string>, key: string): Record<string, string> {
+  return labels[key] !== undefined ? { [key]: labels[key] } : {};
+}
+
+/** FNV-1a of a name: a stable spread that a restarted controller computes the same way. */
+function nameHash(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

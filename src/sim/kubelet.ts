@@ -1,4 +1,4 @@
-import type { InstanceType } from '../catalog/skus.js';
+import { zoneLabel, type InstanceType } from '../catalog/skus.js';
 import { TAG } from '../azure/naming.js';
 import type { Condition, Node, Pod } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
@@ -10,7 +10,7 @@ import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from './arm/fake-arm.js';
 import type { FakeCluster } from './cluster.js';
-import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
+import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
 
@@ -62,7 +62,7 @@ export class SimKubelet {
       }
       if (now < at) continue;
       this.readyAt.delete(vm.id);
-      this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now));
+      this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
     }
     // Forget boot plans of VMs that went away (a node that never joined has one forever).
     for (const id of this.readyAt.keys()) if (!live.has((PROVIDER_ID_PREFIX + id).toLowerCase())) this.readyAt.delete(id);
@@ -73,13 +73,15 @@ export class SimKubelet {
     }
   }
 
-  private nodeFor(vmId: string, vmName: string, vmSize: string, location: string, tags: Record<string, string>, now: number): Node {
+  private nodeFor(vmId: string, vmName: string, vmSize: string, location: string, tags: Record<string, string>, now: number, zone?: string): Node {
     const it = this.instanceTypes.get(vmSize.toLowerCase());
     const nodeClaim = this.cluster.nodeClaims.get(tags[TAG.nodeClaim] ?? '');
     const labels: Record<string, string> = { ...(nodeClaim?.metadata.labels ?? {}) };
     for (const r of nodeClaim?.spec.requirements ?? []) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
     labels[LABEL_INSTANCE_TYPE] = vmSize;
     labels[LABEL_REGION] = location;
+    // What the VM is, not what was asked: its zone (the disk CSI driver labels its own key too).
+    if (zone) labels[LABEL_ZONE] = labels[LABEL_DISK_CSI_ZONE] = zoneLabel(location, zone);
     labels['kubernetes.io/hostname'] = vmName;
     const capacity: Record<string, string> = it
       ? { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: String(it.maxPods), ...(it.gpuCount ? { 'nvidia.com/gpu': String(it.gpuCount) } : {}) }
@@ -172,7 +174,7 @@ export class SimKubelet {
       const node = nodes[index];
       if (node && rules) record(pod, rules, requiredOnly(rules), topology!.source(node));
       if (node) {
-        if (pinned !== undefined) this.provisionVolumes(pod, node);
+        if (volumes) this.provisionVolumes(pod, node);
         free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
         this.podStarts.push({ nodePool: node.metadata.labels[LABEL_NODEPOOL] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
@@ -216,7 +218,7 @@ export class SimKubelet {
           metadata: meta(pvName),
           spec: {
             ...(storageClassName ? { storageClassName } : {}),
-            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.disk.csi.azure.com/zone', operator: 'In', values: [zone ?? ''] }] }] } },
+            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: LABEL_DISK_CSI_ZONE, operator: 'In', values: [zone ?? ''] }] }] } },
           },
         },
       });

@@ -35,6 +35,19 @@ describe('UnavailableOfferings', () => {
     expect(offerings.entries()).toEqual([]);
   });
 
+  it('a ZonalAllocationFailed of a zonal VM marks that zone only; a regional failure covers every zone', () => {
+    const { offerings } = cache();
+    const zonal = new AzureError('ZonalAllocationFailed', 409, 'Allocation failed. We do not have sufficient capacity for the requested VM size in this zone.');
+    offerings.recordFailure(zonal, { sku: H200, region: 'eastus2', capacityType: 'on-demand', zone: 'eastus2-1' });
+    expect(offerings.isUnavailable(H200, 'eastus2', 'on-demand', 'eastus2-1')).toBe(true);
+    expect(offerings.isUnavailable(H200, 'eastus2', 'on-demand', 'eastus2-2')).toBe(false);
+    expect(offerings.isUnavailable(H200, 'eastus2', 'on-demand')).toBe(false);
+    expect(offerings.entries()).toMatchObject([{ sku: H200.toLowerCase(), region: 'eastus2', zone: 'eastus2-1', reason: 'ZonalAllocationFailed' }]);
+    offerings.recordFailure(new AzureError('AllocationFailed', 409, 'no capacity in this region'), { sku: H200, region: 'eastus2', capacityType: 'on-demand', zone: 'eastus2-2' });
+    expect(offerings.isUnavailable(H200, 'eastus2', 'on-demand', 'eastus2-3')).toBe(true);
+    expect(offerings.isUnavailable(H200, 'eastus2', 'on-demand')).toBe(true);
+  });
+
   it('never shortens a mark: a later, shorter TTL leaves the longer one', async () => {
     const { clock, offerings } = cache();
     offerings.markUnavailable(H200, 'eastus2', 'on-demand', 'SkuNotAvailable', 3600);

@@ -73,6 +73,8 @@ describe('mapResourceSkus (one subscription and location)', () => {
       pricePerHour: known.pricePerHour,
       locations: ['eastus2'],
       availability: [{ subscriptionID: SUB.toLowerCase(), location: 'eastus2', zones: ['1', '2'] }],
+      // locationInfo's zones, labelled as the Azure provider labels nodes ("<region>-<id>"): one offering per zone.
+      zones: { eastus2: ['eastus2-1', 'eastus2-2'] },
       acceleratedNetworking: false,
       premiumIO: false,
       ephemeralOSDiskMaxGiB: 0,

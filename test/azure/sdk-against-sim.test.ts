@@ -166,7 +166,7 @@ for (const route of ROUTES) {
         expect(alloc.message).toContain('sufficient capacity');
         s.arm.injectFault({ kind: 'capacity', location: 'eastus2', allocationFailureRate: 0, zonalAllocationFailureRate: 1 });
         await s.run(s.azure.createNic(nicSpec('z')));
-        await expectCode(s.run(s.azure.createVm(vmSpec('z'))), 'ZonalAllocationFailed');
+        await expectCode(s.run(s.azure.createVm({ ...vmSpec('z'), zone: '1' })), 'ZonalAllocationFailed');
         // ARM keeps the failed VMs, Failed, holding NIC and OS disk until they are deleted.
         expect(await s.run(s.azure.getVm(vmSpec('f').ref))).toMatchObject({ provisioningState: 'Failed', nicIds: [expect.stringMatching(/azflex-f-nic$/i)] });
         expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('f'))))).toMatchObject({ managedBy: expect.stringMatching(/azflex-f$/i) });

@@ -133,6 +133,16 @@ describe('volume topology', () => {
     expect(result.unschedulable[0]!.reason).toMatch(/not bound yet/);
   });
 
+  it('offers a zonal SKU per zone: a zone marked unavailable is left out of the plan, all zones marked leave none', () => {
+    const pods = [makePod('web-0')];
+    const pools = { nodePools: [makeNodePool('eastus2', { nodeClassName: 'eastus2' })], nodeClasses: [makeNodeClass('eastus2', 'eastus2')] };
+    const one = schedule(input(pods, { ...pools, isZoneUnavailable: (_sku, _region, zone) => zone === 'eastus2-1' }));
+    expect(where(one.nodeClaims[0]!).zone).toEqual(['eastus2-2', 'eastus2-3']);
+    const all = schedule(input(pods, { ...pools, isZoneUnavailable: () => true }));
+    expect(all.nodeClaims).toEqual([]);
+    expect(all.unschedulable).toHaveLength(1);
+  });
+
   it('the provisioner reads PVCs, PVs and StorageClasses and reports a pod it cannot place', async () => {
     const clock = new VirtualClock(T0);
     const cluster = new FakeCluster(clock);

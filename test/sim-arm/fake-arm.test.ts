@@ -286,11 +286,24 @@ describe('FakeArm VM lifecycle', () => {
     expect(arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
   });
 
-  it('ZonalAllocationFailed is drawn after AllocationFailed', async () => {
+  it('ZonalAllocationFailed is drawn after AllocationFailed, for zonal VMs only', async () => {
     const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 }, zonalAllocationFailureRate: 1 }] }));
     await h.run(h.arm.createNic(nicSpec('a')));
-    const e = azErr(await h.run(h.arm.createVm(vmSpec('a'))).catch((x: unknown) => x));
+    const e = azErr(await h.run(h.arm.createVm(vmSpec('a', { zone: '1' }))).catch((x: unknown) => x));
     expect(e.code).toBe('ZonalAllocationFailed');
+    await h.run(h.arm.createNic(nicSpec('b')));
+    expect(await h.run(h.arm.createVm(vmSpec('b')))).toMatchObject({ provisioningState: 'Succeeded' });
+  });
+
+  it('admits a zone only where the size is offered in it: SkuNotAvailable names the zone', async () => {
+    const h = harness(zero({ regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 96_000 } }] }));
+    await h.run(h.arm.createNic(nicSpec('a')));
+    const bad = azErr(await h.run(h.arm.createVm(vmSpec('a', { zone: '4' }))).catch((x: unknown) => x));
+    expect(bad.code).toBe('SkuNotAvailable');
+    expect(bad.message).toContain("location 'eastus2' zones '4'");
+    expect(await h.run(h.arm.createVm(vmSpec('a', { zone: '3' })))).toMatchObject({ provisioningState: 'Succeeded', zone: '3' });
+    // A re-PUT may not move the VM to another zone.
+    expect(azErr(await h.run(h.arm.createVm(vmSpec('a', { zone: '1' }))).catch((x: unknown) => x)).info.armCode).toBe('PropertyChangeNotAllowed');
   });
 
   it('a delete of a VM still Creating cancels the create (OperationPreempted) and cascades the disk; the reserved NIC is only detached', async () => {

@@ -138,11 +138,13 @@ describe('fidelity: async allocation failures leave a Failed VM holding NIC and 
     const spec = {
       ref: ref('b'), location: 'eastus2', vmSize: H200, nicId: nicId('b'), osDiskName: 'b-osdisk', osDiskSizeGB: 64,
       image: { reference: { publisher: 'p', offer: 'o', sku: 's', version: 'latest' } }, adminUsername: 'azureuser', sshPublicKeys: [], customData: 'eA==', priority: 'Regular' as const, tags: {},
+      // Only a zonal VM (the SDK sends zones: ["2"]) can fail for its zone's capacity.
+      zone: '2',
     };
     const err = await run(azure.createVm(spec)).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ZonalAllocationFailed' });
     expect(classifyAzureError(err).kind).toBe('insufficientCapacity');
-    expect(await run(azure.getVm(ref('b')))).toMatchObject({ provisioningState: 'Failed' });
+    expect(await run(azure.getVm(ref('b')))).toMatchObject({ provisioningState: 'Failed', zone: '2' });
     expect(await run(azure.getDisk(ref('b-osdisk')))).toMatchObject({ managedBy: expect.stringMatching(/virtualMachines\/b$/i) });
     await expect(run(azure.deleteNic(ref('b')))).rejects.toMatchObject({ code: 'NicInUse' });
     await run(azure.deleteVm(ref('b')));

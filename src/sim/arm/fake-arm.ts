@@ -11,7 +11,7 @@ import {
   type VmSpec,
 } from '../../ports/azure.js';
 import type { Clock, Random } from '../../ports/clock.js';
-import type { InstanceType } from '../../catalog/skus.js';
+import { zoneLabel, zonesIn, type InstanceType } from '../../catalog/skus.js';
 import { armId, TAG } from '../../azure/naming.js';
 import {
   COMPUTE_THROTTLE_POLICIES,
@@ -277,6 +277,7 @@ export class FakeArm implements AzurePort {
         ref: spec.ref,
         location: spec.location,
         vmSize: spec.vmSize,
+        ...(spec.zone ? { zone: spec.zone } : {}),
         nicIds: [spec.nicId],
         nicDeleteOption: 'Delete',
         osDiskName: spec.osDiskName,
@@ -440,7 +441,7 @@ export class FakeArm implements AzurePort {
       const type = this.types.get(req.vmSize.toLowerCase())!;
       const vm: VmRecord = {
         key, id, name: req.ref.name, subscriptionId: req.ref.subscriptionId, resourceGroup: req.ref.resourceGroup,
-        location: req.location, vmSize: type.name, family: type.family, cores: type.vcpu, region,
+        location: req.location, vmSize: type.name, ...(req.zone ? { zone: req.zone } : {}), family: type.family, cores: type.vcpu, region,
         nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
         osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
         image: copyImage(req.image), adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
@@ -1023,6 +1024,11 @@ export class FakeArm implements AzurePort {
     if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) {
       throw msg.skuNotAvailable(type.name, req.location);
     }
+    // A zonal PUT is admitted only in a zone the size is offered in there (Resource SKUs'
+    // locationInfo zones); a regional region has none, so any zone is refused.
+    if (req.zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, req.zone))) {
+      throw msg.skuNotAvailable(type.name, req.location, req.zone);
+    }
     const limit = this.familyLimit(region, type.family);
     const used = region.familyUsed.get(type.family) ?? 0;
     if (used + type.vcpu > limit) {
@@ -1046,7 +1052,8 @@ export class FakeArm implements AzurePort {
     const r = vm.region;
     let failure: AllocationFailure | undefined;
     if (r.allocationFailureRate > 0 && this.random.next() < r.allocationFailureRate) failure = 'AllocationFailed';
-    else if (r.zonalAllocationFailureRate > 0 && this.random.next() < r.zonalAllocationFailureRate) failure = 'ZonalAllocationFailed';
+    // Only a VM pinned to a zone can fail for that zone's capacity.
+    else if (vm.zone !== undefined && r.zonalAllocationFailureRate > 0 && this.random.next() < r.zonalAllocationFailureRate) failure = 'ZonalAllocationFailed';
     else if (r.overconstrainedAllocationFailureRate > 0 && this.random.next() < r.overconstrainedAllocationFailureRate) failure = 'OverconstrainedAllocationRequest';
     const delay = this.draw(failure ? this.latency.vmCreateFailure : this.latency.vmCreate);
     vm.timer = this.clock.setTimer(delay, () => {

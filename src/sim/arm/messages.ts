@@ -54,12 +54,12 @@ export function nicInUse(nicId: string, vmId: string): AzureError {
   return armError('NicInUse', 400, `Network Interface ${nicId} is used by existing VM ${vmId}.`);
 }
 
-export function skuNotAvailable(vmSize: string, location: string): AzureError {
+export function skuNotAvailable(vmSize: string, location: string, zone?: string): AzureError {
   return armError(
     'SkuNotAvailable',
     409,
     `The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: ${vmSize}' is currently ` +
-      `not available in location '${location}'. Please try another size or deploy to a different location or different ` +
+      `not available in location '${location}'${zone !== undefined ? ` zones '${zone}'` : ''}. Please try another size or deploy to a different location or different ` +
       `zone. See https://aka.ms/azureskunotavailable for details.`,
   );
 }

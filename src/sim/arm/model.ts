@@ -26,6 +26,8 @@ export interface VmCreateRequest {
   ref: ResourceRef;
   location: string;
   vmSize: string;
+  /** Availability zone id ("1"), from the PUT's `zones`; absent: regional. */
+  zone?: string;
   nicIds: string[];
   /** Azure's default for a NIC referenced by a VM is Detach; the AzurePort asks for Delete. */
   nicDeleteOption?: DeleteOption;
@@ -144,6 +146,7 @@ export interface VmRecord {
   resourceGroup: string;
   location: string;
   vmSize: string;
+  zone?: string;
   family: string;
   cores: number;
   region: RegionState;
@@ -225,7 +228,7 @@ export function toVm(rec: Vm): Vm {
   const nicIds = 'nicKeys' in rec ? rec.nicIds : rec.nicIds;
   const state = 'state' in rec ? rec.provisioningState : rec.provisioningState;
   return {
-    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: [...nicIds], osDiskName: rec.osDiskName,
+    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, ...(rec.zone ? { zone: rec.zone } : {}), nicIds: [...nicIds], osDiskName: rec.osDiskName,
     provisioningState: state, tags: { ...rec.tags },
   };
 }
@@ -281,6 +284,7 @@ export function changedImmutableProperty(rec: VmRecord, req: VmCreateRequest): s
   if (req.osDiskName.toLowerCase() !== rec.osDiskName.toLowerCase()) return 'storageProfile.osDisk.name';
   if (imageKey(req.image) !== imageKey(rec.image)) return 'storageProfile.imageReference';
   if (req.vmSize.toLowerCase() !== rec.vmSize.toLowerCase()) return 'hardwareProfile.vmSize';
+  if ((req.zone ?? '') !== (rec.zone ?? '')) return 'zones';
   if (req.priority !== rec.priority) return 'priority';
   return undefined;
 }
@@ -301,7 +305,7 @@ export function copyImage(image: { reference: ImageReference } | { id: string })
  */
 export function vmView(rec: VmRecord): Vm {
   return (rec.view ??= Object.freeze({
-    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, nicIds: Object.freeze([...rec.nicIds]) as string[],
+    id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, ...(rec.zone ? { zone: rec.zone } : {}), nicIds: Object.freeze([...rec.nicIds]) as string[],
     osDiskName: rec.osDiskName, provisioningState: rec.provisioningState, tags: Object.freeze({ ...rec.tags }),
   }));
 }

@@ -90,6 +90,7 @@ export function vmJson(vm: VmDetails): JsonObject {
     etag: `"${vm.etag}"`,
     type: 'Microsoft.Compute/virtualMachines',
     location: vm.location,
+    ...(vm.zone ? { zones: [vm.zone] } : {}),
     tags: { ...vm.tags },
     properties: {
       vmId: stableGuid(vm.id.toLowerCase()),

@@ -396,6 +396,16 @@ function deleteOption(v: unknown): DeleteOption | undefined {
   throw new HttpError(400, 'InvalidParameter', `The value '${String(v)}' of parameter 'deleteOption' is not valid. Allowed values: Delete, Detach.`);
 }
 
+/** `zones`: at most one zone id per VM (ARM refuses more with InvalidParameter). */
+function zoneOf(doc: unknown): { zone?: string } {
+  const zones = at(doc, ['zones']);
+  if (zones === undefined || zones === null) return {};
+  if (!Array.isArray(zones) || zones.some((z) => typeof z !== 'string')) throw new HttpError(400, 'InvalidParameter', 'zones must be an array of zone ids.');
+  if (zones.length === 0) return {};
+  if (zones.length > 1) throw new HttpError(400, 'InvalidParameter', `A virtual machine can be deployed to one availability zone only; got zones ${JSON.stringify(zones)}.`);
+  return { zone: zones[0] as string };
+}
+
 function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: string }, doc: unknown): VmCreateRequest {
   const nicsRaw = at(doc, ['properties', 'networkProfile', 'networkInterfaces']);
   if (!Array.isArray(nicsRaw) || nicsRaw.length === 0) throw missing('properties.networkProfile.networkInterfaces');
@@ -424,6 +434,7 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
     ref,
     location: str(doc, ['location'], 'location'),
     vmSize: str(doc, ['properties', 'hardwareProfile', 'vmSize'], 'properties.hardwareProfile.vmSize'),
+    ...zoneOf(doc),
     nicIds,
     nicDeleteOption,
     // ARM names an unnamed OS disk after the VM.

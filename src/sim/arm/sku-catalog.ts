@@ -1,6 +1,6 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import { RETAIL_PRICES_USD_PER_HOUR, estimatePrice } from '../../catalog/prices.js';
-import { STATIC_INSTANCE_TYPES } from '../../catalog/skus.js';
+import { STATIC_INSTANCE_TYPES, zoneLabel } from '../../catalog/skus.js';
 import { parseVmSize } from '../../catalog/vm-size.js';
 
 /**
@@ -135,6 +135,11 @@ export function simInstanceTypes(skus: readonly SimSku[] = SIM_SKUS): InstanceTy
       arch: 'amd64',
       pricePerHour: RETAIL_PRICES_USD_PER_HOUR[s.name] ?? estimatePrice({ vcpu: s.vcpu, memoryMiB, gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
       locations: s.locations.filter((l) => !blocked.has(l)),
+      // The zones the Resource SKUs route lists (locationInfo) minus zone restrictions: what a zonal PUT may name.
+      zones: Object.fromEntries(s.locations.filter((l) => !blocked.has(l) && ZONED_REGIONS.has(l)).map((l) => {
+        const restricted = new Set(s.restrictions.filter((r) => r.location === l).flatMap((r) => r.zones ?? []));
+        return [l, ['1', '2', '3'].filter((z) => !restricted.has(z)).map((z) => zoneLabel(l, z))];
+      })),
       acceleratedNetworking: s.acceleratedNetworking,
       premiumIO: s.premiumIO,
       ephemeralOSDiskMaxGiB: Math.max(s.tempDiskGiB, s.cacheGiB),
