@@ -114,3 +114,54 @@ export class ManualClock {
     }
   }
 }
+
+/**
+ * An H200 NodePool (nvidia.com/gpu taint, 16-GPU limit) on its own eastus2 NodeClass, both
+ * named `name`, in the given subscription and subnet; its nodes carry the label gpu=<gpu>.
+ */
+export async function createH200Pool(info: ControlPlaneInfo, name: string, o: { subscriptionID: string; resourceGroup: string; subnetID: string; gpu: string }): Promise<void> {
+  await adminRequest(info, 'POST', '/apis/flex.aks.azure.com/v1alpha1/azureflexnodeclasses', nodeClassBody(name, {
+    subscriptionID: o.subscriptionID, resourceGroup: o.resourceGroup, subnetID: o.subnetID,
+  }));
+  await adminRequest(info, 'POST', '/apis/karpenter.sh/v1/nodepools', {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name },
+    spec: {
+      template: {
+        metadata: { labels: { gpu: o.gpu } },
+        spec: {
+          nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name },
+          requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
+          taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }],
+        },
+      },
+      limits: { 'nvidia.com/gpu': '16' },
+    },
+  });
+}
+
+/** An 8-GPU pod for that pool's nodes (gpu=<gpu>), tolerating their taint. */
+export function gpuPodBody(name: string, gpu: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      nodeSelector: { gpu },
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } } }],
+    },
+  };
+}
+
+/**
+ * That pod, pending as kube-scheduler reports a pod no node can take (PodScheduled=False,
+ * Unschedulable): the provisioner's trigger. The tests' control plane runs no scheduler.
+ */
+export async function createUnschedulableGpuPod(info: ControlPlaneInfo, namespace: string, name: string, gpu: string): Promise<void> {
+  await adminRequest(info, 'POST', `/api/v1/namespaces/${namespace}/pods`, gpuPodBody(name, gpu));
+  await adminRequest(info, 'PATCH', `/api/v1/namespaces/${namespace}/pods/${name}/status`, {
+    status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/0 nodes', lastTransitionTime: new Date().toISOString() }] },
+  });
+}

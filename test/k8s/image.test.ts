@@ -11,7 +11,7 @@ import { buildImage, type BuiltImage } from '../../scripts/build-image.mjs';
 import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { renderChart, type K8sObject } from './chart-render.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, run } from './harness.js';
-import { ensureNamespace, forceDelete } from './fixtures.js';
+import { createH200Pool, createUnschedulableGpuPod, ensureNamespace, forceDelete } from './fixtures.js';
 
 const info = inject('k8s');
 const ns = 'azflex-image';
@@ -137,9 +137,10 @@ describe('the OCI image, built by scripts/build-image.mjs, runs as the controlle
     expect(unpack.code, unpack.stderr).toBe(0);
     rootfs = path.join(work, 'bundle', 'rootfs');
 
-    // The chart's ServiceAccount and RBAC, as `helm install` would create them.
+    // The chart's ServiceAccount and RBAC, as `helm install` would create them; credentials
+    // from a managed identity (the endpoint below), so DefaultAzureCredential is narrowed to it.
     await ensureNamespace(info, ns);
-    const objects = await renderChart(info, release, ns);
+    const objects = await renderChart(info, release, ns, ['--set', 'azure.credentials=managedIdentity']);
     const rbac = objects.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind));
     const applied = await kubectl(info, ['apply', '-f', '-'], rbac.map((o) => `---\n${stringify(o)}`).join(''));
     expect(applied.code, applied.stderr).toBe(0);
@@ -257,48 +258,8 @@ describe('the OCI image, built by scripts/build-image.mjs, runs as the controlle
     const ps = await run('ps', ['-o', 'uid=,args=', '--ppid', String(pid)]);
     expect(ps.stdout.trim().split(/\s+/).slice(0, 4)).toEqual([String(uid), '/usr/local/bin/node', '/app/dist/cli/main.js', 'controller']);
 
-    await adminRequest(info, 'POST', AFNC, {
-      apiVersion: 'flex.aks.azure.com/v1alpha1',
-      kind: 'AzureFlexNodeClass',
-      metadata: { name: 'image-h200' },
-      spec: {
-        subscriptionID: arm.subscriptionId,
-        location: 'eastus2',
-        resourceGroup: DEFAULT_RESOURCE_GROUP,
-        subnetID: DEFAULT_SUBNET_ID,
-        imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
-      },
-    });
-    await adminRequest(info, 'POST', '/apis/karpenter.sh/v1/nodepools', {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: 'image-h200' },
-      spec: {
-        template: {
-          metadata: { labels: { gpu: 'image-h200' } },
-          spec: {
-            nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'image-h200' },
-            requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
-            taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }],
-          },
-        },
-        limits: { 'nvidia.com/gpu': '16' },
-      },
-    });
-    await adminRequest(info, 'POST', `/api/v1/namespaces/${ns}/pods`, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'trainer' },
-      spec: {
-        nodeSelector: { gpu: 'image-h200' },
-        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-        containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } } }],
-      },
-    });
-    // What kube-scheduler reports for a pod no node can take (envtest runs no scheduler here).
-    await adminRequest(info, 'PATCH', `/api/v1/namespaces/${ns}/pods/trainer/status`, {
-      status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/0 nodes', lastTransitionTime: new Date().toISOString() }] },
-    });
+    await createH200Pool(info, 'image-h200', { subscriptionID: arm.subscriptionId, resourceGroup: DEFAULT_RESOURCE_GROUP, subnetID: DEFAULT_SUBNET_ID, gpu: 'image-h200' });
+    await createUnschedulableGpuPod(info, ns, 'trainer', 'image-h200');
 
     const claim = await eventually(
       'a Launched NodeClaim with a providerID',

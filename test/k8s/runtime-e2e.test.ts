@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes } from '../../src/k8s/rbac.js';
 import { renderChart } from './chart-render.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountKubeConfig } from './harness.js';
-import { ensureNamespace, forceDelete, makeAdapter, type Adapter } from './fixtures.js';
+import { createH200Pool, createUnschedulableGpuPod, ensureNamespace, forceDelete, makeAdapter, type Adapter } from './fixtures.js';
 
 const info = inject('k8s');
 const ns = 'runtime-e2e';
@@ -98,34 +98,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       ],
       config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: 'e2e', resyncMs: 5000 },
     });
-    await adminRequest(info, 'POST', AFNC, {
-      apiVersion: 'flex.aks.azure.com/v1alpha1',
-      kind: 'AzureFlexNodeClass',
-      metadata: { name: 'e2e-h200' },
-      spec: {
-        subscriptionID: DEFAULT_SUBSCRIPTION_ID,
-        location: 'eastus2',
-        resourceGroup: DEFAULT_RESOURCE_GROUP,
-        subnetID: DEFAULT_SUBNET_ID,
-        imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
-      },
-    });
-    await adminRequest(info, 'POST', '/apis/karpenter.sh/v1/nodepools', {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: 'e2e-h200' },
-      spec: {
-        template: {
-          metadata: { labels: { gpu: 'h200' } },
-          spec: {
-            nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'e2e-h200' },
-            requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }],
-            taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }],
-          },
-        },
-        limits: { 'nvidia.com/gpu': '16' },
-      },
-    });
+    await createH200Pool(info, 'e2e-h200', { subscriptionID: DEFAULT_SUBSCRIPTION_ID, resourceGroup: DEFAULT_RESOURCE_GROUP, subnetID: DEFAULT_SUBNET_ID, gpu: 'h200' });
     await eventually('pool and class cached', async () => (await a.cluster.listNodePools()).length > 0 && (await a.cluster.listNodeClasses()).some((c) => c.metadata.name === 'e2e-h200'));
     await runtime.start();
   });
@@ -138,20 +111,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
   });
 
   it('launches a VM for a pending GPU pod, registers, and on deletion leaves no NIC, VM or disk', async () => {
-    await adminRequest(info, 'POST', `/api/v1/namespaces/${ns}/pods`, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'trainer', namespace: ns },
-      spec: {
-        nodeSelector: { gpu: 'h200' },
-        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-        containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } } }],
-      },
-    });
-    // What kube-scheduler reports for a pod no node can take: the provisioner's trigger.
-    await adminRequest(info, 'PATCH', `/api/v1/namespaces/${ns}/pods/trainer/status`, {
-      status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/0 nodes', lastTransitionTime: new Date().toISOString() }] },
-    });
+    await createUnschedulableGpuPod(info, ns, 'trainer', 'h200');
 
     const claimName = await until('a NodeClaim for the pod', async () => (await a.cluster.listNodeClaims()).find((c) => c.spec.nodeClassRef.name === 'e2e-h200')?.metadata.name);
     const launched = await until('Launched=True with a providerID', async () => {

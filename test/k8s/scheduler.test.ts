@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminRequest, eventually, startControlPlane, type ControlPlane } from './harness.js';
+import { gpuPodBody } from './fixtures.js';
 
 const shared = inject('k8s');
 
@@ -34,16 +35,7 @@ describe('harness with kube-scheduler', () => {
     // The TaintNodesByCondition admission plugin taints every new Node not-ready; the node
     // lifecycle controller (not run here) would lift it once Ready. Do its job.
     await adminRequest(cp, 'PATCH', '/api/v1/nodes/h200-node', { spec: { taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }] } });
-    await adminRequest(cp, 'POST', '/api/v1/namespaces/default/pods', {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'trainer' },
-      spec: {
-        nodeSelector: { gpu: 'h200' },
-        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-        containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } } }],
-      },
-    });
+    await adminRequest(cp, 'POST', '/api/v1/namespaces/default/pods', gpuPodBody('trainer', 'h200'));
     const nodeName = await eventually(
       'scheduler binds the pod',
       async () => ((await adminRequest(cp, 'GET', '/api/v1/namespaces/default/pods/trainer')) as { spec: { nodeName?: string } }).spec.nodeName,
