@@ -460,6 +460,18 @@ function withEventMemory<M extends AnyStateMachine>(machine: M, lastEvent: WeakM
 
 /** XState's internal event names, made readable: "done: creating-vm", "after untilReservationEnds". */
 function eventLabel(type: string): string {
+  let label = eventLabels.get(type);
+  if (label === undefined) {
+    // Bounded: event types are the machines' own plus one per invoked actor instance.
+    if (eventLabels.size >= 4096) eventLabels.clear();
+    eventLabels.set(type, (label = computeEventLabel(type)));
+  }
+  return label;
+}
+
+const eventLabels = new Map<string, string>();
+
+function computeEventLabel(type: string): string {
   const invoked = /^xstate\.(done|error)\.actor\.[^.]+\.[^.]+\.(.+)$/.exec(type);
   if (invoked) return `${invoked[1]}: ${invoked[2]!.slice(invoked[2]!.lastIndexOf('.') + 1)}`;
   const after = /^xstate\.after\.([^.]+)\./.exec(type);

@@ -44,9 +44,18 @@ export const discardEventLog: EventLog = { record: () => undefined };
 export function stateName(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object') {
-    const [k, v] = Object.entries(value as Record<string, unknown>)[0] ?? ['', ''];
-    const inner = stateName(v);
-    return inner ? `${k}.${inner}` : k;
+    // Read on every transition and observation; state values are immutable.
+    let name = nestedNames.get(value);
+    if (name === undefined) nestedNames.set(value, (name = nestedStateName(value)));
+    return name;
   }
   return '';
+}
+
+const nestedNames = new WeakMap<object, string>();
+
+function nestedStateName(value: object): string {
+  const [k, v] = Object.entries(value as Record<string, unknown>)[0] ?? ['', ''];
+  const inner = stateName(v);
+  return inner ? `${k}.${inner}` : k;
 }

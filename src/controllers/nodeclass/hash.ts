@@ -42,8 +42,13 @@ export function driftHash(spec: AzureFlexNodeClassSpec): string {
   return createHash('sha256').update(JSON.stringify(hashInput(spec))).digest('hex');
 }
 
+/** Asked for every NodeClaim on every disruption pass; specs are replaced, never mutated, on a write. */
+const hashes = new WeakMap<AzureFlexNodeClassSpec, string>();
+
 export function nodeClassHash(nodeClass: AzureFlexNodeClass): string {
-  return driftHash(nodeClass.spec);
+  let hash = hashes.get(nodeClass.spec);
+  if (hash === undefined) hashes.set(nodeClass.spec, (hash = driftHash(nodeClass.spec)));
+  return hash;
 }
 
 /**

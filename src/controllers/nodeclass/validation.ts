@@ -21,7 +21,16 @@ function fail(reason: string, message: string): ValidationResult {
   return { ok: false, reason, message };
 }
 
+/** Checked before every create and on every provisioning pass; specs are replaced, never mutated, on a write. */
+const validated = new WeakMap<AzureFlexNodeClassSpec, ValidationResult>();
+
 export function validateNodeClassSpec(spec: AzureFlexNodeClassSpec): ValidationResult {
+  let result = validated.get(spec);
+  if (result === undefined) validated.set(spec, (result = validate(spec)));
+  return result;
+}
+
+function validate(spec: AzureFlexNodeClassSpec): ValidationResult {
   if (!spec.subscriptionID) return fail('MissingSubscriptionID', 'subscriptionID is required');
   if (!isGuid(spec.subscriptionID)) return fail('InvalidSubscriptionID', `subscriptionID "${spec.subscriptionID}" is not a GUID`);
   if (!spec.location) return fail('MissingLocation', 'location is required');
