@@ -4,8 +4,7 @@ import { PatchStrategy } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
-import { RealClock } from '../platform/real-clock.js';
-import { PeriodicLoop } from '../runtime/loop.js';
+import { DevPoller, type PollerOptions } from './poller.js';
 import { LABEL_INSTANCE_TYPE, LABEL_REGION, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
 
 /**
@@ -53,14 +52,12 @@ const MERGE = { patch: PatchStrategy.MergePatch };
 
 export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
-export interface DevKubeletOptions {
+export interface DevKubeletOptions extends PollerOptions {
   client: KubeClient;
   arm: FakeArm;
   instanceTypes: readonly InstanceType[];
   /** From a VM's Succeeded to its Node registering (kubeadm join). */
   bootDelayMs?: number;
-  pollMs?: number;
-  onError?: (e: unknown) => void;
 }
 
 function readyCondition(status: 'True' | 'False', reason: string, message: string): Record<string, string> {
@@ -76,29 +73,13 @@ function notFound(e: unknown): boolean {
   return e instanceof KubeApiError && e.code === 404;
 }
 
-export class DevKubelet {
+export class DevKubelet extends DevPoller {
   private readonly firstSeen = new Map<string, number>();
   private readonly types: Map<string, InstanceType>;
-  private loop: PeriodicLoop | undefined;
 
   constructor(private readonly o: DevKubeletOptions) {
+    super('dev.kubelet', o);
     this.types = new Map(o.instanceTypes.map((t) => [t.name.toLowerCase(), t]));
-  }
-
-  start(): void {
-    this.loop ??= new PeriodicLoop({
-      name: 'dev.kubelet',
-      clock: new RealClock(),
-      intervalMs: this.o.pollMs ?? 500,
-      initialDelayMs: 0,
-      run: () => this.tick(),
-      ...(this.o.onError ? { onError: this.o.onError } : {}),
-    }).start();
-  }
-
-  async stop(): Promise<void> {
-    await this.loop?.stop();
-    this.loop = undefined;
   }
 
   async tick(): Promise<void> {

@@ -1,7 +1,6 @@
 import { PatchStrategy, type V1Pod } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
-import { RealClock } from '../platform/real-clock.js';
-import { PeriodicLoop } from '../runtime/loop.js';
+import { DevPoller, type PollerOptions } from './poller.js';
 
 /**
  * The part of kube-controller-manager `azflex dev` needs and envtest does not ship: a
@@ -27,31 +26,14 @@ interface List<T> {
   items: T[];
 }
 
-export interface DevWorkloadsOptions {
+export interface DevWorkloadsOptions extends PollerOptions {
   client: KubeClient;
-  pollMs?: number;
-  onError?: (e: unknown) => void;
 }
 
-export class DevWorkloads {
-  private loop: PeriodicLoop | undefined;
+export class DevWorkloads extends DevPoller {
 
-  constructor(private readonly o: DevWorkloadsOptions) {}
-
-  start(): void {
-    this.loop ??= new PeriodicLoop({
-      name: 'dev.workloads',
-      clock: new RealClock(),
-      intervalMs: this.o.pollMs ?? 500,
-      initialDelayMs: 0,
-      run: () => this.tick(),
-      ...(this.o.onError ? { onError: this.o.onError } : {}),
-    }).start();
-  }
-
-  async stop(): Promise<void> {
-    await this.loop?.stop();
-    this.loop = undefined;
+  constructor(private readonly o: DevWorkloadsOptions) {
+    super('dev.workloads', o);
   }
 
   async tick(): Promise<void> {

@@ -1,29 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ANNOTATION_OFFERING_MARKS } from '../../src/apis/well-known.js';
-import { RuntimeLiveSource } from '../../src/live/runtime-source.js';
-import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { readMarks, type OfferingMark } from '../../src/provisioning/offering-marks.js';
-import { MemoryEventLog } from '../../src/runtime/event-log.js';
-import { controllerRuntimeFactory } from '../../src/runtime/leader.js';
-import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, ZERO_LATENCY_MS, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
-import type { ArmEvent } from '../../src/sim/arm/types.js';
-import { FakeCluster } from '../../src/sim/cluster.js';
-import { renderSimUserData } from '../../src/sim/userdata.js';
-import { SeededRandom } from '../../src/sim/virtual-clock.js';
-import { fakeCredential } from '../azure/helpers/canned-arm.js';
-import { makeNodeClass, makeNodePool, makePod } from '../provisioning/fixtures.js';
+import type { ServedArm } from '../../src/sim/arm/https-face.js';
+import { makeNodePool, makePod } from '../provisioning/fixtures.js';
+import { serveArmLeader } from './serve-arm-leader.js';
 
 const SKU = 'Standard_D4as_v5';
 const REFRESH_MS = 10 * 60_000;
 
 /**
  * A SkuNotAvailable mark on a NodeClass is re-checked against Resource SKUs, through the
- * leader's work as production assembles it (controllerRuntimeFactory: official SDKs, live
- * catalog) against `azflex sim serve-arm`: the mark stays while no listing newer than it
+ * leader's work as production assembles it against `azflex sim serve-arm`
+ * (serve-arm-leader.ts): the mark stays while no listing newer than it
  * exists, stays when a newer listing still restricts the SKU, and goes on probation (one
  * canary launches, then the mark is removed) once a newer listing shows the SKU
  * unrestricted, instead of being held for 23 h.
@@ -33,36 +20,12 @@ describe('azflex controller × serve-arm: SkuNotAvailable marks follow the live 
   afterAll(async () => served?.close());
 
   it('clears a mark once a listing newer than the mark shows the SKU unrestricted', async () => {
-    const events: ArmEvent[] = [];
-    served = await serveArm({
-      host: '127.0.0.1', seed: 7, clockMode: 'manual', lroRetryAfterSeconds: 0,
-      scenarioConfig: { ...defaultFakeArmConfig(), latencyMs: ZERO_LATENCY_MS },
-      onEvent: (e) => events.push(e),
-    });
+    const setup = await serveArmLeader({ seed: 7, clusterName: 'marks-e2e', catalogRefreshMs: REFRESH_MS });
+    served = setup.served;
+    const { events, cluster, leader } = setup;
     const arm = served.arm;
     const clock = served.clock;
-    const cluster = new FakeCluster(clock);
-    const nodeClass = makeNodeClass('eastus2');
-    cluster.putNodeClass({ ...nodeClass, spec: { ...nodeClass.spec, subscriptionID: DEFAULT_SUBSCRIPTION_ID, resourceGroup: DEFAULT_RESOURCE_GROUP, subnetID: DEFAULT_SUBNET_ID } });
     cluster.putNodePool(makeNodePool('d4as', { nodeClassName: 'eastus2', requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [SKU] }] }));
-
-    const eventLog = new MemoryEventLog(false);
-    const registry = new Registry();
-    const leader = controllerRuntimeFactory({
-      clock,
-      random: new SeededRandom(3),
-      userData: (req) => renderSimUserData(req),
-      eventLog,
-      live: new RuntimeLiveSource('test', clock, eventLog),
-      log: pino({ level: 'silent' }),
-      clusterName: 'marks-e2e',
-      intervals: { provisionMs: 2_000, disruptionMs: 60_000, livenessMs: 60_000 },
-      catalogRefreshMs: REFRESH_MS,
-      armEndpoint: served.endpoint,
-      armTlsCa: await readFile(served.caCertPath),
-      armCredential: fakeCredential,
-      config: { resyncMs: 2_000 },
-    })({ cluster, isLeader: () => true, registry, karpenterMetrics: createKarpenterMetrics(registry), azflexMetrics: createAzflexMetrics(registry) });
 
     const listings = (): number[] => events.filter((e) => e.op === 'sku.list').map((e) => e.t);
     const mark = (): OfferingMark | undefined => readMarks(cluster.nodeClasses.get('eastus2')!).find((m) => m.sku.toLowerCase() === SKU.toLowerCase());

@@ -2,32 +2,18 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parsePriceOverrides } from '../../catalog/prices.js';
 import { parseDuration } from '../../disruption/duration.js';
 import { IN_CLUSTER_SA_DIR } from '../../k8s/client.js';
-import { runController } from '../../k8s/controller-main.js';
+import { runController, type ControllerSettings } from '../../k8s/controller-main.js';
 import { UsageError } from '../errors.js';
 import { integer } from './simulate.js';
 
-interface ControllerFlags {
-  clusterName: string;
-  kubeconfig?: string;
-  context?: string;
-  logLevel: string;
-  metricsPort: number;
-  leaderElect: boolean;
-  leaderElectionNamespace: string;
-  leaderElectionLease: string;
+/** What commander parses: the settings, with the durations and the price file as the flags name them. */
+type ControllerFlags = Omit<ControllerSettings, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'skuCatalogRefreshMs' | 'prices' | 'env'> & {
   leaseDuration: number;
   renewDeadline: number;
   retryPeriod: number;
-  armEndpoint?: string;
-  armCaFile?: string;
-  apiServerEndpoint: string;
-  clusterCaFile: string;
-  bootstrapTokenSecret: string;
-  liveViewPort?: number;
-  skuCatalog: 'live' | 'static';
   skuCatalogRefresh: number;
   priceOverrides?: string;
-}
+};
 
 function duration(raw: string): number {
   try {
