@@ -658,42 +658,53 @@ class Scheduler {
 
   /**
    * Hostname rules only ever close a claim to a pod (counts grow): once a claim has a replica
-   * of an anti-affinity group, or maxSkew of a hostname spread, it stays closed. A cursor per
-   * (rule, pool) skips the closed prefix, so 2,000 replicas with hostname anti-affinity do not
-   * each re-scan every claim before them (that was quadratic).
+   * of an anti-affinity group, or maxSkew of a hostname spread, it stays closed. Per (rule,
+   * pool), ClosedRuns links each claim found closed to the next one, so a scan jumps over a
+   * whole run of closed claims at once. (A cursor over the closed prefix alone stopped at the
+   * first claim no replica fits into: past it, each of 4,000 anti-affinity replicas re-tried
+   * thousands of closed claims, and 20,000 diverse pods took 7× as long as 10,000.)
    */
-  private readonly cursors = new Map<string, number>();
+  private readonly closedRuns = new Map<string, ClosedRuns>();
 
-  private scanStart(pool: PoolTemplate, pod: Pod, topology: PodTopology, r: Relaxation): number {
-    let start = 0;
-    const advance = (id: string, closed: (claim: PlannedClaim) => boolean): void => {
+  private hostnameRules(pool: PoolTemplate, pod: Pod, topology: PodTopology, r: Relaxation): ClosedRuns[] {
+    const rules: ClosedRuns[] = [];
+    const rule = (id: string, closed: (claim: PlannedClaim) => boolean): void => {
       const key = `${id}\u0000${pool.name}`;
-      let cursor = this.cursors.get(key) ?? 0;
-      while (cursor < pool.planned.length && closed(pool.planned[cursor]!)) cursor++;
-      this.cursors.set(key, cursor);
-      start = Math.max(start, cursor);
+      let runs = this.closedRuns.get(key);
+      if (!runs) this.closedRuns.set(key, (runs = new ClosedRuns(closed)));
+      rules.push(runs);
     };
     const anti = [...topology.antiAffinity];
     for (let i = r.preferredAntiAffinity; i < topology.preferredAntiAffinity.length; i++) anti.push(topology.preferredAntiAffinity[i]!.group);
-    for (const g of anti) if (g.key === LABEL_HOSTNAME) advance(`anti\u0000${g.id}`, (c) => g.count(c.hostname) > 0);
-    for (const g of topology.inverse) if (g.key === LABEL_HOSTNAME) advance(`inverse\u0000${g.id}`, (c) => (g.owners.get(c.hostname) ?? 0) > 0);
+    for (const g of anti) if (g.key === LABEL_HOSTNAME) rule(`anti\u0000${g.id}`, (c) => g.count(c.hostname) > 0);
+    for (const g of topology.inverse) if (g.key === LABEL_HOSTNAME) rule(`inverse\u0000${g.id}`, (c) => (g.owners.get(c.hostname) ?? 0) > 0);
     const spreads = r.softSpread ? topology.spread : [...topology.spread, ...topology.softSpread];
     for (const g of spreads) {
       if (g.key !== LABEL_HOSTNAME) continue;
       const self = g.selects(pod) ? 1 : 0;
-      advance(`spread\u0000${self}\u0000${g.id}`, (c) => g.count(c.hostname) + self > g.maxSkew);
+      rule(`spread\u0000${self}\u0000${g.id}`, (c) => g.count(c.hostname) + self > g.maxSkew);
     }
-    return start;
+    return rules;
   }
 
   private placeOneOnPlanned(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
     for (const pool of this.pools) {
       if (pool.planned.length === 0 || firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
       if (!firstCompatibleTerm(pool.requirements, group.terms, this.cache)) continue;
-      const start = topology === EMPTY_TOPOLOGY ? 0 : this.scanStart(pool, group.pods[0]!, topology, r);
-      for (let position = pool.plannedIndex.findFirst(group.requestVector, start); position !== -1;
-        position = pool.plannedIndex.findFirst(group.requestVector, position + 1)) {
+      const rules = topology === EMPTY_TOPOLOGY ? [] : this.hostnameRules(pool, group.pods[0]!, topology, r);
+      // Alternate the two skips until they agree: the index skips claims without room, the
+      // rules skip closed ones.
+      let from = 0;
+      for (;;) {
+        const position = pool.plannedIndex.findFirst(group.requestVector, from);
+        if (position === -1) break;
+        const open = firstOpenToAll(rules, pool.planned, position);
+        if (open !== position) {
+          from = open;
+          continue;
+        }
         if (this.addOneToPlanned(pool.planned[position]!, group, topology, r)) return true;
+        from = position + 1;
       }
     }
     return false;
@@ -1113,6 +1124,55 @@ interface ConstrainedPod {
 }
 
 /** A planned claim's topology view; reads the claim live, domains cached until it changes. */
+/**
+ * The claims of one pool closed to one hostname rule, for good (see hostnameRules): a claim
+ * found closed links to the next position, and lookups compress the links they follow, like
+ * a union-find of "next free slot". Open claims are re-checked each time (they may close).
+ */
+class ClosedRuns {
+  private readonly next: number[] = [];
+
+  constructor(private readonly closed: (claim: PlannedClaim) => boolean) {}
+
+  /** The first position ≥ from whose claim is open to the rule (claims.length if none). */
+  firstOpen(claims: readonly PlannedClaim[], from: number): number {
+    let p = from;
+    while (p < claims.length) {
+      const linked = this.next[p];
+      if (linked !== undefined) {
+        p = linked;
+      } else if (this.closed(claims[p]!)) {
+        this.next[p] = p + 1;
+        p++;
+      } else {
+        break;
+      }
+    }
+    for (let q = from; q < p;) {
+      const linked = this.next[q]!;
+      this.next[q] = p;
+      q = linked;
+    }
+    return p;
+  }
+}
+
+/** The first position ≥ from open to every rule. */
+function firstOpenToAll(rules: readonly ClosedRuns[], claims: readonly PlannedClaim[], from: number): number {
+  let p = from;
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const rule of rules) {
+      const open = rule.firstOpen(claims, p);
+      if (open !== p) {
+        p = open;
+        moved = true;
+      }
+    }
+  }
+  return p;
+}
+
 class PlannedClaimSource implements DomainSource {
   private readonly hostname: readonly string[];
   constructor(private readonly claim: PlannedClaim) {
