@@ -1079,20 +1079,40 @@ class Scheduler {
         Requirement.in(LABEL_REGION, [claim.pool.region]),
         Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
       ];
-      // Zonal options: the zones they are offered in (marked zones already left out), so the
-      // launch picks one of those; a regional option among them leaves the zone open.
-      const zones = new Set<string>();
-      let zonal = true;
-      for (const o of claim.options) {
-        const z = o.requirements.get(LABEL_ZONE);
-        if (!z || z.complement) zonal = false;
-        else for (const v of z.values) zones.add(v);
-      }
-      if (zonal && zones.size > 0) pinned.push(Requirement.in(LABEL_ZONE, [...zones].sort()));
+      // Zones differ by region for the same SKUs.
+      const zones = this.optionZones(`${claim.pool.region}\u0000${optionsKey}`, claim.options);
+      if (zones) pinned.push(zones);
       selectors = claim.requirements.intersect(Requirements.of(pinned)).toSelectors();
       byOptions.set(optionsKey, selectors);
     }
     return selectors.map((r) => (r.values ? { ...r, values: [...r.values] } : { ...r }));
+  }
+
+  private readonly zonesByOptions = new Map<string, Requirement | undefined>();
+
+  /**
+   * Zonal options: the zones they are offered in (marked zones already left out), so the
+   * launch picks one of those; a regional option among them leaves the zone open. Claims
+   * share option lists, so once per region and list.
+   */
+  private optionZones(optionsKey: string, options: readonly Candidate[]): Requirement | undefined {
+    if (this.zonesByOptions.has(optionsKey)) return this.zonesByOptions.get(optionsKey);
+    const zones = new Set<string>();
+    let zonal = true;
+    let previous: ReadonlySet<string> | undefined;
+    for (const o of options) {
+      const z = o.requirements.get(LABEL_ZONE);
+      if (!z || z.complement) {
+        zonal = false;
+        break;
+      }
+      if (z.values === previous) continue;
+      previous = z.values;
+      for (const v of z.values) zones.add(v);
+    }
+    const requirement = zonal && zones.size > 0 ? Requirement.in(LABEL_ZONE, [...zones].sort()) : undefined;
+    this.zonesByOptions.set(optionsKey, requirement);
+    return requirement;
   }
 
   private toPlan(claim: PlannedClaim): NodeClaimPlan {
