@@ -63,6 +63,8 @@ async function benchFleet(hours: number): Promise<Record<string, unknown>> {
     /** Peak resident memory of the bench process so far (the fleet run is its largest). */
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     armReadsPerHourPerSubscription: result.armReadsPerHourPerSubscription,
+    /** The second half of the run: the steady state once the first ramp is over (target ≤ 3,600). */
+    armReadsPerHourSteadyState: result.armReadsPerHourSteadyState,
     leaked: result.leakedNics + result.leakedVms + result.leakedDisks,
   };
 }
