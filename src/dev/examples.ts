@@ -34,7 +34,10 @@ function retarget(doc: Doc, config: FakeArmConfig): Doc | undefined {
 }
 
 export async function writeDevExamples(srcDir: string, outDir: string, config: FakeArmConfig): Promise<string[]> {
-  const files = (await fs.readdir(srcDir)).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const entries = await fs.readdir(srcDir, { withFileTypes: true });
+  const files = entries.filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => e.name).sort();
+  // Subdirectories (examples/topology/) are examples of their own, `kubectl apply -f dir` each.
+  const subdirs = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
   const parsed = await Promise.all(files.map(async (f) => ({ file: f, docs: parseAllDocuments(await fs.readFile(path.join(srcDir, f), 'utf8')).map((d) => d.toJS() as Doc | null) })));
   const served = new Set<string>();
   for (const { docs } of parsed) for (const d of docs) if (d?.kind === 'AzureFlexNodeClass' && d.metadata?.name && retarget(d, config)) served.add(d.metadata.name);
@@ -57,6 +60,9 @@ export async function writeDevExamples(srcDir: string, outDir: string, config: F
     if (out.length === 0) continue;
     await fs.writeFile(path.join(outDir, file), out.map((d) => stringify(d)).join('---\n'));
     written.push(file);
+  }
+  for (const sub of subdirs) {
+    for (const file of await writeDevExamples(path.join(srcDir, sub), path.join(outDir, sub), config)) written.push(path.join(sub, file));
   }
   return written;
 }

@@ -1,11 +1,11 @@
 import { TAG } from '../azure/naming.js';
-import type { InstanceType } from '../catalog/skus.js';
+import { zoneLabel, type InstanceType } from '../catalog/skus.js';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { DevPoller, type PollerOptions } from './poller.js';
-import { LABEL_INSTANCE_TYPE, LABEL_REGION, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
+import { LABEL_DISK_CSI_ZONE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
 
 /**
  * The simulated kubelet of `azflex dev`, against the REAL API server: what the flex node
@@ -111,7 +111,7 @@ export class DevKubelet extends DevPoller {
       this.firstSeen.set(vm.id, seen);
       if (now - seen < (this.o.bootDelayMs ?? 2000)) continue;
       this.firstSeen.delete(vm.id);
-      await this.createNode(vm.name, providerID, vm.vmSize, vm.location, claims.get(vm.tags[TAG.nodeClaim] ?? ''));
+      await this.createNode(vm.name, providerID, vm.vmSize, vm.location, claims.get(vm.tags[TAG.nodeClaim] ?? ''), vm.zone);
     }
     for (const node of nodes) {
       const pid = node.spec.providerID?.toLowerCase();
@@ -120,11 +120,14 @@ export class DevKubelet extends DevPoller {
     }
   }
 
-  private async createNode(name: string, providerID: string, vmSize: string, location: string, claim: NodeClaimObj | undefined): Promise<void> {
+  private async createNode(name: string, providerID: string, vmSize: string, location: string, claim: NodeClaimObj | undefined, zone?: string): Promise<void> {
     const labels: Record<string, string> = { ...(claim?.metadata.labels ?? {}) };
     for (const r of claim?.spec.requirements ?? []) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
     labels[LABEL_INSTANCE_TYPE] = vmSize;
     labels[LABEL_REGION] = location;
+    // The VM's zone, as the cloud provider and the Azure disk CSI node plugin label it (the
+    // kube-scheduler matches a zonal disk's PV node affinity against the CSI key).
+    if (zone) labels[LABEL_ZONE] = labels[LABEL_DISK_CSI_ZONE] = zoneLabel(location, zone);
     labels['kubernetes.io/hostname'] = name;
     labels['kubernetes.io/os'] = 'linux';
     const it = this.types.get(vmSize.toLowerCase());

@@ -9,6 +9,8 @@ import { kubectl } from './harness.js';
 const info = inject('k8s');
 const dir = path.resolve(import.meta.dirname, '../../examples');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+/** examples/topology/: anti-affinity, zone spread and a zonal disk (kubectl apply -f examples/topology/). */
+const topology = fs.readdirSync(path.join(dir, 'topology')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('topology', f));
 
 describe('examples/', () => {
   it('has the H200 (eastus2, eastus2euap), deployment and CPU examples', () => {
@@ -47,7 +49,15 @@ describe('examples/', () => {
     }
   });
 
-  it.each(files)('%s passes kubectl apply --dry-run=server', async (file) => {
+  it('has the topology examples: one node per replica, a zone spread, a zonal disk with a NodePool that reaches it', () => {
+    const kinds = topology.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => `${(d.toJSON() as { kind: string }).kind}/${(d.toJSON() as { metadata: { name: string } }).metadata.name}`));
+    expect(kinds.sort()).toEqual([
+      'AzureFlexNodeClass/cpu-westeurope', 'Deployment/one-per-node', 'Deployment/zonal-db', 'Deployment/zone-spread', 'NodePool/cpu-westeurope',
+      'PersistentVolume/zonal-db-disk', 'PersistentVolumeClaim/zonal-db-data', 'StorageClass/managed-csi-zonal',
+    ]);
+  });
+
+  it.each([...files, ...topology])('%s passes kubectl apply --dry-run=server', async (file) => {
     const r = await kubectl(info, ['apply', '--dry-run=server', '-f', path.join(dir, file)]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
