@@ -104,7 +104,7 @@ export interface SweepReport {
   failed: number;
   /** Each failing run with the command that replays it alone. */
   failures: Array<{ seed: number; strategy: string; problems: string[]; error?: string; reproduce: string }>;
-  /** The runs at the tail of each figure that matters (largest first). */
+  /** The runs at the tail of each figure that matters, largest first (a figure of 0 is no worst case: a sweep without leaks lists none). */
   worst: Record<'leaks' | 'reapMaxSeconds' | 'armWrites' | 'createFailures' | 'wallSeconds', Array<{ seed: number; strategy: string; value: number; reproduce: string }>>;
   perSeed: SeedSummary[];
 }
@@ -134,7 +134,8 @@ export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { worker
   });
   const byRun = new Map(outcomes.map((o, i) => [perSeed[i]!, o]));
   const worstBy = (value: (s: SeedSummary) => number) =>
-    [...perSeed]
+    perSeed
+      .filter((s) => value(s) > 0)
       .sort((a, b) => value(b) - value(a) || a.seed - b.seed)
       .slice(0, worstCount)
       .map((s) => ({ seed: s.seed, strategy: s.strategy, value: value(s), reproduce: byRun.get(s)!.reproduce }));
