@@ -27,11 +27,11 @@ const nodePool = (region: string, weight: number) => ({
     template: { spec: { nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: region }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] } },
   },
 });
-const deployment = (name: string, replicas: number, spec: Record<string, unknown> = {}) => ({
+const deployment = (name: string, replicas: number, spec: Record<string, unknown> = {}, cpu = '3') => ({
   apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
   spec: {
     replicas, selector: { matchLabels: { app: name } },
-    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: '3' } } }], ...spec } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu } } }], ...spec } },
   },
 });
 const claim = (name: string, spec: Record<string, unknown>) => ({
@@ -60,7 +60,9 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
       deployment('db', 1, volume('db-data')),
       deployment('cache', 1, volume('cache-data')),
       deployment('late', 1, volume('late-data')),
-      deployment('api', 3, { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'api' } } }] }),
+      // One replica per D8s_v5: the kube-scheduler only counts zones that have nodes, so with
+      // room for two it may stack replicas on the first node to register.
+      deployment('api', 3, { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'api' } } }] }, '5'),
     ];
     const path = join(dir, 'all.yaml');
     writeFileSync(path, docs.map((d) => `---\n${stringify(d)}`).join(''));
