@@ -83,12 +83,13 @@ export interface InstanceTypeCatalog {
  * Resource SKUs' answer to "does ARM still restrict this SKU for this subscription in this
  * location?", but only from a listing requested after `since` (the time of the mark being
  * re-checked): an older listing may predate what ARM refused, so it says nothing and the
- * mark is kept until a newer listing exists. undefined: no such listing.
+ * mark is kept until a newer listing exists. undefined: no such listing. `zone` (a zone
+ * label, "eastus2-1") asks about that zone: a Location or that zone's Zone restriction.
  */
-export function restrictedSince(catalog: InstanceTypeCatalog, sku: string, scope: CatalogScope, since: number): boolean | undefined {
+export function restrictedSince(catalog: InstanceTypeCatalog, sku: string, scope: CatalogScope, since: number, zone?: string): boolean | undefined {
   const at = catalog.listedAt?.(scope);
   if (at === undefined || at <= since) return undefined;
-  return catalog.restriction(sku, scope) !== undefined;
+  return catalog.restriction(sku, scope, zone === undefined ? undefined : zoneId(zone)) !== undefined;
 }
 
 /** Whether a NodeClass with this subscription and location may launch the SKU. */

@@ -40,7 +40,7 @@ export interface ProvisionerLog {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-export type SkuRestrictedCheck = (q: { sku: string; region: string; subscriptionID: string; markedAt: number }) => boolean | undefined;
+export type SkuRestrictedCheck = (q: { sku: string; region: string; zone?: string; subscriptionID: string; markedAt: number }) => boolean | undefined;
 
 export interface ProvisionerOptions {
   cluster: ClusterPort;
@@ -366,7 +366,7 @@ export class Provisioner {
     const now = this.clock.now();
     for (const { region, nodeClass, mark } of marks.skuNotAvailable()) {
       const subscriptionID = nodeClasses.find((c) => c.metadata.name === nodeClass)?.spec.subscriptionID ?? '';
-      if (this.options.skuRestricted?.({ sku: mark.sku, region, subscriptionID, markedAt: mark.markedAt }) !== false) continue;
+      if (this.options.skuRestricted?.({ sku: mark.sku, region, ...(mark.zone ? { zone: mark.zone } : {}), subscriptionID, markedAt: mark.markedAt }) !== false) continue;
       this.options.liftOffering?.(mark.sku, region);
       updates.set(nodeClass, current(nodeClass).map((m) => (markKey(m) === markKey(mark) ? { ...m, expiresAt: now } : m)));
       this.log.info({ sku: mark.sku, region }, 'SkuNotAvailable no longer restricted: offering on probation');

@@ -126,7 +126,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
           // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.
-          skuRestricted: ({ sku, region, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt),
+          skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
           onNodeClaimCreated: (claim) =>
             k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
           onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
