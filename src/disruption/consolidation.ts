@@ -9,7 +9,7 @@
  */
 import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { schedule, type NodeClaimPlan } from '../provisioning/scheduler.js';
+import { schedule, type NodeClaimPlan, type SchedulingInput } from '../provisioning/scheduler.js';
 import { isReschedulable } from './emptiness.js';
 import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 
@@ -22,6 +22,8 @@ export interface ConsolidationState {
   podsByNodeClaim: ReadonlyMap<string, readonly Pod[]>;
   daemonSetPods: readonly Pod[];
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  /** Where a moving pod's volumes let it go (a zonal disk pins its zone). */
+  volumeRequirements?: SchedulingInput['volumeRequirements'];
 }
 
 /** Whether the reschedulable pods of `removed` all fit on the remaining NodeClaims. */
@@ -41,6 +43,7 @@ export function canRemoveWithoutReplacement(state: ConsolidationState, removed: 
     boundPods,
     daemonSetPods: state.daemonSetPods,
     isOfferingUnavailable: state.isOfferingUnavailable,
+    ...(state.volumeRequirements ? { volumeRequirements: state.volumeRequirements } : {}),
   });
   return result.nodeClaims.length === 0 && result.unschedulable.length === 0;
 }
@@ -79,6 +82,7 @@ export function cheaperReplacement(
     boundPods,
     daemonSetPods: state.daemonSetPods,
     isOfferingUnavailable: state.isOfferingUnavailable,
+    ...(state.volumeRequirements ? { volumeRequirements: state.volumeRequirements } : {}),
   });
   if (result.unschedulable.length > 0 || result.nodeClaims.length !== 1) return undefined;
   const plan = result.nodeClaims[0]!;

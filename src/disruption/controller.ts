@@ -26,6 +26,7 @@ import { buildNodeClaim, daemonSetRepresentatives, isProvisionable, type Provisi
 import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, type DisruptionReason } from './budgets.js';
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
+import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { doNotDisruptReason } from './do-not-disrupt.js';
 import { driftReason, type DriftOptions } from './drift.js';
 import { durationOrNever } from './duration.js';
@@ -208,7 +209,9 @@ export class DisruptionController {
     // spare capacity the simulation would otherwise count on.
     let intents: ReplacementIntent[] = [];
     if (!pods.some(isProvisionable)) {
-      intents = this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady });
+      // Pods on zonal disks may only move where their volumes can follow (Karpenter's volume topology).
+      const volumes = VolumeTopology.needed(pods) ? await this.volumeTopology() : undefined;
+      intents = this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
     }
 
     for (const name of abandoned) await this.unmark(name);
@@ -249,11 +252,17 @@ export class DisruptionController {
     }).catch(() => undefined);
   }
 
+  private async volumeTopology(): Promise<VolumeTopology> {
+    const { cluster } = this.options;
+    const [claims, volumes, classes] = await Promise.all([cluster.listPersistentVolumeClaims(), cluster.listPersistentVolumes(), cluster.listStorageClasses()]);
+    return new VolumeTopology({ claims, volumes, classes });
+  }
+
   private consolidateUnderutilized(
     views: PoolView[],
     ctx: {
       nodeClaims: NodeClaim[]; nodePools: NodePool[]; nodeClasses: AzureFlexNodeClass[]; instanceTypes: InstanceType[]; pods: Pod[];
-      podsByClaim: Map<string, Pod[]>; stableSince: Map<string, number>; now: number; deleted: Set<string>;
+      podsByClaim: Map<string, Pod[]>; stableSince: Map<string, number>; now: number; deleted: Set<string>; volumes: VolumeTopology | undefined;
       decide: (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string) => void;
       gracefulCandidates: (view: PoolView) => NodeClaim[];
       allowance: (view: PoolView, reason: DisruptionReason) => number;
@@ -271,6 +280,7 @@ export class DisruptionController {
       podsByNodeClaim: ctx.podsByClaim,
       daemonSetPods: daemonSetRepresentatives(ctx.pods),
       isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
+      ...(ctx.volumes ? { volumeRequirements: (pod: Pod) => ctx.volumes!.requirements(pod) } : {}),
     };
     let simulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;
     // Claims removed so far (any reason): their pods must fit elsewhere too.

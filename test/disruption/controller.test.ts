@@ -3,7 +3,7 @@ import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { DisruptionController } from '../../src/disruption/controller.js';
 import type { FakeCluster } from '../../src/sim/cluster.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
-import { T0, makePod, silentLog, setPods } from '../provisioning/fixtures.js';
+import { T0, iso, makePod, silentLog, setPods } from '../provisioning/fixtures.js';
 import { addClaim, changeImage, clusterWithNodes, finishTermination, makeNode, readyConditions } from './helpers.js';
 
 const MINUTE = 60_000;
@@ -108,6 +108,26 @@ describe('DisruptionController', () => {
       if (policy === 'WhenEmpty') expect(decisions).toEqual([]);
       else expect(decisions.map((d) => d.kind)).toEqual(['Underutilized']);
     }
+  });
+
+  it('moves a pod only where its zonal disk can follow: the node whose pod is pinned to its zone stays', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 2, { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '1m', budgets: [{ nodes: '100%' }] });
+    ['eastus2-1', 'eastus2-2'].forEach((zone, i) => {
+      const claim = cluster.nodeClaims.get(`default-n${i}`)!;
+      cluster.putNodeClaim({ ...claim, metadata: { ...claim.metadata, labels: { ...claim.metadata.labels, 'topology.kubernetes.io/zone': zone } } });
+    });
+    const meta = (name: string) => ({ name, uid: `uid-${name}`, labels: {}, annotations: {}, finalizers: [], creationTimestamp: iso(T0) });
+    cluster.putStorage({ kind: 'PersistentVolume', value: { metadata: meta('disk'), spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.disk.csi.azure.com/zone', operator: 'In', values: ['eastus2-1'] }] }] } } } } });
+    cluster.putStorage({ kind: 'PersistentVolumeClaim', value: { metadata: { ...meta('data'), namespace: 'default' }, spec: { volumeName: 'disk' }, status: { phase: 'Bound' } } });
+    const pinned = podOn('a', 'default-n0');
+    pinned.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }];
+    setPods(cluster, [pinned, podOn('b', 'default-n1')]);
+    const controller = controllerFor(cluster, clock);
+    await controller.reconcile();
+    await clock.runUntil(T0 + 2 * MINUTE);
+    // n0 comes first (same pods, price, then name) but its pod's disk is in eastus2-1 and n1 is in eastus2-2.
+    expect((await controller.reconcile()).map((d) => [d.kind, d.nodeClaim])).toEqual([['Underutilized', 'default-n1']]);
   });
 
   it('does not consolidate when the pods would not fit elsewhere, or while pods are pending', async () => {
