@@ -285,10 +285,17 @@ export function createNicMachine(env: MachineEnv) {
             { guard: 'probedDetached', target: 'deleting', actions: 'noteDetached' },
             { target: 'attached' },
           ],
+          // No answer is no proof of detachment: probe again, never DELETE blind.
           onError: [
-            { guard: 'isThrottled', target: 'delete-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'delete-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { guard: 'isThrottled', target: 'probe-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'probe-backoff', actions: ['rememberError', 'scheduleBackoff'] },
           ],
+        },
+      },
+      'probe-backoff': {
+        after: { untilRetry: 'probing-before-delete' },
+        on: {
+          OBSERVED: [{ guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' }, { actions: 'storeObservation' }],
         },
       },
       deleting: {

@@ -110,6 +110,8 @@ export interface SimulationResult {
   stuckNodeClaims: number;
   /** VMs ARM still shows in provisioningState Failed once settled. */
   failedVmsLeft: number;
+  /** NIC DELETEs ARM refused with NicInUse: the controller deleted a NIC a VM still held (it must GET first). */
+  nicDeletesWhileAttached: number;
   peakSubnetIpsUsed: number;
   subnetIpsUsedAtEnd: number;
   armCalls: Record<string, Record<string, number>>;
@@ -202,7 +204,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     if (e.kind === 'transition') transitions++;
   });
 
-  const counters = { nicsCreated: 0, nicsDeleted: 0, createFailures: 0, launched: 0, writes: 0 };
+  const counters = { nicsCreated: 0, nicsDeleted: 0, createFailures: 0, launched: 0, writes: 0, deletesWhileAttached: 0 };
   const failuresByCode: Record<string, number> = {};
   const onArmEvent = (e: ArmEvent): void => {
     const status = Number(e.status);
@@ -214,6 +216,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       failuresByCode[code] = (failuresByCode[code] ?? 0) + 1;
     }
     if (e.op === 'vm.provisioned') counters.launched++;
+    if (e.op === 'nic.delete' && e.code === 'NicInUse') counters.deletesWhileAttached++;
     if ((e.op === 'nic.put' || e.op === 'vm.put' || e.op === 'nic.delete' || e.op === 'vm.delete' || e.op === 'disk.delete') && status !== 429) counters.writes++;
     eventLog.record({ t: e.t, actor: `arm/${e.name}`, kind: 'world', event: e.op, detail: e.code ? `${e.status} ${e.code}` : String(e.status) });
   };
@@ -378,6 +381,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     leakedDisks: leaks.disks.length,
     stuckNodeClaims: stuck.length,
     failedVmsLeft: failedVms.length,
+    nicDeletesWhileAttached: counters.deletesWhileAttached,
     peakSubnetIpsUsed: arm.peakSubnetIpsUsed(),
     subnetIpsUsedAtEnd: snapshot.subnets.reduce((n, s) => n + s.used, 0),
     armCalls,
@@ -528,6 +532,7 @@ export function leakSummary(r: SimulationResult): string | undefined {
   add(r.leakedDisks, 'disks');
   add(r.stuckNodeClaims, 'stuck NodeClaims');
   add(r.failedVmsLeft, 'Failed VMs left');
+  add(r.nicDeletesWhileAttached, 'NIC deletes sent while attached');
   return parts.length ? parts.join(', ') : undefined;
 }
 

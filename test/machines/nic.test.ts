@@ -64,6 +64,20 @@ describe('NIC machine', () => {
     expect(state()).toBe('attached');
   });
 
+  it('a GET that fails at the end of the reservation is retried, never followed by a blind DELETE (generated world seed 1387461118)', async () => {
+    const answers: Array<'fail' | 'attached' | 'detached'> = ['fail', 'fail', 'attached'];
+    const { clock, actor, deletes, gets, state } = setup({ exists: true, attached: false, owner: 'wants' }, async () => undefined, undefined, async () => {
+      const a = answers.shift() ?? 'detached';
+      if (a === 'fail') throw new AzureError('InternalServerError', 500, 'transient');
+      return a;
+    });
+    actor.send({ type: 'VM_FAILED', reservedUntil: clock.now() + 180_000 });
+    await clock.runUntil(clock.now() + 240_000);
+    expect(gets.length).toBe(3);
+    expect(deletes).toHaveLength(0);
+    expect(state()).toBe('attached');
+  });
+
   it('rebuilt after a restart from the observed deadline, it deletes at that deadline, not 180 s later', async () => {
     const start = 1_000_000;
     const { clock, deletes, state } = setup({ exists: true, attached: false, owner: 'releasing', reservedUntil: start + 30_000 }, async () => undefined);

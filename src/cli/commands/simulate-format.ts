@@ -16,6 +16,7 @@ const ROWS: Row[] = [
   ['leaked disks', (r) => String(r.leakedDisks)],
   ['stuck NodeClaims', (r) => String(r.stuckNodeClaims)],
   ['Failed VMs left', (r) => String(r.failedVmsLeft)],
+  ['NIC deletes while attached', (r) => String(r.nicDeletesWhileAttached)],
   ['peak subnet IPs used', (r) => String(r.peakSubnetIpsUsed)],
   ['subnet IPs used at end', (r) => String(r.subnetIpsUsedAtEnd)],
   ['time to reap p50 / max (s)', (r) => (r.timeToReapSeconds.count ? `${r.timeToReapSeconds.p50} / ${r.timeToReapSeconds.max}` : '-')],
