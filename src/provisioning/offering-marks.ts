@@ -75,12 +75,17 @@ function covers(mark: OfferingMark, sku: string, family: string | undefined, cap
   return mark.sku === '*' || mark.sku.toLowerCase() === sku.toLowerCase();
 }
 
-/** Where a NodeClaim is not launched yet and may still launch as `sku`: a canary in flight. */
-function mayLaunchAs(claim: NodeClaim, sku: string): boolean {
+/** Where a NodeClaim is not launched yet and may still launch as `sku` (in `zone`, if given): a canary in flight. */
+function mayLaunchAs(claim: NodeClaim, sku: string, zone?: string): boolean {
   if (claim.metadata.deletionTimestamp || claim.status.providerID) return false;
+  const requirements = Requirements.fromSelectors(claim.spec.requirements);
   const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
-  const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
-  return names.some((n) => n.toLowerCase() === sku.toLowerCase());
+  const names = launched ? [launched] : [...(requirements.get(LABEL_INSTANCE_TYPE)?.values ?? [])];
+  if (!names.some((n) => n.toLowerCase() === sku.toLowerCase())) return false;
+  if (zone === undefined) return true;
+  const chosen = claim.metadata.labels[LABEL_ZONE];
+  if (chosen) return chosen.toLowerCase() === zone.toLowerCase();
+  return requirements.get(LABEL_ZONE)?.has(zone) ?? true;
 }
 
 export interface MarkState {
@@ -129,21 +134,27 @@ export class OfferingMarks {
     return this.matching(sku, region, capacityType, zone).some((m) => m.mark.expiresAt > this.state.now);
   }
 
-  /** Expired but not yet proven: one canary may try it. */
-  onProbation(sku: string, region: string, capacityType: string): boolean {
-    const found = this.matching(sku, region, capacityType);
+  /** Expired but not yet proven: one canary may try it (asked with a zone, that zone's marks count too). */
+  onProbation(sku: string, region: string, capacityType: string, zone?: string): boolean {
+    const found = this.matching(sku, region, capacityType, zone);
     return found.length > 0 && found.every((m) => m.mark.expiresAt <= this.state.now);
   }
 
-  /** Whether a NodeClaim not launched yet may launch as this SKU in the region (the canary). */
-  canaryInFlight(sku: string, region: string): boolean {
-    return (this.state.claimsByRegion.get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku));
+  /** Whether a NodeClaim not launched yet may launch as this SKU in the region, or in that zone (the canary). */
+  canaryInFlight(sku: string, region: string, zone?: string): boolean {
+    return (this.state.claimsByRegion.get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku, zone));
   }
 
-  /** What to tell the scheduler: unavailable while marked, and on probation once a canary flies. */
+  /**
+   * What to tell the scheduler: unavailable while marked, and on probation once a canary flies:
+   * for a zone mark a canary that may land in that zone, for a regional mark one anywhere.
+   */
   isUnavailable(sku: string, region: string, capacityType: string, zone?: string): boolean {
     if (this.isMarked(sku, region, capacityType, zone)) return true;
-    return this.onProbation(sku, region, capacityType) && this.canaryInFlight(sku, region);
+    const found = this.matching(sku, region, capacityType, zone);
+    if (found.length === 0) return false;
+    const regional = found.some((m) => m.mark.zone === undefined);
+    return (regional && this.canaryInFlight(sku, region)) || (zone !== undefined && this.canaryInFlight(sku, region, zone));
   }
 
   /**

@@ -26,7 +26,7 @@ import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js'
 import {
   ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
   ANNOTATION_NODEPOOL_HASH_VERSION, ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, FINALIZER_TERMINATION,
-  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
+  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE,
 } from '../apis/well-known.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
@@ -463,6 +463,9 @@ function resourceVersionReached(seenThrough: string | undefined, created: string
  * are planned again once the canary has launched or failed).
  */
 function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
+  const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
+  if (zonal === undefined) return undefined;
+  plan = zonal;
   const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
   if (probation.length === 0) return plan;
   const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
@@ -477,6 +480,24 @@ function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks
     instanceTypeOptions: options,
     requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
   };
+}
+
+/**
+ * The same rule per zone: a zone on probation (an expired zone mark of one of the plan's
+ * SKUs) stays in the first plan of the pass that may land there; later plans lose that zone
+ * from their zone requirement, and are dropped if no zone is left.
+ */
+function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
+  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
+  if (!zoneReq?.values?.length) return plan;
+  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
+  if (probation.length === 0) return plan;
+  const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
+  for (const z of probation) canaries.add(`${region}/zone/${z}`);
+  if (taken.size === 0) return plan;
+  const zones = zoneReq.values.filter((z) => !taken.has(z));
+  if (zones.length === 0) return undefined;
+  return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
 }
 
 /** One answer per pod per pass (the scheduler may ask more than once). */

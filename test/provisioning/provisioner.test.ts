@@ -6,6 +6,7 @@ import { FakeCluster } from '../../src/sim/cluster.js';
 import { Provisioner, daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/provisioner.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { ANNOTATION_OFFERING_MARKS, LABEL_ZONE } from '../../src/apis/well-known.js';
 import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod, silentLog, setPods } from './fixtures.js';
 
 function setup() {
@@ -166,4 +167,32 @@ describe('Provisioner', () => {
     expect(provisioner.lastSummary).not.toBe(idle);
     expect(cluster.nodeClaims.size).toBe(2);
   });
+
+  it('a zone whose mark expired gets one canary NodeClaim, and no second one while it is in flight (across passes)', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    const mark = { sku: 'Standard_D8s_v5', zone: 'eastus2-2', capacityType: 'on-demand', reason: 'ZonalAllocationFailed', markedAt: T0 - 3_600_000, expiresAt: T0 - 1 };
+    cluster.putNodeClass(makeNodeClass('eastus2', 'eastus2', { [ANNOTATION_OFFERING_MARKS]: JSON.stringify([mark]) }));
+    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), offeringMarks: true,
+      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+    });
+    const mayLandInZone2 = () => [...cluster.nodeClaims.values()].filter((c) => {
+      const zone = c.spec.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
+      return zone === undefined || zone.values!.includes('eastus2-2');
+    });
+    const big = (name: string) => makePod(name, { requests: { cpu: '6', memory: '8Gi' } });
+    setPods(cluster, Array.from({ length: 6 }, (_, i) => big(`w-${i}`)));
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(6);
+    expect(mayLandInZone2()).toHaveLength(1);
+    // More pods in the next pass: the canary has not launched yet, so zone 2 stays out.
+    setPods(cluster, [...cluster.pods.values(), ...Array.from({ length: 4 }, (_, i) => big(`x-${i}`))]);
+    await clock.runUntil(clock.now() + 10_000);
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(10);
+    expect(mayLandInZone2()).toHaveLength(1);
+  });
 });
+
