@@ -6,8 +6,10 @@ const RUNS = 3;
 /**
  * quota-storm for 8 simulated hours with the offerings cache off (the provisioner retries
  * every ~10 s: ≥ 800 NodeClaims), median of 3; then the fleet world (~1,000 nodes, ~10,000
- * pods with hourly churn) for AZFLEX_BENCH_FLEET_HOURS simulated hours (default 0.25: at
- * today's speed the whole 24 h takes hours of wall time). Ratios are simulated seconds
+ * pods with hourly churn) for AZFLEX_BENCH_FLEET_HOURS simulated hours (default 0.25: the
+ * first ramp of ~730 NodeClaims under ARM throttling alone costs ~1 CPU minute, and each
+ * hourly batch another ramp, so the whole 24 h is still far from the ~43 s that 2,000x
+ * needs; its armReadsPerHourSteadyState wants AZFLEX_BENCH_FLEET_HOURS >= 2). Ratios are simulated seconds
  * (settling included) per wall second and per CPU second (the machine is shared, CPU time
  * is the steadier figure).
  */
