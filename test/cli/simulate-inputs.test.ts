@@ -98,6 +98,11 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--seed', '1e3'], /--seed must be a whole number from 0 to 4294967295, got "1e3"/, ['sim', 'serve-arm']);
   });
 
+  it('ports of the controller: 1 to 65535', async () => {
+    await refused(['--metrics-port', '65536'], /--metrics-port must be a whole number from 1 to 65535, got "65536"/, ['controller']);
+    await refused(['--live-view-port', '9'.repeat(400)], /--live-view-port must be a whole number from 1 to 65535/, ['controller']);
+  });
+
   it('files: capped in size, few YAML aliases, regular files only', async () => {
     await refused(['--scenario', file(`name: big\n#${'x'.repeat(1024 * 1024)}\n`)], /more than the 1048576-byte limit/);
     const laughs = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');

@@ -4,7 +4,7 @@ import { parseDuration } from '../../disruption/duration.js';
 import { IN_CLUSTER_SA_DIR } from '../../k8s/client.js';
 import { runController, type ControllerSettings } from '../../k8s/controller-main.js';
 import { UsageError } from '../errors.js';
-import { integer } from './simulate.js';
+import { bounded } from './simulate.js';
 
 /** What commander parses: the settings, with the durations and the price file as the flags name them. */
 type ControllerFlags = Omit<ControllerSettings, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'skuCatalogRefreshMs' | 'prices' | 'env'> & {
@@ -43,7 +43,7 @@ export function register(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('--context <name>', 'kubeconfig context')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
-    .option('--metrics-port <port>', '/metrics, /healthz, /readyz', integer('--metrics-port', 1), 8080)
+    .option('--metrics-port <port>', '/metrics, /healthz, /readyz', bounded('--metrics-port', 1, 65535), 8080)
     .option('--leader-elect <bool>', 'run active/standby on a Lease', bool, true)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', process.env.POD_NAMESPACE ?? 'azflex')
     .option('--leader-election-lease <name>', 'name of the Lease', 'azflex-controller')
@@ -58,7 +58,7 @@ export function register(program: Command): void {
     .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
     .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed', duration, 60 * 60_000)
     .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')
-    .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', integer('--live-view-port', 1))
+    .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', bounded('--live-view-port', 1, 65535))
     .action(async (flags: ControllerFlags) => {
       const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;

@@ -46,13 +46,6 @@ export function bounded(name: string, min: number, max: number) {
   };
 }
 
-export function integer(name: string, min: number) {
-  return (raw: string): number => {
-    if (!/^\d+$/.test(raw) || Number(raw) < min) throw new InvalidArgumentError(`${name} must be a whole number ≥ ${min}, got "${raw}"`);
-    return Number(raw);
-  };
-}
-
 /** `1..1000`, `7`, or `1,5,9` (ranges and single seeds, comma-separated), each within 0..MAX_SEED. */
 export function seedList(raw: string): number[] {
   const seeds = new Set<number>();
