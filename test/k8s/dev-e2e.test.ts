@@ -4,24 +4,11 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDev, type DevEnvironment } from '../../src/dev/dev.js';
 import { defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
-import type { FakeArmLatency } from '../../src/sim/arm/types.js';
+import { FAST_ARM_LATENCY } from './fixtures.js';
 import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
 
 const shared = inject('k8s');
 
-/** ARM's real latencies are minutes; the same shape in seconds keeps the test under 3 min. */
-const FAST: FakeArmLatency = {
-  read: { min: 0, max: 5 },
-  nicPut: { min: 50, max: 150 },
-  nicDelete: { min: 50, max: 150 },
-  nicDeleteOperation: { min: 50, max: 150 },
-  vmPut: { min: 50, max: 150 },
-  vmCreate: { min: 1_500, max: 2_500 },
-  vmCreateFailure: { min: 500, max: 1_000 },
-  vmDelete: { min: 1_000, max: 1_500 },
-  gpuVmDelete: { min: 1_500, max: 2_500 },
-  diskDelete: { min: 100, max: 200 },
-};
 const H200_FAMILY = 'standardNDSH200v5Family';
 
 interface PodList {
@@ -47,7 +34,7 @@ describe('azflex dev end to end', () => {
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'azflex-dev-e2e-'));
     dev = await startDev({
       stateDir,
-      armConfig: { ...defaultFakeArmConfig(), latencyMs: FAST },
+      armConfig: { ...defaultFakeArmConfig(), latencyMs: FAST_ARM_LATENCY },
       seed: 4,
       binaries: shared.binaries,
       logLevel: process.env.AZFLEX_DEV_LOG === 'debug' ? 'debug' : 'warn',

@@ -4,23 +4,10 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDev, type DevEnvironment } from '../../src/dev/dev.js';
 import { DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
-import type { FakeArmLatency } from '../../src/sim/arm/types.js';
+import { FAST_ARM_LATENCY } from './fixtures.js';
 import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
 
 const shared = inject('k8s');
-
-const FAST: FakeArmLatency = {
-  read: { min: 0, max: 5 },
-  nicPut: { min: 50, max: 150 },
-  nicDelete: { min: 50, max: 150 },
-  nicDeleteOperation: { min: 50, max: 150 },
-  vmPut: { min: 50, max: 150 },
-  vmCreate: { min: 1_000, max: 2_000 },
-  vmCreateFailure: { min: 500, max: 1_000 },
-  vmDelete: { min: 500, max: 1_000 },
-  gpuVmDelete: { min: 500, max: 1_000 },
-  diskDelete: { min: 100, max: 200 },
-};
 
 interface PodObj {
   metadata: { name: string; labels?: Record<string, string> };
@@ -49,7 +36,7 @@ describe('azflex dev: topology examples', () => {
       stateDir,
       armConfig: {
         ...base,
-        latencyMs: FAST,
+        latencyMs: FAST_ARM_LATENCY,
         regions: [
           { subscriptionId: DEFAULT_SUBSCRIPTION_ID, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 200 }, regionalQuotaCores: 400 },
           { subscriptionId: DEFAULT_SUBSCRIPTION_ID, location: 'westeurope', familyQuotaCores: { standardDSv5Family: 200 }, regionalQuotaCores: 400 },

@@ -4,9 +4,24 @@ import { KubeCluster } from '../../src/k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestRecord } from '../../src/k8s/client.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
+import type { FakeArmLatency } from '../../src/sim/arm/types.js';
 import { RealClock } from '../../src/platform/real-clock.js';
 
 export const SUB = '0b3b0b3b-1111-2222-3333-444455556666';
+
+/** ARM's real latencies are minutes; the same shape in seconds keeps the azflex dev tests short. */
+export const FAST_ARM_LATENCY: FakeArmLatency = {
+  read: { min: 0, max: 5 },
+  nicPut: { min: 50, max: 150 },
+  nicDelete: { min: 50, max: 150 },
+  nicDeleteOperation: { min: 50, max: 150 },
+  vmPut: { min: 50, max: 150 },
+  vmCreate: { min: 1_500, max: 2_500 },
+  vmCreateFailure: { min: 500, max: 1_000 },
+  vmDelete: { min: 1_000, max: 1_500 },
+  gpuVmDelete: { min: 1_500, max: 2_500 },
+  diskDelete: { min: 100, max: 200 },
+};
 
 export interface Adapter {
   cluster: KubeCluster;
