@@ -9,7 +9,7 @@ import type { NodeClaim } from '../ports/cluster.js';
 import type { RuntimeDeps } from './deps.js';
 import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
 import { stateName } from './event-log.js';
-import { ArmView, createdAtTag, listArm, observeCluster, vmAttemptAt, worldOf, type ClusterView, type WorldView } from './world.js';
+import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
 import { gateArm } from './arm-gate.js';
 import { notInitializedReason } from './registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
@@ -18,19 +18,8 @@ import { PeriodicLoop, type LoopProgress } from './loop.js';
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
 
-/**
- * ARM is listed in full (every page) at start and then this often; the passes between look
- * at the cluster (informer caches, free) and GET only what has something pending. A full
- * list of 1,000 NICs and VMs is ~20 reads; every 15 s that alone was 4,800 reads an hour,
- * over the 3,600 (4% of ARM's refill) azflex allows itself per subscription.
- */
-const FULL_LIST_MS = 5 * 60_000;
-/** Disks are listed for garbage collection every this many full lists (they only leak if a cascade failed). */
-const DISK_SWEEP_EVERY = 2;
-/** A VM being created is looked at by GET no more often than this (ARM takes minutes). */
-const CREATING_VM_POLL_MS = 30_000;
-/** More VMs than this to look at in one pass: a paged list of VMs costs fewer reads than GETs. */
-const MAX_TARGETED_GETS = 20;
+/** Disks are listed for garbage collection every this many resyncs (they only leak if a cascade failed). */
+const DISK_SWEEP_EVERY = 8;
 
 /**
  * The actor runtime: one actor per NodeClaim and per NIC, fed by a level-triggered loop
@@ -54,10 +43,6 @@ export class Runtime {
   private readonly nicMachine: NicMachine;
   private readonly legacy: LegacyCleanup | undefined;
   private world: WorldView | undefined;
-  /** ARM as last listed, with every answer since written through (see ArmView). */
-  private readonly armView: ArmView;
-  /** Per actor, the inputs its last observation was built from: unchanged inputs, nothing to build. */
-  private readonly lastInputs = new WeakMap<object, unknown[]>();
   private resyncing = false;
   private resyncRequested = false;
   private resyncCount = 0;
@@ -68,8 +53,7 @@ export class Runtime {
   private readonly actorClock: ReturnType<typeof xstateClock>;
 
   constructor(deps: RuntimeDeps) {
-    this.armView = new ArmView(deps.config.clusterName);
-    this.deps = { ...deps, arm: this.armView.observing(gateArm(deps.arm, deps.clock), deps.clock) };
+    this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
     this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name));
@@ -182,97 +166,32 @@ export class Runtime {
     });
   }
 
-  /**
-   * One level-triggered pass. The cluster is listed every time (informer caches). ARM is
-   * listed in full, every page, on the first pass of a process (every actor is rebuilt from
-   * it) and every FULL_LIST_MS; between, the ARM view is what the last list showed plus every
-   * answer since, and VMs still being created are looked at by GET. Nothing acts on an
-   * absence in the view without a GET of its own (the machines confirm), so a view that
-   * lags can delay a step, never cause a wrong one.
-   */
   async resync(): Promise<void> {
     if (this.resyncing || this.stopped) return;
     this.resyncing = true;
     try {
-      const cluster = await observeCluster(this.deps);
-      const full = this.armView.listedAt === undefined || cluster.at - this.armView.listedAt >= FULL_LIST_MS;
-      if (full) {
-        const disks = this.resyncCount++ % DISK_SWEEP_EVERY === 0;
-        this.armView.install(await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: true, disks }), cluster.at);
-      } else {
-        await this.refreshPending(cluster);
-      }
+      const world = await observeWorld(this.deps, this.resyncCount++ % DISK_SWEEP_EVERY === 0);
       if (this.stopped) return;
-      const world = worldOf(cluster, this.armView);
       this.world = world;
       this.reconcileNodeClaims(world);
       if (!this.legacy) {
-        this.reconcileNics(world, full);
-        if (full) this.collectGarbage(world);
+        this.reconcileNics(world);
+        this.collectGarbage(world);
       }
     } finally {
       this.resyncing = false;
     }
   }
 
-  /**
-   * Between full lists: GETs the VMs ARM is still creating (they end Succeeded or Failed on
-   * their own), each at most every CREATING_VM_POLL_MS; with many due (a ramp), one paged VM
-   * list is cheaper. Everything else in the view changes only by what azflex does, and that
-   * is written through.
-   */
-  private async refreshPending(cluster: ClusterView): Promise<void> {
-    const now = cluster.at;
-    const due: Array<{ name: string; nodeClaim: NodeClaim }> = [];
-    for (const [name, nc] of cluster.nodeClaims) {
-      const vm = this.armView.vms.get(vmNameFor(name));
-      if (vm?.provisioningState !== 'Creating') continue;
-      if (now - (this.armView.learned('vm', vm.name) ?? 0) >= CREATING_VM_POLL_MS) due.push({ name: vm.name, nodeClaim: nc });
-    }
-    if (due.length === 0) return;
-    if (due.length > MAX_TARGETED_GETS) {
-      this.armView.install(await listArm(this.deps, cluster.nodeClasses.values(), { nics: false, vms: true, disks: false }), now);
-      return;
-    }
-    await Promise.all(
-      due.map(({ name, nodeClaim }) => {
-        const cls = cluster.nodeClasses.get(nodeClaim.spec.nodeClassRef.name);
-        if (!cls) return undefined;
-        const ref = { subscriptionId: cls.spec.subscriptionID, resourceGroup: cls.spec.resourceGroup, name };
-        // A failed GET (throttled) teaches nothing; the next pass asks again.
-        return this.deps.arm.getVm(ref).catch((err: unknown) => this.log(`nodeclaim/${nodeClaim.metadata.name}`, 'get-error', errorCode(err)));
-      }),
-    );
-  }
-
   private reconcileNodeClaims(world: WorldView): void {
     for (const [name, nc] of world.nodeClaims) {
-      const actor = this.claims.get(name);
-      const vm = world.vms.get(vmNameFor(name));
-      const inputs = [nc, vm, world.nics.has(nicNameFor(name)), this.nodeOf(world, nc, vm)];
-      if (actor && this.sameInputs(actor, inputs)) continue;
       const observed = this.observeNodeClaim(world, nc);
+      const actor = this.claims.get(name);
       if (actor) this.observe(actor, observed);
       else this.spawnNodeClaim(name, observed);
     }
     const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
     for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) this.observe(actor, gone);
-  }
-
-  /**
-   * Whether the actor, in the state it is in now, was last observed from exactly these
-   * objects (the cluster and the ARM view replace objects on change, never mutate them).
-   */
-  private sameInputs(actor: NodeClaimActor | NicActor, inputs: unknown[]): boolean {
-    inputs.push(actor.getSnapshot().value);
-    const last = this.lastInputs.get(actor);
-    this.lastInputs.set(actor, inputs);
-    return last !== undefined && last.length === inputs.length && last.every((v, i) => v === inputs[i]);
-  }
-
-  private nodeOf(world: WorldView, nc: NodeClaim, vm: { id: string } | undefined): unknown {
-    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
-    return pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
   }
 
   private observeNodeClaim(world: WorldView, nc: NodeClaim): NodeClaimObservation {
@@ -296,28 +215,24 @@ export class Runtime {
     };
   }
 
-  /**
-   * NIC actors: fed from the view on every pass; spawned for NICs nobody runs only from a full
-   * list (the view between lists changes only by what existing actors did).
-   */
-  private reconcileNics(world: WorldView, full: boolean): void {
+  private reconcileNics(world: WorldView): void {
     const owners = new Map<string, NodeClaim>();
     for (const nc of world.nodeClaims.values()) owners.set(nicNameFor(nc.metadata.name), nc);
     for (const [name, nic] of world.nics) {
       const owner = owners.get(name);
+      const observed = this.observeNic(world, name, owner);
       const actor = this.nics.get(name);
       if (actor) {
-        if (!this.sameInputs(actor, [nic, world.attachedNicIds.has(nic.id.toLowerCase()), owner])) this.observe(actor, this.observeNic(world, name, owner));
+        this.observe(actor, observed);
         continue;
       }
-      if (!full) continue;
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
       // 404 that follows); if that delete fails, ARM shows the NIC settled again and one is spawned.
       if (nic.provisioningState === 'Deleting') continue;
       // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
       const createdAt = createdAtTag(nic.tags) ?? 0;
       if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) continue;
-      this.spawnNic(name, this.observeNic(world, name, owner));
+      this.spawnNic(name, observed);
     }
     for (const [name, actor] of this.nics) {
       if (!world.nics.has(name)) this.observe(actor, this.observeNic(world, name, owners.get(name)));
