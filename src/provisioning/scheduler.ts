@@ -1097,20 +1097,8 @@ class Scheduler {
    */
   private optionZones(optionsKey: string, options: readonly Candidate[]): Requirement | undefined {
     if (this.zonesByOptions.has(optionsKey)) return this.zonesByOptions.get(optionsKey);
-    const zones = new Set<string>();
-    let zonal = true;
-    let previous: ReadonlySet<string> | undefined;
-    for (const o of options) {
-      const z = o.requirements.get(LABEL_ZONE);
-      if (!z || z.complement) {
-        zonal = false;
-        break;
-      }
-      if (z.values === previous) continue;
-      previous = z.values;
-      for (const v of z.values) zones.add(v);
-    }
-    const requirement = zonal && zones.size > 0 ? Requirement.in(LABEL_ZONE, [...zones].sort()) : undefined;
+    const zones = domainsFor(LABEL_ZONE, Requirements.EMPTY, options);
+    const requirement = zones ? Requirement.in(LABEL_ZONE, zones) : undefined;
     this.zonesByOptions.set(optionsKey, requirement);
     return requirement;
   }
