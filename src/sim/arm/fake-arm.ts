@@ -897,10 +897,12 @@ export class FakeArm implements AzurePort {
     tombs: ResourceIndex<Tomb<R>>,
     view: (rec: R) => V,
     skip: number,
+    /** listAll's pages share one listing (the clock does not move between them). */
+    listing: { all?: V[] } = {},
   ): ListPage<V> {
     return this.invoke(op, 'reads', scope.subscriptionId, undefined, scope.resourceGroup ?? '', () => {
       if (scope.resourceGroup !== undefined) this.requireResourceGroup({ subscriptionId: scope.subscriptionId, resourceGroup: scope.resourceGroup });
-      const all = this.listed(scope, records, tombs, view);
+      const all = (listing.all ??= this.listed(scope, records, tombs, view));
       const page: ListPage<V> = { value: all.slice(skip, skip + this.pageSize) };
       if (skip + this.pageSize < all.length) page.nextSkip = skip + this.pageSize;
       return { status: 200, value: page };
@@ -916,9 +918,10 @@ export class FakeArm implements AzurePort {
     view: (rec: R) => V,
   ): V[] {
     const out: V[] = [];
+    const listing: { all?: V[] } = {};
     let skip: number | undefined = 0;
     while (skip !== undefined) {
-      const page: ListPage<V> = this.listPage(op, scope, records, tombs, view, skip);
+      const page: ListPage<V> = this.listPage(op, scope, records, tombs, view, skip, listing);
       out.push(...page.value);
       skip = page.nextSkip;
     }
