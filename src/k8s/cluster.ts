@@ -161,6 +161,10 @@ export class KubeCluster implements ClusterPort {
     return this.informers.nodeClaims.lastResourceVersion();
   }
 
+  cachedNodeClaim(name: string): NodeClaim | undefined {
+    return this.informers.nodeClaims.get(name);
+  }
+
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
     const found = (await this.synced<NodeClaim>('nodeClaims')).get(name);
     return found === undefined ? undefined : structuredClone(found);

@@ -1,3 +1,4 @@
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_ZONE } from '../apis/well-known.js';
 import { classifyAzureError } from '../azure/errors.js';
 import { isAzureError } from '../ports/azure.js';
 import type { Runtime } from '../runtime/controller.js';
@@ -5,26 +6,39 @@ import type { RuntimeObserver } from '../runtime/deps.js';
 import type { LogEntry } from '../runtime/event-log.js';
 import { CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, type AzflexMetrics, type KarpenterMetrics } from './karpenter.js';
 
-/**
- * The event log names NodeClaims, not their zones, so these counters leave `zone` empty;
- * the cluster-state gauges (cluster-state.ts) carry each node's zone from its labels.
- * NodeClaims are on-demand only (phase 1).
- */
-const ZONE = '';
-const CAPACITY_TYPE = 'on-demand';
+/** NodeClaims are on-demand only (phase 1): the label's default. */
+const CAPACITY_TYPE = CAPACITY_TYPE_ON_DEMAND;
 /** NIC reservation starts bounded by this many in flight (one per failed create). */
 const MAX_TRACKED_RESERVATIONS = 10_000;
+
+/** A NodeClaim's labels as the controller's cache holds them now (undefined: not cached). */
+export type NodeClaimLabels = (name: string) => Readonly<Record<string, string>> | undefined;
 
 /**
  * Turns the runtime's event log into Prometheus metrics: NICs reaped and how long after the
  * failure that reserved them, NodeClaims terminated, nodes created and terminated.
  * Transitions out of `observing` are a restarted controller rebuilding its actors, not
  * events, so they are not counted.
+ *
+ * `zone` and `capacity_type` are the NodeClaim's labels, as upstream reads them
+ * (`topology.kubernetes.io/zone`, written before the VM PUT; absent, so "", for a regional
+ * VM). The event log names NodeClaims only, so each transition reads the labels from
+ * `labelsOf` and keeps the last ones seen: a deleted NodeClaim is no longer in any cache.
  */
-export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: KarpenterMetrics): (entry: LogEntry) => void {
+export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: KarpenterMetrics, labelsOf: NodeClaimLabels = () => undefined): (entry: LogEntry) => void {
   const failedAt = new Map<string, number>();
   /** NodeClaims that had a node while this process watched them (bounded by live NodeClaims). */
   const hadNode = new Set<string>();
+  /** Last labels seen per live NodeClaim actor (bounded by live NodeClaims). */
+  const seen = new Map<string, { zone: string; capacityType: string }>();
+  const labels = (actor: string, name: string): { zone: string; capacityType: string } => {
+    const l = labelsOf(name);
+    const last = seen.get(actor);
+    if (!l) return last ?? { zone: '', capacityType: CAPACITY_TYPE };
+    const now = { zone: l[LABEL_ZONE] ?? last?.zone ?? '', capacityType: l[LABEL_CAPACITY_TYPE] ?? last?.capacityType ?? CAPACITY_TYPE };
+    seen.set(actor, now);
+    return now;
+  };
   return (e) => {
     if (e.kind !== 'transition') return;
     if (e.actor.startsWith('nic/')) {
@@ -41,13 +55,17 @@ export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: Karpent
       return;
     }
     if (!e.actor.startsWith('nodeclaim/')) return;
-    const nodepool = nodePoolOf(e.actor);
+    const name = e.actor.slice(e.actor.indexOf('/') + 1);
+    const nodepool = nodePoolOf(name);
+    const { zone, capacityType } = labels(e.actor, name);
     const restored = e.from === undefined || e.from === 'observing';
-    if (e.to === 'registered' && !restored) karpenter.nodesCreated.inc({ nodepool, zone: ZONE });
+    if (e.to === 'registered' && !restored) karpenter.nodesCreated.inc({ nodepool, zone });
     if (e.to === 'registered' || e.to === 'initialized') hadNode.add(e.actor);
-    if (e.to === 'deleted' && e.from !== undefined) {
-      karpenter.nodeClaimsTerminated.inc({ nodepool, capacity_type: CAPACITY_TYPE, zone: ZONE });
-      if (hadNode.delete(e.actor)) karpenter.nodesTerminated.inc({ nodepool, zone: ZONE });
+    if (e.to === 'deleted') {
+      seen.delete(e.actor);
+      if (e.from === undefined) return;
+      karpenter.nodeClaimsTerminated.inc({ nodepool, capacity_type: capacityType, zone });
+      if (hadNode.delete(e.actor)) karpenter.nodesTerminated.inc({ nodepool, zone });
     }
   };
 }
@@ -97,7 +115,6 @@ export function refreshActorGauges(runtime: Runtime, azflex: AzflexMetrics): voi
 }
 
 /** NodeClaim names are `<nodepool>-<5 chars>` (Karpenter's convention). */
-function nodePoolOf(actor: string): string {
-  const name = actor.slice(actor.indexOf('/') + 1);
+function nodePoolOf(name: string): string {
   return name.replace(/-[a-z0-9]{5}$/, '');
 }

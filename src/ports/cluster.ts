@@ -291,6 +291,8 @@ export interface ClusterPort {
    * does not hold has been deleted; one created after it may simply not be shown yet.
    */
   nodeClaimsSeenThrough?(): string | undefined;
+  /** Ports that read from a cache: the NodeClaim as the cache holds it now, without waiting (metrics labels). */
+  cachedNodeClaim?(name: string): NodeClaim | undefined;
 
   listNodes(): Promise<Node[]>;
   patchNode(name: string, patch: { metadata?: MetadataPatch; unschedulable?: boolean; taints?: Taint[] }): Promise<Node>;

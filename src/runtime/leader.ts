@@ -85,7 +85,9 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
   const wall = o.controllersClock ?? clock;
   // Hooked once per process: a re-elected leader builds a new runtime on the same log.
   let metricsHooked = false;
+  let cluster: LeaderRuntimeContext['cluster'] | undefined;
   return (ctx) => {
+    cluster = ctx.cluster;
     const sdk = new SdkAzure({
       clock,
       ...(o.armEndpoint ? { endpoint: o.armEndpoint } : {}),
@@ -100,7 +102,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       ...(o.catalogRefreshMs !== undefined ? { refreshMs: o.catalogRefreshMs } : {}),
     });
     const offerings = new UnavailableOfferings(clock);
-    if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics));
+    if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics, (name) => cluster?.cachedNodeClaim?.(name)?.metadata.labels));
     metricsHooked = true;
     const k = ctx.karpenterMetrics;
     // A periodic controller that keeps failing logs at error level once a minute, with a count.

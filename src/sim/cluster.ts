@@ -171,6 +171,10 @@ export class FakeCluster implements ClusterPort {
     return this.nodeClaims.laggedGet(name);
   }
 
+  cachedNodeClaim(name: string): NodeClaim | undefined {
+    return this.nodeClaims.laggedGet(name);
+  }
+
   nodeClaimsSeenThrough(): string {
     return String(this.nodeClaims.seenThrough());
   }
