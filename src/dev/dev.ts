@@ -22,13 +22,14 @@ import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';
 import { adminKubeConfig, adminKubeConfigYaml, startControlPlane, type ControlPlane, type EnvtestBinaries } from './control-plane.js';
 import { DevKubelet } from './kubelet.js';
+import { DevVolumes } from './volumes.js';
 import { DevWorkloads } from './workloads.js';
 import { writeDevExamples } from './examples.js';
 
 /**
  * `azflex dev`: a whole cluster on one machine. Real etcd, kube-apiserver and kube-scheduler
  * (envtest binaries), the CRDs, the fake ARM over HTTPS on a realtime clock, a simulated
- * kubelet and a minimal Deployment controller, and the real controller process (leader
+ * kubelet, a minimal Deployment controller, the volume provisioner (volumes.ts), and the real controller process (leader
  * election, informers, SdkAzure against the fake ARM's endpoint) running in-process.
  */
 
@@ -141,9 +142,12 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
     const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
     const workloads = new DevWorkloads({ client, onError: onError('deployments') });
     const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+    const volumes = new DevVolumes({ client, onError: onError('volumes') });
     workloads.start();
+    volumes.start();
     kubelet.start();
     cleanups.push(() => kubelet.stop());
+    cleanups.push(() => volumes.stop());
     cleanups.push(() => workloads.stop());
 
     let generation = 0;

@@ -5,9 +5,9 @@ import { DevPoller, type PollerOptions } from './poller.js';
 /**
  * The part of kube-controller-manager `azflex dev` needs and envtest does not ship: a
  * Deployment keeps `replicas` pods (created directly, without a ReplicaSet in between), and
- * pods whose Deployment is gone are deleted (the garbage collector's job), and a PVC that
- * names its PV is bound to it (the PV controller's job). Enough for `kubectl apply -f
- * examples/` (and examples/topology/), `kubectl scale` and `kubectl delete deployment`.
+ * pods whose Deployment is gone are deleted (the garbage collector's job). Enough for
+ * `kubectl apply -f examples/` (and examples/topology/, with volumes.ts), `kubectl scale`
+ * and `kubectl delete deployment`.
  */
 
 interface OwnerRef {
@@ -21,11 +21,6 @@ interface DeploymentObj {
 interface PodObj {
   metadata: { name: string; namespace: string; ownerReferences?: OwnerRef[]; deletionTimestamp?: unknown };
   spec: { nodeName?: string };
-  status?: { phase?: string };
-}
-interface ClaimObj {
-  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: unknown };
-  spec: { volumeName?: string };
   status?: { phase?: string };
 }
 interface List<T> {
@@ -55,7 +50,6 @@ export class DevWorkloads extends DevPoller {
       const owner = ownerOf(pod);
       if (owner !== undefined && !live.has(owner) && !pod.metadata.deletionTimestamp) await this.deletePod(pod);
     }
-    await this.bindPreboundClaims();
     for (const d of deployments.items) {
       if (d.metadata.deletionTimestamp) continue;
       const mine = pods.items.filter((p) => ownerOf(p) === d.metadata.uid && !p.metadata.deletionTimestamp);
@@ -71,26 +65,6 @@ export class DevWorkloads extends DevPoller {
           patch: PatchStrategy.MergePatch,
         }),
       );
-    }
-  }
-
-  /**
-   * The PV controller's part for claims that name their volume (a statically provisioned
-   * disk): the PV gets the claim as its claimRef and both turn Bound, with the
-   * bind-completed annotation kube-scheduler's VolumeBinding plugin waits for.
-   */
-  private async bindPreboundClaims(): Promise<void> {
-    const c = this.o.client;
-    const claims = (await c.call('list pvcs', (o) => c.core.listPersistentVolumeClaimForAllNamespaces({}, o))) as unknown as List<ClaimObj>;
-    for (const claim of claims.items) {
-      const volumeName = claim.spec.volumeName;
-      if (!volumeName || claim.status?.phase === 'Bound' || claim.metadata.deletionTimestamp) continue;
-      const { name, namespace, uid } = claim.metadata;
-      const merge = { patch: PatchStrategy.MergePatch };
-      await this.ignoreMissing(c.call('bind pv', (o) => c.core.patchPersistentVolume({ name: volumeName, body: { spec: { claimRef: { kind: 'PersistentVolumeClaim', namespace, name, uid } } } }, o), merge));
-      await this.ignoreMissing(c.call('pv status', (o) => c.core.patchPersistentVolumeStatus({ name: volumeName, body: { status: { phase: 'Bound' } } }, o), merge));
-      await this.ignoreMissing(c.call('bind pvc', (o) => c.core.patchNamespacedPersistentVolumeClaim({ name, namespace, body: { metadata: { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } } }, o), merge));
-      await this.ignoreMissing(c.call('pvc status', (o) => c.core.patchNamespacedPersistentVolumeClaimStatus({ name, namespace, body: { status: { phase: 'Bound' } } }, o), merge));
     }
   }
 

@@ -378,6 +378,8 @@ export function toStorageClass(raw: RawObject): StorageClass {
   const mode = str(raw.volumeBindingMode);
   const sc: StorageClass = { metadata: toMeta(raw.metadata), provisioner: str(raw.provisioner) ?? '' };
   if (mode === 'Immediate' || mode === 'WaitForFirstConsumer') sc.volumeBindingMode = mode;
+  const parameters = Object.entries(obj(raw.parameters)).filter((e): e is [string, string] => typeof e[1] === 'string');
+  if (parameters.length > 0) sc.parameters = Object.fromEntries(parameters);
   const topologies = arr(raw.allowedTopologies).map(obj);
   if (topologies.length > 0) {
     sc.allowedTopologies = topologies.map((t) => ({

@@ -180,6 +180,8 @@ export interface StorageClass {
   metadata: ObjectMeta;
   provisioner: string;
   volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  /** The provisioner's parameters (the disk CSI driver reads `skuName` and `location`). */
+  parameters?: Record<string, string>;
   allowedTopologies?: Array<{ matchLabelExpressions: Array<{ key: string; values: string[] }> }>;
 }
 

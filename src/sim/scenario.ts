@@ -41,6 +41,9 @@ const dnsLabel = z.string().max(LIMITS.nameLength).regex(/^[a-z0-9]([-a-z0-9]*[a
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const subscriptionId = z.string().regex(GUID, 'a subscription GUID');
 const location = z.string().max(64).regex(/^[a-z0-9]+$/, 'a lower-case Azure region name such as eastus2');
+export const clusterLocation = location;
+/** The region of the AKS cluster azflex runs in (its control plane and system nodes), unless a scenario or world says otherwise. */
+export const DEFAULT_CLUSTER_LOCATION = 'westeurope';
 const requests = z.record(z.string().max(253), z.string().max(64));
 
 /** An IPv4 CIDR Azure accepts for a subnet: /16 (we cap the large end) to /29, network-aligned. */
@@ -219,6 +222,8 @@ export const ScenarioSchema = z.strictObject({
   description: z.string().max(10_000).default(''),
   hours: z.number().positive().max(LIMITS.hours),
   clusterName: z.string().min(1).max(LIMITS.nameLength).default('aks-westeurope'),
+  /** The AKS cluster's own region: where the disk CSI driver creates disks that bind Immediately. */
+  clusterLocation: location.default(DEFAULT_CLUSTER_LOCATION),
   regions: z.array(RegionSchema).min(1).max(LIMITS.regions),
   nodeClasses: z.array(NodeClass).min(1).max(LIMITS.nodeClasses),
   nodePools: z.array(NodePool).min(1).max(LIMITS.nodePools),

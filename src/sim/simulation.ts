@@ -11,6 +11,7 @@ import { FakeArm } from './arm/fake-arm.js';
 import type { ArmEvent, FakeArmConfig } from './arm/types.js';
 import { FakeCluster } from './cluster.js';
 import { SimKubelet } from './kubelet.js';
+import { SimVolumeProvisioner } from './volume-provisioner.js';
 import type { Scenario } from './scenario.js';
 import { clusterOfScenario, scenarioSubnetId, type ClusterSetup } from './cluster-setup.js';
 import { ControllerSession } from './session.js';
@@ -254,7 +255,9 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     };
     clock.setTimer(ms, tick);
   };
+  const volumes = new SimVolumeProvisioner(cluster, scenario.clusterLocation);
   every(KUBELET_TICK_MS, () => {
+    volumes.tick();
     kubelet.tick();
     workload.tick();
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClusterSetup } from './cluster-setup.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import {
-  ArmBehaviourSchema, checkWorld, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
+  ArmBehaviourSchema, checkWorld, clusterLocation, DEFAULT_CLUSTER_LOCATION, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
   type Scenario, type ScenarioInput,
 } from './scenario.js';
 import { builtInScenarioInput, BUILT_IN_SCENARIOS } from './scenarios.js';
@@ -18,6 +18,8 @@ export const WorldSchema = z.strictObject({
   description: z.string().max(10_000).default(''),
   hours: z.number().positive().max(LIMITS.hours).default(8),
   clusterName: z.string().min(1).max(LIMITS.nameLength).default('aks-westeurope'),
+  /** The AKS cluster's own region: where the disk CSI driver creates disks that bind Immediately. */
+  clusterLocation: clusterLocation.default(DEFAULT_CLUSTER_LOCATION),
   regions: z.array(RegionSchema.extend({ subscriptionId: RegionSchema.shape.subscriptionId.unwrap().optional() })).min(1).max(LIMITS.regions),
   subnets: SubnetsSchema,
   defaultSubnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),

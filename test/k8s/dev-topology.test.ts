@@ -21,8 +21,9 @@ interface NodeObj {
 /**
  * `azflex dev` with examples/topology/ (issue 12): the real kube-scheduler, the real API
  * server and the controller agree on hostname anti-affinity (one node per replica), a zone
- * spread (one zone per replica) and a zonal Azure disk in westeurope zone 2 (its pod's node
- * is in westeurope-2, though the eastus2 pool comes first).
+ * spread (one zone per replica), a zonal Azure disk in westeurope zone 2 (its pod's node
+ * is in westeurope-2, though the eastus2 pool comes first), and a claim that binds
+ * Immediately (dev's volume provisioner gives it a westeurope disk; its pod follows).
  */
 describe('azflex dev: topology examples', () => {
   let dev: DevEnvironment;
@@ -69,7 +70,7 @@ describe('azflex dev: topology examples', () => {
       throw new Error(`${String(e)}\n${await diag()}`);
     });
 
-  it('one node per anti-affine replica, one zone per spread replica, and the zonal-disk pod in westeurope-2', async () => {
+  it('one node per anti-affine replica, one zone per spread replica, the zonal-disk pod in westeurope-2, and the Immediate disk\'s pod in its zone', async () => {
     const cpu = ['azureflexnodeclass-cpu-eastus2.yaml', 'nodepool-cpu-d8s.yaml'].map((f) => path.join(dev.examplesDir, f));
     const applied = await kubectl(cp, ['apply', ...cpu.flatMap((f) => ['-f', f]), '-f', path.join(dev.examplesDir, 'topology')]);
     expect(applied.code, applied.stderr).toBe(0);
@@ -84,6 +85,17 @@ describe('azflex dev: topology examples', () => {
 
     const apart = await waitFor('three anti-affine replicas Running', () => running('one-per-node', 3), 90_000);
     expect(new Set(apart.map((n) => n.metadata.name)).size).toBe(3);
+
+    // The Immediate claim was provisioned before any pod, in a zone of the cluster's region
+    // (westeurope), and its pod runs on a node azflex planned in that zone.
+    const immediate = await waitFor('the Immediate-disk pod Running', () => running('immediate-disk', 1), 90_000);
+    const claim = (await adminRequest(cp, 'GET', '/api/v1/namespaces/default/persistentvolumeclaims/immediate-data')) as { spec: { volumeName?: string }; status: { phase?: string } };
+    expect(claim.status.phase).toBe('Bound');
+    const pv = (await adminRequest(cp, 'GET', `/api/v1/persistentvolumes/${claim.spec.volumeName}`)) as { spec: { nodeAffinity: { required: { nodeSelectorTerms: Array<{ matchExpressions: Array<{ key: string; values: string[] }> }> } } } };
+    const pvZone = pv.spec.nodeAffinity.required.nodeSelectorTerms[0]!.matchExpressions[0]!;
+    expect(pvZone.key).toBe('topology.disk.csi.azure.com/zone');
+    expect(pvZone.values[0]).toMatch(/^westeurope-[123]$/);
+    expect(immediate[0]!.metadata.labels?.['topology.kubernetes.io/zone']).toBe(pvZone.values[0]);
 
     // Every VM azflex made in a zoned region is zonal, and its node carries that zone.
     for (const v of dev.arm.currentVms()) {

@@ -49,11 +49,11 @@ describe('examples/', () => {
     }
   });
 
-  it('has the topology examples: one node per replica, a zone spread, a zonal disk with a NodePool that reaches it', () => {
+  it('has the topology examples: one node per replica, a zone spread, a zonal disk with a NodePool that reaches it, a disk that binds Immediately', () => {
     const kinds = topology.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => `${(d.toJSON() as { kind: string }).kind}/${(d.toJSON() as { metadata: { name: string } }).metadata.name}`));
     expect(kinds.sort()).toEqual([
-      'AzureFlexNodeClass/cpu-westeurope', 'Deployment/one-per-node', 'Deployment/zonal-db', 'Deployment/zone-spread', 'NodePool/cpu-westeurope',
-      'PersistentVolume/zonal-db-disk', 'PersistentVolumeClaim/zonal-db-data', 'StorageClass/managed-csi-zonal',
+      'AzureFlexNodeClass/cpu-westeurope', 'Deployment/immediate-disk', 'Deployment/one-per-node', 'Deployment/zonal-db', 'Deployment/zone-spread', 'NodePool/cpu-westeurope',
+      'PersistentVolume/zonal-db-disk', 'PersistentVolumeClaim/immediate-data', 'PersistentVolumeClaim/zonal-db-data', 'StorageClass/managed-csi-immediate', 'StorageClass/managed-csi-zonal',
     ]);
   });
 

@@ -41,7 +41,7 @@ const claim = (name: string, spec: Record<string, unknown>) => ({
 const volume = (claimName: string) => ({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }] });
 
 describe('zones and volume topology in the simulator (--manifests)', () => {
-  it('puts the zonal-disk pod in westeurope zone 2, spreads a Deployment over zones, provisions a WaitForFirstConsumer disk where its pod lands, and holds an Immediate claim', async () => {
+  it('puts the zonal-disk pod in westeurope zone 2, spreads a Deployment over zones, provisions a WaitForFirstConsumer disk where its pod lands, and an Immediate one in the cluster\'s region', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'azflex-zones-'));
     const docs = [
       nodeClass('eastus2'), nodePool('eastus2', 50), nodeClass('westeurope'), nodePool('westeurope', 10),
@@ -88,9 +88,10 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
     const vm = arm.currentVms().find((v) => v.name === db.spec.nodeName)!;
     expect(vm).toMatchObject({ location: 'westeurope', zone: '2' });
 
-    // Three replicas, three zones of the heavier pool's region.
+    // Three replicas, three zones (the kube-scheduler counts the zones that have nodes, so one
+    // may take the Immediate disk's westeurope node).
     const apiZones = app('api').map((p) => nodeOf(p)?.metadata.labels['topology.kubernetes.io/zone']);
-    expect(new Set(apiZones)).toEqual(new Set(['eastus2-1', 'eastus2-2', 'eastus2-3']));
+    expect(new Set(apiZones).size).toBe(3);
 
     // Every VM in a zoned region is zonal, and its node says which zone.
     for (const v of arm.currentVms()) {
@@ -105,9 +106,95 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
     const pv = world.persistentVolumes.get(bound.spec.volumeName!)!;
     expect(pv.spec.nodeAffinity!.required!.nodeSelectorTerms[0]!.matchExpressions[0]!.values).toEqual([nodeOf(cache)!.metadata.labels['topology.kubernetes.io/zone']]);
 
-    // An Immediate claim nobody bound keeps its pod pending, with the reason on the pod.
+    // An Immediate claim is provisioned at once, in a zone of the cluster's region (westeurope
+    // by default; the zone follows the claim's name), and its pod follows its disk there.
     const late = app('late')[0]!;
-    expect(late.spec.nodeName).toBeUndefined();
-    expect(world.events.some((e) => e.involvedObject.name === late.metadata.name && e.reason === 'FailedScheduling' && /not bound yet/.test(e.message))).toBe(true);
+    expect(late.status.phase).toBe('Running');
+    const latePv = world.persistentVolumes.get(world.persistentVolumeClaims.get('default/late-data')!.spec.volumeName!)!;
+    const lateZone = latePv.spec.nodeAffinity!.required!.nodeSelectorTerms[0]!.matchExpressions[0]!.values![0]!;
+    expect(lateZone).toMatch(/^westeurope-[123]$/);
+    expect(nodeOf(late)!.metadata.labels['topology.kubernetes.io/zone']).toBe(lateZone);
+  });
+
+  it('binds Immediate claims at once: allowedTopologies pick the zone, StatefulSet replicas spread over the region, ZRS and regional disks, and a claim of no provisioner waits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'azflex-immediate-'));
+    const docs = [
+      nodeClass('eastus2'), nodePool('eastus2', 50), nodeClass('westeurope'), nodePool('westeurope', 10),
+      {
+        apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'eastus2-zone3' }, provisioner: 'disk.csi.azure.com', volumeBindingMode: 'Immediate',
+        parameters: { skuName: 'Premium_LRS', location: 'eastus2' },
+        allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.disk.csi.azure.com/zone', values: ['eastus2-3'] }] }],
+      },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'regional' }, provisioner: 'disk.csi.azure.com', parameters: { location: 'eastus2euap' } },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'static' }, provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'Immediate' },
+      claim('pinned-data', { storageClassName: 'eastus2-zone3' }),
+      claim('regional-data', { storageClassName: 'regional' }),
+      claim('static-data', { storageClassName: 'static' }),
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zrs' }, provisioner: 'disk.csi.azure.com', parameters: { skuName: 'Premium_ZRS' } },
+      claim('zrs-data', { storageClassName: 'zrs' }),
+      deployment('zrs', 1, volume('zrs-data')),
+      deployment('pinned', 1, volume('pinned-data')),
+      deployment('regional', 1, volume('regional-data')),
+      deployment('static', 1, volume('static-data')),
+      {
+        apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' },
+        spec: {
+          replicas: 3, serviceName: 'db', selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'postgres', resources: { requests: { cpu: '5' } }, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } },
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'we', resources: { requests: { storage: '10Gi' } } } }],
+        },
+      },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'we' }, provisioner: 'disk.csi.azure.com', volumeBindingMode: 'Immediate', parameters: { skuName: 'StandardSSD_LRS' } },
+    ];
+    const path = join(dir, 'all.yaml');
+    writeFileSync(path, docs.map((d) => `---\n${stringify(d)}`).join(''));
+    const worldPath = join(dir, 'world.yaml');
+    writeFileSync(worldPath, stringify({
+      name: 'immediate', hours: 1,
+      regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 200 } }, { location: 'westeurope', familyQuotaCores: { standardDSv5Family: 200 } }],
+      subnets: [{ id: subnet('eastus2'), addressPrefix: '10.9.0.0/24' }, { id: subnet('westeurope'), addressPrefix: '10.8.0.0/24' }],
+    }));
+    const cluster = loadManifests([path]);
+    const { cluster: world, invariantViolations } = await runSimulation({
+      scenario: scenarioOfWorld(loadWorld(worldPath), cluster), cluster, seed: 3, strategy: 'machine', hours: 0.5, keepEventLog: false,
+    });
+    expect(invariantViolations).toEqual([]);
+    const pods = [...world.pods.values()];
+    const app = (name: string) => pods.filter((p) => p.metadata.labels.app === name);
+    const zoneOfNode = (pod: Pod) => world.nodes.get(pod.spec.nodeName ?? '')?.metadata.labels['topology.kubernetes.io/zone'];
+    const pvOf = (key: string) => world.persistentVolumes.get(world.persistentVolumeClaims.get(key)!.spec.volumeName!)!;
+    const zonesOf = (key: string) => pvOf(key).spec.nodeAffinity!.required!.nodeSelectorTerms.map((t) => t.matchExpressions[0]!.values![0]);
+
+    // allowedTopologies name the zone; the pod runs there, in the heavier pool's region.
+    expect(zonesOf('default/pinned-data')).toEqual(['eastus2-3']);
+    expect(app('pinned')[0]!.status.phase).toBe('Running');
+    expect(zoneOfNode(app('pinned')[0]!)).toBe('eastus2-3');
+
+    // Three replicas' claims take successive zones of the cluster's region (the PVC-name hash
+    // plus the ordinal, as external-provisioner's preferred topology), and each pod follows its disk.
+    const dbZones = app('db').map((p) => {
+      expect(p.status.phase).toBe('Running');
+      const z = zonesOf(`default/${p.metadata.name}-data`);
+      expect(zoneOfNode(p)).toBe(z[0]);
+      return z[0];
+    });
+    expect(new Set(dbZones)).toEqual(new Set(['westeurope-1', 'westeurope-2', 'westeurope-3']));
+
+    // A region without zones gets a regional disk (zone ""): only a node without a zone could
+    // use it, and every VM in these regions is zonal, so the pod waits with the reason.
+    expect(zonesOf('default/regional-data')).toEqual(['']);
+    expect(app('regional')[0]!.spec.nodeName).toBeUndefined();
+
+    // A ZRS disk is reachable from every zone of its region and from nodes without a zone
+    // (one node-affinity term each); Karpenter plans for the first term.
+    expect(zonesOf('default/zrs-data')).toEqual(['westeurope-1', 'westeurope-2', 'westeurope-3', '']);
+    expect(app('zrs')[0]!.status.phase).toBe('Running');
+    expect(zoneOfNode(app('zrs')[0]!)).toMatch(/^westeurope-[123]$/);
+
+    // No provisioner: the claim waits for an administrator's PV, and so does its pod.
+    expect(world.persistentVolumeClaims.get('default/static-data')!.spec.volumeName).toBeUndefined();
+    const waiting = app('static')[0]!;
+    expect(waiting.spec.nodeName).toBeUndefined();
+    expect(world.events.some((e) => e.involvedObject.name === waiting.metadata.name && e.reason === 'FailedScheduling' && /not bound yet/.test(e.message))).toBe(true);
   });
 });
