@@ -53,7 +53,7 @@ export class Runtime {
   private readonly actorClock: ReturnType<typeof xstateClock>;
 
   constructor(deps: RuntimeDeps) {
-    this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock) };
+    this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock, deps.isLeader) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
     this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name));

@@ -14,7 +14,7 @@ describe('ARM gate', () => {
     const arm = new FakeArm({
       clock,
       random: new SeededRandom(1),
-      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], throttling: true, latencyMs: { read: { min: 0, max: 0 } } },
+      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], throttling: true, latencyMs: { read: { min: 0, max: 0 } } },
       instanceTypes: STATIC_INSTANCE_TYPES,
     });
     arm.injectFault({ kind: 'throttle', bucket: 'reads', drain: true });
@@ -26,13 +26,34 @@ describe('ARM gate', () => {
     const retryAfter = (err as AzureError).retryAfterSeconds!;
     expect(retryAfter).toBeGreaterThan(0);
     const callsAfter429 = JSON.stringify(arm.armCalls());
-    const local = await gated.listVms(scope).catch((e: unknown) => e);
+    // A write is refused locally; a read waits for the block to lift (paced, not all at once).
+    const local = await gated.deleteNic({ ...scope, name: 'nic' }).catch((e: unknown) => e);
     expect((local as AzureError).code).toBe('TooManyRequests');
+    const waiting = gated.listVms(scope);
+    const second = gated.listVms(scope);
+    await clock.runUntil(retryAfter * 1000 - 1);
     expect(JSON.stringify(arm.armCalls())).toBe(callsAfter429);
     await clock.runUntil(retryAfter * 1000);
-    const later = gated.listVms(scope);
-    await clock.runUntil(retryAfter * 1000 + 1);
-    await expect(later).resolves.toEqual([]);
+    expect(arm.armCalls()['vm.list']).toEqual({ '200': 1 });
+    await clock.runUntil(retryAfter * 1000 + 100);
+    await expect(waiting).resolves.toEqual([]);
+    await expect(second).resolves.toEqual([]);
+    expect(arm.armCalls()['vm.list']).toEqual({ '200': 2 });
+  });
+
+  it('a deposed leader sends no write, even one that waited behind a throttled read', async () => {
+    const clock = new VirtualClock(0);
+    const arm = new FakeArm({
+      clock,
+      random: new SeededRandom(1),
+      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], latencyMs: { read: { min: 0, max: 0 } } },
+      instanceTypes: STATIC_INSTANCE_TYPES,
+    });
+    let leader = true;
+    const gated = gateArm(arm, clock, () => leader);
+    leader = false;
+    await expect(gated.deleteNic({ ...scope, name: 'nic' })).rejects.toThrow(/fenced/);
+    expect(arm.armCalls()['nic.delete']).toBeUndefined();
   });
 
   it('a Compute RP 429 blocks only Microsoft.Compute calls of that subscription, for its whole Retry-After; NIC calls go on', async () => {
