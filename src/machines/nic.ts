@@ -312,8 +312,10 @@ export function createNicMachine(env: MachineEnv) {
           ],
         },
       },
+      // A retry comes after a wait (Retry-After, backoff): the GET that cleared the DELETE is
+      // stale by then, so the NIC is probed again first, never deleted on an old answer.
       'delete-backoff': {
-        after: { untilRetry: 'deleting' },
+        after: { untilRetry: 'probing-before-delete' },
         on: {
           OBSERVED: [{ guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' }, { actions: 'storeObservation' }],
         },
