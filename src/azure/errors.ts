@@ -26,17 +26,28 @@ export type FailureAction =
   | { kind: 'invalid'; code: AzureErrorCode };
 
 /**
- * Base TTLs for the unavailable-offerings cache, never shorter than the Azure Karpenter
- * provider's (pkg/providers/instance/offerings): AllocationFailureTTL 1 h,
- * SKUNotAvailableOnDemandTTL 23 h (SKUNotAvailableSpotTTL 1 h), SubscriptionQuotaReachedTTL 1 h.
- * A short allocation TTL is what makes a NodePool hammer ARM for capacity that is not there;
- * quota-specific TTLs refine `quota` below (QUOTA_TTL_SECONDS).
+ * Base TTLs for the unavailable-offerings cache. Quota and SKU availability as the Azure
+ * Karpenter provider has them (pkg/providers/instance/offerings): SKUNotAvailableOnDemandTTL
+ * 23 h (SKUNotAvailableSpotTTL 1 h), SubscriptionQuotaReachedTTL 1 h; quota-specific TTLs
+ * refine `quota` below (QUOTA_TTL_SECONDS).
+ *
+ * Allocation failures start at Karpenter's 3 minutes (the AWS provider's
+ * UnavailableOfferingsTTL for an insufficient-capacity error, and the Azure provider cache's
+ * default) and double with every later attempt that fails again, up to the Azure provider's
+ * AllocationFailureTTL of 1 h (ALLOCATION_TTL_MAX_SECONDS; `allocationTtlSeconds` in
+ * src/provisioning/offering-marks.ts). One failed create in a large pool is usually a blip
+ * that the next attempt does not meet, and a 1 h mark on a NodePool's only size stopped it
+ * growing for an hour; a real capacity crunch still reaches the 1 h mark after five failed
+ * canaries, and the canary rule keeps each expiry to one doomed create.
  */
 export const UNAVAILABLE_TTL_SECONDS: Record<OfferingUnavailableReason, number> = {
   quota: 3600,
   skuNotAvailable: 23 * 3600,
-  allocation: 3600,
+  allocation: 180,
 };
+
+/** The longest allocation mark: the Azure provider's AllocationFailureTTL. */
+export const ALLOCATION_TTL_MAX_SECONDS = 3600;
 
 /** Spot SkuNotAvailable also means "no spot capacity now", which clears sooner (Karpenter: 1 h). */
 export const SKU_NOT_AVAILABLE_SPOT_TTL_SECONDS = 3600;

@@ -1,5 +1,6 @@
 /**
- * Liveness: a NodeClaim that does not launch within 5 minutes, or whose node does not
+ * Liveness: a NodeClaim that does not launch within 5 minutes (of its creation, or of its
+ * first VM attempt after ARM made it wait; never while ARM makes it wait), or whose node does not
  * register within 15 minutes of launch, is deleted (Karpenter's timeouts) — through the
  * normal deletion path, so the NodeClaim machine tears the VM and NIC down leak-free — and
  * its NodePool is marked NodeRegistrationHealthy=False so operators see a pool that cannot
@@ -13,6 +14,13 @@ import type { ProvisionerLog } from '../provisioning/provisioner.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
+/**
+ * Launched=Unknown with this reason: ARM throttled the NodeClaim's VM create (a local refusal
+ * at the ARM gate or a 429), so no launch was attempted and none failed. Such a NodeClaim is
+ * waiting its turn behind azflex's own write budget (Compute's PutVM3Min lets 240 creates
+ * through per 3 minutes), and the launch timeout does not run meanwhile.
+ */
+export const LAUNCH_REASON_THROTTLED = 'Throttled';
 export const REGISTRATION_TIMEOUT_MS = 15 * 60_000;
 export const CONDITION_NODE_REGISTRATION_HEALTHY = 'NodeRegistrationHealthy';
 
@@ -32,7 +40,14 @@ export function livenessFailure(claim: NodeClaim, now: number): LivenessFailure 
   if (isTrue(claim, 'Registered')) return undefined;
   const created = Date.parse(claim.metadata.creationTimestamp);
   const launched = condition(claim, 'Launched');
-  if (launched?.status !== 'True') return now - created >= LAUNCH_TIMEOUT_MS ? 'LaunchTimeout' : undefined;
+  if (launched?.status !== 'True') {
+    if (launched?.reason === LAUNCH_REASON_THROTTLED) return undefined;
+    // Upstream times the launch from the Launched condition's last transition: here the first
+    // VM attempt after a throttled wait (Throttled -> Launching), else the NodeClaim's creation.
+    const transitioned = launched ? Date.parse(launched.lastTransitionTime) : Number.NaN;
+    const since = Number.isNaN(transitioned) ? created : Math.max(created, transitioned);
+    return now - since >= LAUNCH_TIMEOUT_MS ? 'LaunchTimeout' : undefined;
+  }
   const launchedAt = Date.parse(launched.lastTransitionTime);
   const since = Number.isNaN(launchedAt) ? created : launchedAt;
   return now - since >= REGISTRATION_TIMEOUT_MS ? 'RegistrationTimeout' : undefined;

@@ -67,6 +67,40 @@ export function mergeMarks(existing: readonly OfferingMark[], added: readonly Of
   return [...byKey.values()];
 }
 
+/**
+ * The TTL of a new allocation mark for the offering `key`: `base`, or twice the TTL of the
+ * offering's previous mark still on the NodeClass (live, or expired and not yet proven) when
+ * the attempt that failed was made after that mark (the canary, or a NodeClaim already
+ * planned) and no VM of the offering has launched since it was made; at most `max`. So a
+ * crunch that outlasts a short mark gets longer ones, while a failure among launches that
+ * succeed (a blip) keeps the short one, and attempts already in flight when the mark was made
+ * lengthen nothing. Read from the world, so a restart keeps the escalation.
+ */
+export function allocationTtlSeconds(
+  marks: readonly OfferingMark[], key: Pick<OfferingMark, 'sku' | 'capacityType' | 'zone'>, attemptAt: number | undefined,
+  launchedSince: (at: number) => boolean, base: number, max: number,
+): number {
+  const k = markKey(key);
+  const previous = marks.find((m) => m.family === undefined && markKey(m) === k);
+  if (!previous || attemptAt === undefined || attemptAt < previous.markedAt || launchedSince(previous.markedAt)) return base;
+  return Math.min(max, Math.max(base, (2 * (previous.expiresAt - previous.markedAt)) / 1000));
+}
+
+/**
+ * Whether one of the NodeClaims launched as `sku` (in `zone`, if given) after `at`: its
+ * Launched condition turned True then. `vmSizeOf` names the size its VM has (the NodeClaim
+ * may allow several and carry no instance-type label yet).
+ */
+export function launchedAfter(claims: Iterable<NodeClaim>, vmSizeOf: (claim: NodeClaim) => string | undefined, sku: string, zone: string | undefined, at: number): boolean {
+  for (const c of claims) {
+    const launched = c.status.conditions.find((x) => x.type === 'Launched');
+    if (launched?.status !== 'True' || !(Date.parse(launched.lastTransitionTime) >= at)) continue;
+    if (zone !== undefined && c.metadata.labels[LABEL_ZONE]?.toLowerCase() !== zone.toLowerCase()) continue;
+    if ((c.metadata.labels[LABEL_INSTANCE_TYPE] ?? vmSizeOf(c))?.toLowerCase() === sku.toLowerCase()) return true;
+  }
+  return false;
+}
+
 /** A zone mark covers only a question about that zone; other marks cover every zone. */
 function covers(mark: OfferingMark, sku: string, family: string | undefined, capacityType: string, zone?: string): boolean {
   if (mark.capacityType !== capacityType) return false;

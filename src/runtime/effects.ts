@@ -5,9 +5,11 @@ import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
+import { LAUNCH_REASON_THROTTLED } from '../disruption/liveness.js';
+import { ALLOCATION_TTL_MAX_SECONDS, classifyAzureError } from '../azure/errors.js';
 import type { RuntimeDeps } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
-import { formatMarks, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
+import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 import { registrationPatch } from './registration.js';
 import { Requirements } from '../provisioning/requirements.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
@@ -129,8 +131,10 @@ export class Effects {
     const at = this.deps.clock.now();
     await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_VM_ATTEMPT_AT]: new Date(at).toISOString() } });
     // Launched=False while the VM is in flight (kubectl describe shows what is going on);
-    // best effort: the annotation above is what safety depends on.
-    const nc = this.world()?.nodeClaims.get(name);
+    // best effort: the annotation above is what safety depends on. Read as it is now (the
+    // resync's copy may predate a Throttled condition): Throttled -> Launching is the
+    // transition the launch timeout counts from.
+    const nc = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? this.world()?.nodeClaims.get(name);
     if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
       const conditions = setCondition(nc.status.conditions, 'Launched', 'False', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, at);
       await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
@@ -139,6 +143,32 @@ export class Effects {
   }
 
   async createVm(name: string): Promise<VmProvisioningState> {
+    try {
+      return await this.createVmOnce(name);
+    } catch (error) {
+      const action = classifyAzureError(error);
+      if (action.kind === 'throttled') await this.noteLaunchThrottled(name, action.retryAfterSeconds).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * ARM made the VM create wait (a 429, or the gate's local refusal while a Retry-After runs):
+   * nothing was launched and nothing failed. Launched=Unknown/Throttled says so, to
+   * `kubectl describe` and to liveness, which does not time a NodeClaim out while it waits.
+   */
+  private async noteLaunchThrottled(name: string, retryAfterSeconds: number): Promise<void> {
+    const current = (await this.deps.cluster.getNodeClaim(name)) ?? this.world()?.nodeClaims.get(name);
+    if (!current || current.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) return;
+    const now = this.deps.clock.now();
+    const next = new Date(now + retryAfterSeconds * 1000).toISOString();
+    const conditions = setCondition(current.status.conditions, 'Launched', 'Unknown', LAUNCH_REASON_THROTTLED,
+      `ARM throttled the create of VM ${vmNameFor(name)}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now);
+    if (conditions === current.status.conditions) return;
+    await this.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions });
+  }
+
+  private async createVmOnce(name: string): Promise<VmProvisioningState> {
     this.assertLeader();
     const nc = this.nodeClaim(name);
     const cls = this.validNodeClassOf(nc);
@@ -274,20 +304,20 @@ export class Effects {
   async failLaunch(name: string, failure: LaunchFailure): Promise<void> {
     const nc = this.world()?.nodeClaims.get(name);
     const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+    // The last resync may predate this attempt's annotation: read the NodeClaim as it is now.
+    const current = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? nc;
+    const attemptAt = current ? vmAttemptAt(current) : undefined;
     if (nc && cls && failure.capacity && this.deps.offerings) {
       const vm = this.world()?.vms.get(vmNameFor(name));
       const sku = vm?.vmSize ?? (await this.chooseInstanceType(nc, cls)).name;
       const zone = vm?.zone ? zoneLabel(cls.spec.location, vm.zone) : nc.metadata.labels[LABEL_ZONE];
-      this.deps.offerings.apply(failure.capacity, { sku, region: cls.spec.location, capacityType: 'on-demand', ...(zone ? { zone } : {}) });
+      this.deps.offerings.apply(this.escalated(failure.capacity, cls, sku, zone, attemptAt), { sku, region: cls.spec.location, capacityType: 'on-demand', ...(zone ? { zone } : {}) });
       // In the world too, so a restart neither forgets the mark nor floods when it expires.
       await this.persistMarks(cls);
     }
     const error = this.lastCreateError.get(name);
     this.lastCreateError.delete(name);
     const message = launchFailureMessage(failure, error);
-    // The last resync may predate this attempt's annotation: read the NodeClaim as it is now.
-    const current = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? nc;
-    const attemptAt = current ? vmAttemptAt(current) : undefined;
     const reservedUntil = failure.nicReserved && attemptAt !== undefined ? attemptAt + NIC_RESERVATION_MS : undefined;
     const involvedObject = { kind: 'NodeClaim', name, uid: nc?.metadata.uid };
     if (current) {
@@ -321,6 +351,17 @@ export class Effects {
     await this.deps.cluster.deleteNodeClaim(name);
     // The pods are pending again: plan them elsewhere now rather than at the next interval.
     if (failure.capacity) this.kick('provisioner');
+  }
+
+  /** An allocation failure's TTL, lengthened when the offering's previous mark did not stop this attempt (`allocationTtlSeconds`). */
+  private escalated(capacity: NonNullable<LaunchFailure['capacity']>, cls: AzureFlexNodeClass, sku: string, zone: string | undefined, attemptAt: number | undefined): NonNullable<LaunchFailure['capacity']> {
+    if (capacity.reason !== 'allocation') return capacity;
+    const zonal = zone !== undefined && (capacity.code === 'ZonalAllocationFailed' || capacity.code === 'OverconstrainedZonalAllocationRequest');
+    const key = { sku, capacityType: 'on-demand' as const, ...(zonal ? { zone } : {}) };
+    const w = this.world();
+    const vmSizeOf = (c: NodeClaim): string | undefined => w?.vms.get(vmNameFor(c.metadata.name))?.vmSize;
+    const launchedSince = (at: number): boolean => launchedAfter(w?.nodeClaims.values() ?? [], vmSizeOf, sku, zonal ? zone : undefined, at);
+    return { ...capacity, ttlSeconds: allocationTtlSeconds(readMarks(cls), key, attemptAt, launchedSince, capacity.ttlSeconds, ALLOCATION_TTL_MAX_SECONDS) };
   }
 
   /** Writes the cache's live marks for the NodeClass's region into its annotation (merged, never shortened). */

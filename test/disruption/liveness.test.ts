@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LivenessController, livenessFailure } from '../../src/disruption/liveness.js';
+import { LAUNCH_REASON_THROTTLED, LivenessController, livenessFailure } from '../../src/disruption/liveness.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, silentLog } from '../provisioning/fixtures.js';
@@ -17,6 +17,18 @@ describe('liveness', () => {
     expect(livenessFailure(up, T0 + 17 * MINUTE)).toBeUndefined();
     expect(livenessFailure(up, T0 + 18 * MINUTE)).toBe('RegistrationTimeout');
     expect(livenessFailure(makeNodeClaim('c', { nodePool: 'p', conditions: registered(T0) }), T0 + 1e9)).toBeUndefined();
+  });
+
+  it('does not time a launch out while ARM makes it wait (Launched Unknown/Throttled), and times it from the first attempt after the wait', () => {
+    const cond = (status: 'False' | 'Unknown', reason: string, at: number) => [{ type: 'Launched', status, reason, message: '', lastTransitionTime: iso(at) }];
+    const throttled = makeNodeClaim('t', { nodePool: 'p', conditions: cond('Unknown', LAUNCH_REASON_THROTTLED, T0 + MINUTE) });
+    expect(livenessFailure(throttled, T0 + 60 * MINUTE)).toBeUndefined();
+    const attempted = makeNodeClaim('u', { nodePool: 'p', conditions: cond('False', 'Launching', T0 + 20 * MINUTE) });
+    expect(livenessFailure(attempted, T0 + 25 * MINUTE - 1)).toBeUndefined();
+    expect(livenessFailure(attempted, T0 + 25 * MINUTE)).toBe('LaunchTimeout');
+    // A failing attempt does not restart the clock: Launching stays Launching, timed from its first transition.
+    const early = makeNodeClaim('v', { nodePool: 'p', conditions: cond('False', 'Launching', T0 + 10_000) });
+    expect(livenessFailure(early, T0 + 5 * MINUTE + 10_000)).toBe('LaunchTimeout');
   });
 
   it('deletes timed-out NodeClaims, marks the pool unhealthy, and recovers on a later registration', async () => {

@@ -201,7 +201,8 @@ export class FakeArm implements AzurePort {
 
   private readonly calls = new Map<string, Map<number, number>>();
   private readonly reapTimes: number[] = [];
-  private readonly reapAfterReservation: number[] = [];
+  /** Per reaped NIC of a failed attempt: when ARM's reservation ended and when the NIC went. */
+  private readonly reaps: { reservedUntil: number; removedAt: number }[] = [];
   private peakTotalIps = 0;
   private totalIps = 0;
   private lastBucket: { kind: BucketKind; remaining: number } | undefined;
@@ -689,7 +690,12 @@ export class FakeArm implements AzurePort {
 
   /** For the same NICs: seconds from the end of ARM's own reservation on the NIC to its deletion (the p100 target is ≤ 5 s). */
   reapAfterReservationSeconds(): number[] {
-    return [...this.reapAfterReservation];
+    return this.reaps.map((r) => (r.removedAt - r.reservedUntil) / 1000);
+  }
+
+  /** The same reaps with their times (virtual ms), to tell a reservation that ended while the controller was down. */
+  reapsAfterReservation(): { reservedUntil: number; removedAt: number }[] {
+    return this.reaps.map((r) => ({ ...r }));
   }
 
   snapshot(): SnapshotJson {
@@ -1183,7 +1189,7 @@ export class FakeArm implements AzurePort {
     this.totalIps--;
     if (nic.failedAt !== undefined) {
       this.reapTimes.push((this.clock.now() - nic.failedAt) / 1000);
-      this.reapAfterReservation.push((this.clock.now() - nic.reservedUntil) / 1000);
+      this.reaps.push({ reservedUntil: nic.reservedUntil, removedAt: this.clock.now() });
     }
     this.emit('nic.removed', nic.name, 'Deleted');
   }
