@@ -136,8 +136,23 @@ export interface ClassifyContext {
 /** When a 429 carries no Retry-After (ARM's documented fallback for its buckets is to wait and retry). */
 export const DEFAULT_RETRY_AFTER_SECONDS = 17;
 
+/**
+ * One error is classified several times on its way (the gate, the machine's guards and
+ * actions, the offerings cache), and a quota message takes a dozen regular expressions: the
+ * answer is kept per error object and capacity type (errors are never mutated once thrown).
+ */
+const classified = new WeakMap<object, Map<ClassifyContext['capacityType'], FailureAction>>();
+
 export function classifyAzureError(err: unknown, context: ClassifyContext = {}): FailureAction {
   if (!isAzureError(err)) return { kind: 'transient', code: 'Unknown' };
+  let byContext = classified.get(err);
+  if (!byContext) classified.set(err, (byContext = new Map()));
+  let action = byContext.get(context.capacityType);
+  if (!action) byContext.set(context.capacityType, (action = classifyOnce(err, context)));
+  return action;
+}
+
+function classifyOnce(err: AzureError, context: ClassifyContext): FailureAction {
   const code = err.code;
   // Any 429 is throttling, whatever code the provider chose.
   if (err.statusCode === 429 && code !== 'TooManyRequests' && code !== 'OperationNotAllowed') {

@@ -23,17 +23,22 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** NodePools are replaced, never mutated, on every write: the hash is a function of the object. */
-const templateHashes = new WeakMap<NodePool, string>();
+/**
+ * NodePools are replaced, never mutated, on every write, and a status write keeps the spec:
+ * the hash is a function of the template object, so the provisioner's status write on every
+ * pass does not make the next pass hash it again.
+ */
+type NodePoolTemplate = NodePool['spec']['template'];
+const templateHashes = new WeakMap<NodePoolTemplate, string>();
 
 export function nodePoolTemplateHash(nodePool: NodePool): string {
-  let hash = templateHashes.get(nodePool);
-  if (hash === undefined) templateHashes.set(nodePool, (hash = computeTemplateHash(nodePool)));
+  const template = nodePool.spec.template;
+  let hash = templateHashes.get(template);
+  if (hash === undefined) templateHashes.set(template, (hash = computeTemplateHash(template)));
   return hash;
 }
 
-function computeTemplateHash(nodePool: NodePool): string {
-  const template = nodePool.spec.template;
+function computeTemplateHash(template: NodePoolTemplate): string {
   const hashed = {
     labels: template.metadata.labels,
     annotations: template.metadata.annotations,

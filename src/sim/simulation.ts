@@ -274,13 +274,14 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   let runtime: Runtime | undefined;
   const restartDelayMs = scenario.faults.restartDelaySeconds * 1000;
 
+  const crashes = opts.crashes ?? randomCrashes(random.fork('crashes'), opts.restarts ?? scenario.faults.restarts, mainMs);
   const startController = (): void => {
     const s = new ControllerSession(++incarnation, clock, () => {
       runtime?.stop();
       restarts++;
       eventLog.record({ t: clock.now(), actor: 'controller', kind: 'controller', event: 'crash', detail: `incarnation ${s.incarnation} after ${s.calls} calls` });
       clock.setTimer(restartDelayMs, startController);
-    });
+    }, crashes.length > 0);
     session = s;
     const pending = pendingCrashes.shift();
     if (pending !== undefined && provisioning) s.crashAfter(pending);
@@ -327,7 +328,6 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   };
   startController();
 
-  const crashes = opts.crashes ?? randomCrashes(random.fork('crashes'), opts.restarts ?? scenario.faults.restarts, mainMs);
   for (const [at, skip] of crashes) {
     clock.setTimer(at, () => {
       // A crash that falls while the controller is down (or already doomed) hits the next incarnation.
