@@ -5,7 +5,7 @@ import type { Clock, Random } from '../ports/clock.js';
 import { podRequirementTerms } from '../provisioning/scheduler.js';
 import { Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
 import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/topology.js';
-import { fitsWithin, podRequests, resourcesFromList, subtractResources, type Resources } from '../provisioning/resources.js';
+import { fitsWithin, podRequests, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from './arm/fake-arm.js';
@@ -124,21 +124,18 @@ export class SimKubelet {
 
   private schedulePods(): void {
     const now = this.clock.now();
+    const pending: Pod[] = [];
+    const bound: Pod[] = [];
+    for (const pod of this.cluster.pods.values()) (pod.spec.nodeName ? bound : pending).push(pod);
+    // Nothing to bind (most ticks of a settled fleet): no free capacity to work out either.
+    if (pending.length === 0) return;
     const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
     const free = new Map<string, Resources>();
     for (const n of nodes) free.set(n.metadata.name, resourcesFromList(n.status.allocatable));
-    const pending: Pod[] = [];
-    const bound: Pod[] = [];
-    for (const pod of this.cluster.pods.values()) {
-      if (pod.spec.nodeName) {
-        bound.push(pod);
-        const f = free.get(pod.spec.nodeName);
-        if (f) free.set(pod.spec.nodeName, subtractResources(f, podRequests(pod)));
-      } else {
-        pending.push(pod);
-      }
+    for (const pod of bound) {
+      const f = free.get(pod.spec.nodeName!);
+      if (f) subtractInto(f, podRequests(pod));
     }
-    if (pending.length === 0) return;
     const topology = pending.some(hasPodTopology) || bound.some(hasPodTopology) ? this.topologyOf(pending, bound, nodes) : undefined;
     const volumes = VolumeTopology.needed(pending) ? this.volumeTopology() : undefined;
     const nodeLabels = nodes.map((n) => this.labelRequirements(n));
@@ -175,7 +172,7 @@ export class SimKubelet {
       if (node && rules) record(pod, rules, requiredOnly(rules), topology!.source(node));
       if (node) {
         if (volumes) this.provisionVolumes(pod, node);
-        free.set(node.metadata.name, subtractResources(free.get(node.metadata.name)!, req));
+        subtractInto(free.get(node.metadata.name)!, req);
         this.podStarts.push({ nodePool: node.metadata.labels[LABEL_NODEPOOL] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
           ...pod,
@@ -269,3 +266,7 @@ function condition(type: string, status: Condition['status'], reason: string, no
   return { type, status, reason, message: '', lastTransitionTime: new Date(now).toISOString() };
 }
 
+/** a -= b, in place (`free` holds this tick's own copies). */
+function subtractInto(a: Resources, b: Readonly<Resources>): void {
+  for (const name in b) a[name] = (a[name] ?? 0) - b[name]!;
+}
