@@ -17,8 +17,19 @@ interface Versioned {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-/** Two independent 32-bit FNV-1a streams over every object's identity, in list order. */
-export function inputsKey(...lists: ReadonlyArray<readonly object[]>): string {
+/**
+ * Each object's own fingerprint (two 32-bit FNV-1a hashes of namespace, name and
+ * resourceVersion), kept per object: a provisioning pass over 10,000 unchanged pods
+ * otherwise hashed ~600,000 characters every 10 s. An informer that hands out copies
+ * just misses the cache.
+ */
+const fingerprints = new WeakMap<object, { rv: string | undefined; a: number; b: number }>();
+
+function fingerprintOf(o: object): { a: number; b: number } {
+  const meta = (o as Versioned).metadata;
+  // Checked against the resourceVersion too: a writer that re-stamps the same object stays correct.
+  const cached = fingerprints.get(o);
+  if (cached && cached.rv === meta?.resourceVersion) return cached;
   let a = 0x811c9dc5;
   let b = 0x01000193;
   const mix = (s: string): void => {
@@ -30,16 +41,27 @@ export function inputsKey(...lists: ReadonlyArray<readonly object[]>): string {
     a = Math.imul(a ^ 0x1f, 0x01000193);
     b = Math.imul(b ^ 0x1f, 0x5bd1e995);
   };
+  if (meta?.resourceVersion !== undefined) {
+    mix(meta.namespace ?? '');
+    mix(meta.name ?? '');
+    mix(meta.resourceVersion);
+  } else mix(String(identityOf(o)));
+  const f = { rv: meta?.resourceVersion, a: a >>> 0, b: b >>> 0 };
+  fingerprints.set(o, f);
+  return f;
+}
+
+/** Two independent 32-bit streams over every object's fingerprint, in list order. */
+export function inputsKey(...lists: ReadonlyArray<readonly object[]>): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
   const sizes: number[] = [];
   for (const list of lists) {
     sizes.push(list.length);
     for (const o of list) {
-      const meta = (o as Versioned).metadata;
-      if (meta?.resourceVersion !== undefined) {
-        mix(meta.namespace ?? '');
-        mix(meta.name ?? '');
-        mix(meta.resourceVersion);
-      } else mix(String(identityOf(o)));
+      const f = fingerprintOf(o);
+      a = Math.imul(a ^ f.a, 0x01000193) ^ (a >>> 15);
+      b = Math.imul(b ^ f.b, 0x5bd1e995) ^ (b >>> 13);
     }
   }
   return `${sizes.join(',')}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;

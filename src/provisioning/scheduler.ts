@@ -367,7 +367,7 @@ class Scheduler {
       addInto(used, podRequests(pod));
     }
     const inFlight: InFlightClaim[] = [];
-    const claims = [...this.input.existingNodeClaims].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const claims = [...this.input.existingNodeClaims].sort((a, b) => byName.compare(a.metadata.name, b.metadata.name));
     for (const claim of claims) {
       const pool = poolsByName.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
       if (!pool) continue;
@@ -1243,6 +1243,9 @@ export function schedule(input: SchedulingInput): SchedulingResult {
  * of a pass.
  */
 const requirementsOfClaim = new WeakMap<NodeClaim, Requirements>();
+
+/** localeCompare's order (the default locale's collation), without building a collator per comparison: 1,000 NodeClaims sorted each pass. */
+const byName = new Intl.Collator();
 
 function claimRequirements(claim: NodeClaim): Requirements {
   let r = requirementsOfClaim.get(claim);
