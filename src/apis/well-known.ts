@@ -64,3 +64,6 @@ export const ANNOTATION_CONSOLIDATION_REPLACEMENT = 'flex.aks.azure.com/consolid
 export const ANNOTATION_OFFERING_MARKS = 'flex.aks.azure.com/unavailable-offerings';
 /** Our finalizer on AzureFlexNodeClasses: deletion waits for the termination controller. */
 export const FINALIZER_NODECLASS = 'flex.aks.azure.com/termination';
+
+/** Where a pod's ServiceAccount token, CA and namespace are mounted (in-cluster config). */
+export const IN_CLUSTER_SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';

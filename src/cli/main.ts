@@ -8,7 +8,8 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('azflex')
     .description('Leak-free cross-region Azure GPU nodes for Karpenter-style NodePools')
     .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(str) })
+    // One line, whatever commander adds (its "Did you mean …?" goes on a line of its own).
+    .configureOutput({ outputError: (str, write) => write(`${oneLine(str)}\n`) })
     .showSuggestionAfterError(true);
   registerCommands(program);
   try {
@@ -17,13 +18,17 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof UsageError) {
-      process.stderr.write(`azflex: ${err.message}\n`);
+      process.stderr.write(`azflex: ${oneLine(err.message)}\n`);
       return 2;
     }
     throw err;
   }
 }
 
+/** Bad input gets exactly one line, even when a parser's message spans several. */
+function oneLine(message: string): string {
+  return message.trim().replace(/\s*\n\s*/g, ' ');
+}
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/src/cli/main.ts')) {
   main(process.argv.slice(2)).then(

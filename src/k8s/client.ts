@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
 import {
@@ -22,6 +22,7 @@ import {
   type ResponseContext,
 } from '@kubernetes/client-node';
 import { ClusterError } from '../ports/cluster.js';
+import { IN_CLUSTER_SA_DIR } from '../apis/well-known.js';
 
 /**
  * The one way azflex reaches an API server: @kubernetes/client-node's KubeConfig (kubeconfig
@@ -268,7 +269,7 @@ export { PatchStrategy };
 
 // --- where the configuration comes from -----------------------------------------------------
 
-export const IN_CLUSTER_SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+export { IN_CLUSTER_SA_DIR };
 
 /**
  * kubectl's order: an explicit file, else $KUBECONFIG (client-node merges its entries), else
@@ -279,24 +280,40 @@ export const IN_CLUSTER_SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 export function loadKubeConfig(o: { file?: string; context?: string } = {}): KubeConfig {
   const kc = new KubeConfig();
   if (o.file) {
-    if (!existsSync(o.file)) throw new Error(`kubeconfig ${o.file} does not exist`);
-    kc.loadFromFile(o.file);
+    const st = statSync(o.file, { throwIfNoEntry: false });
+    if (!st) throw new KubeConfigError(`kubeconfig ${o.file} does not exist`);
+    // Never a FIFO or a device (a read that blocks or never ends), never a huge file.
+    if (!st.isFile()) throw new KubeConfigError(`kubeconfig ${o.file}: not a regular file`);
+    if (st.size > MAX_KUBECONFIG_BYTES) throw new KubeConfigError(`kubeconfig ${o.file}: ${st.size} bytes, more than the ${MAX_KUBECONFIG_BYTES}-byte limit`);
+    try {
+      kc.loadFromFile(o.file);
+    } catch (err) {
+      throw new KubeConfigError(`kubeconfig ${o.file}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   } else if (process.env.KUBECONFIG || existsSync(path.join(homedir(), '.kube', 'config'))) {
     kc.loadFromDefault();
   } else if (process.env.KUBERNETES_SERVICE_HOST) {
     return withContext(inClusterKubeConfig(), o.context);
   } else {
-    throw new Error('no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST is unset)');
+    throw new KubeConfigError('no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST is unset)');
   }
   return withContext(kc, o.context);
 }
 
+/** Largest kubeconfig file read (kubectl's are a few KiB, with embedded certificates). */
+const MAX_KUBECONFIG_BYTES = 1024 * 1024;
+
+/** A kubeconfig that cannot be used: bad input, refused before the controller starts. */
+export class KubeConfigError extends Error {
+  override readonly name = 'KubeConfigError';
+}
+
 function withContext(kc: KubeConfig, context: string | undefined): KubeConfig {
   if (context) {
-    if (!kc.getContextObject(context)) throw new Error(`kubeconfig has no context "${context}"`);
+    if (!kc.getContextObject(context)) throw new KubeConfigError(`kubeconfig has no context "${context}"`);
     kc.setCurrentContext(context);
   }
-  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
+  if (!kc.getCurrentCluster()) throw new KubeConfigError(`kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
   return kc;
 }
 

@@ -4,11 +4,14 @@ import { parseAllDocuments } from 'yaml';
 /**
  * Reading user files for `azflex simulate` without trusting them: regular files only (no
  * FIFOs or devices that block or never end), a size cap checked before and while reading,
- * and YAML with few aliases (a "billion laughs" file expands exponentially).
+ * YAML with few aliases (a "billion laughs" file expands exponentially), and shallow
+ * nesting (a file of 100,000 "[" overflows the parser's stack).
  */
 export const MAX_INPUT_FILE_BYTES = 1024 * 1024;
 export const MAX_YAML_ALIASES = 100;
 export const MAX_YAML_DOCUMENTS = 1000;
+/** Deepest nesting of collections a file may have (the YAML parser recurses once per level). */
+export const MAX_YAML_NESTING = 64;
 
 export class InputFileError extends Error {
   override readonly name = 'InputFileError';
@@ -39,6 +42,8 @@ export function readBoundedFile(path: string, maxBytes = MAX_INPUT_FILE_BYTES): 
 
 /** Every document of a YAML (or JSON) text, as plain values; one precise error otherwise. */
 export function parseYamlDocuments(text: string, source: string): unknown[] {
+  const depth = nestingDepth(text);
+  if (depth > MAX_YAML_NESTING) throw new InputFileError(`${source}: collections nested more than ${MAX_YAML_NESTING} levels deep`);
   const docs = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false });
   if (!Array.isArray(docs)) return [];
   if (docs.length > MAX_YAML_DOCUMENTS) throw new InputFileError(`${source}: more than ${MAX_YAML_DOCUMENTS} YAML documents`);
@@ -54,4 +59,53 @@ export function parseYamlDocuments(text: string, source: string): unknown[] {
     }
   }
   return out;
+}
+
+/**
+ * An upper bound of the text's collection nesting, without parsing it: flow brackets open
+ * outside quotes and comments, plus block levels (indentation, and the "- " or "? " markers
+ * that start a nested entry on the same line). Overestimates only for odd but valid files.
+ */
+export function nestingDepth(text: string): number {
+  let max = 0;
+  let flow = 0;
+  let quote: string | undefined;
+  let lineStart = true;
+  let indent = 0;
+  let markers = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\n') {
+      lineStart = true;
+      indent = 0;
+      markers = 0;
+      continue;
+    }
+    if (lineStart) {
+      if (c === ' ') {
+        indent++;
+        continue;
+      }
+      if ((c === '-' || c === '?') && (text[i + 1] === ' ' || text[i + 1] === '\n')) {
+        markers++;
+        indent++;
+        continue;
+      }
+      lineStart = false;
+      // Block levels: at least one column per level, plus the markers on this line.
+      max = Math.max(max, flow + Math.ceil(indent / 2) + markers);
+    }
+    if (quote !== undefined) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === '#' && (i === 0 || text[i - 1] === ' ' || text[i - 1] === '\t')) {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end - 1;
+    } else if (c === '[' || c === '{') max = Math.max(max, ++flow + Math.ceil(indent / 2) + markers);
+    else if ((c === ']' || c === '}') && flow > 0) flow--;
+  }
+  return max;
 }

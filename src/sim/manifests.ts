@@ -7,8 +7,11 @@ import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
+import { fitsWithin, podRequests, resourcesFromList } from '../provisioning/resources.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
+import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
+import { celViolation } from './crd-rules.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import { isKnownSku, LIMITS, quantity, ScenarioError, unknownSku } from './scenario.js';
 import { LABEL_INSTANCE_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
@@ -63,7 +66,7 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
         const kind = o.kind as string;
         const name = (o.metadata as Raw).name as string;
         const at = `${where}: ${kind} ${name}`;
-        const key = `${kind}/${namespaceOf(o, kind)}/${name}`;
+        const key = `${kind}/${namespaceOf(o, kind, where)}/${name}`;
         if (setup.sources![key] !== undefined) throw new ScenarioError(`${at}: duplicate name (also in ${setup.sources![key]})`);
         setup.sources![key] = where;
         switch (kind) {
@@ -206,9 +209,12 @@ function objectOf(doc: unknown, where: string): Raw {
   return o;
 }
 
-function namespaceOf(o: Raw, kind: string): string {
+function namespaceOf(o: Raw, kind: string, where = 'manifests'): string {
   if (kind === 'AzureFlexNodeClass' || kind === 'NodePool' || kind === 'Namespace' || kind.startsWith('Cluster')) return '';
   const ns = (o.metadata as Raw).namespace;
+  if (ns !== undefined && (typeof ns !== 'string' || (ns !== '' && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)))) {
+    throw new ScenarioError(`${where}: ${kind} ${String((o.metadata as Raw).name)}: metadata.namespace ${JSON.stringify(ns).slice(0, 80)} is not a lower-case DNS label`);
+  }
   return typeof ns === 'string' && ns !== '' ? ns : 'default';
 }
 
@@ -219,15 +225,15 @@ const CRDS: Record<string, { file: string; group: string }> = {
   AzureFlexNodeClass: { file: 'flex.aks.azure.com_azureflexnodeclasses.yaml', group: NODECLASS_GROUP },
   NodePool: { file: 'karpenter.sh_nodepools.yaml', group: 'karpenter.sh' },
 };
-const validators = new Map<string, ValidateFunction>();
+const validators = new Map<string, { validate: ValidateFunction; schema: Raw }>();
 
 /**
  * The served version's openAPIV3Schema, compiled once. Unknown fields are refused (kubectl's
- * default strict field validation), defaults are applied like the API server's; the CEL rules
- * (x-kubernetes-validations) are not evaluated here; the controller's validation repeats those
- * that matter for NodeClasses.
+ * default strict field validation), defaults are applied like the API server's; the NodePool
+ * CRD's CEL rules (x-kubernetes-validations) are then checked by crd-rules.ts, and the
+ * controller's validation repeats the NodeClass's.
  */
-function crdValidator(kind: string, apiVersion: string, where: string): ValidateFunction {
+function crdValidator(kind: string, apiVersion: string, where: string): { validate: ValidateFunction; schema: Raw } {
   const crd = CRDS[kind]!;
   const key = `${kind}/${apiVersion}`;
   const cached = validators.get(key);
@@ -238,9 +244,9 @@ function crdValidator(kind: string, apiVersion: string, where: string): Validate
   if (!version) throw new ScenarioError(`${where}: apiVersion ${apiVersion} is not served for ${kind} (served: ${versions.map((v) => `${crd.group}/${String(v.name)}`).join(', ')})`);
   const schema = strictSchema((version.schema as Raw).openAPIV3Schema as Raw);
   const ajv = new Ajv({ strict: false, useDefaults: true, validateFormats: false, allErrors: false });
-  const validate = ajv.compile(schema);
-  validators.set(key, validate);
-  return validate;
+  const compiled = { validate: ajv.compile(schema), schema };
+  validators.set(key, compiled);
+  return compiled;
 }
 
 /** Objects with declared properties refuse others, unless the schema preserves unknown fields. */
@@ -260,7 +266,7 @@ function validateCrd(o: Raw, kind: string, at: string): Raw {
   const meta = copy.metadata as Raw;
   for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete meta[k];
   const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = copy;
-  const validate = crdValidator(kind, copy.apiVersion as string, at);
+  const { validate, schema } = crdValidator(kind, copy.apiVersion as string, at);
   const checked: Raw = { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest };
   if (!validate(checked)) {
     const e = validate.errors![0]!;
@@ -268,6 +274,9 @@ function validateCrd(o: Raw, kind: string, at: string): Raw {
     const extra = e.keyword === 'additionalProperties' ? ` "${String((e.params as { additionalProperty?: string }).additionalProperty)}"` : e.keyword === 'enum' ? ` (${String((e.params as { allowedValues?: unknown[] }).allowedValues?.join(', '))})` : '';
     throw new ScenarioError(`${at}: ${path}: ${e.message ?? 'invalid'}${extra}`);
   }
+  // Then the CRD's CEL rules, as the API server evaluates them after the schema.
+  const broken = celViolation(schema, checked);
+  if (broken) throw new ScenarioError(`${at}: ${broken}`);
   return { ...checked, metadata: meta };
 }
 
@@ -338,19 +347,22 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
       const parallelism = count('spec.parallelism', spec.parallelism, 1);
       replicas = Math.min(parallelism, count('spec.completions', spec.completions, parallelism));
     } else replicas = count('spec.replicas', spec.replicas, 1);
-    const selector = (spec.selector as Raw | undefined)?.matchLabels as Record<string, string> | undefined;
     const labels = ((template.metadata as Raw | undefined)?.labels ?? {}) as Record<string, string>;
-    if (kind !== 'Job') {
-      if (!selector) fail('spec.selector.matchLabels', 'is required');
-      for (const [k, v] of Object.entries(selector!)) if (labels[k] !== v) fail('spec.template.metadata.labels', `do not match spec.selector (${k}=${v})`);
-    }
+    if (kind !== 'Job') checkSelector(spec.selector, labels, fail);
   }
   const tspec = (template.spec ?? {}) as Raw;
-  if (!Array.isArray(tspec.containers) || tspec.containers.length === 0) fail(kind === 'Pod' ? 'spec.containers' : 'spec.template.spec.containers', 'at least one container is required');
+  const specPath = kind === 'Pod' ? 'spec' : 'spec.template.spec';
+  if (!Array.isArray(tspec.containers) || tspec.containers.length === 0) fail(`${specPath}.containers`, 'at least one container is required');
+  checkScheduling(tspec, specPath, fail);
   const owner = POD_OWNER[kind];
   const pod = toPod({ metadata: { ...((template.metadata ?? {}) as Raw), name: meta.name as string, namespace, ...(owner ? { ownerReferences: [{ kind: owner, controller: true }] } : {}) }, spec: tspec });
   for (const c of [...pod.spec.containers, ...pod.spec.initContainers]) {
     for (const [k, v] of Object.entries({ ...c.resources.requests, ...c.resources.limits })) quantity(v, k, (m) => fail(`container ${c.name}: resources.${k}`, m));
+  }
+  // A pod no VM size could hold would stay pending whatever the world: a mistake, not a rehearsal.
+  const requests = podRequests(pod);
+  if (!STATIC_INSTANCE_TYPES.some((t) => fitsWithin(requests, resourcesFromList({ cpu: String(t.vcpu), memory: `${t.memoryMiB}Mi`, pods: String(t.maxPods), ...(t.gpuCount ? { 'nvidia.com/gpu': String(t.gpuCount) } : {}) })))) {
+    fail(`${specPath}.containers`, `the pod's requests (${Object.entries(requests).map(([k, v]) => `${k} ${v}`).join(', ')}) fit no VM size in the catalog (largest: ${largestSizes()})`);
   }
   const annotations = { ...((meta.annotations ?? {}) as Record<string, string>), ...pod.metadata.annotations };
   let lifetimeSeconds: number | undefined;
@@ -372,6 +384,55 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
     ...(kind === 'StatefulSet' || kind === 'Pod' ? { ordinalNames: true } : {}),
     ...(kind === 'Pod' ? { name: `${String(meta.name)}`, ordinalNames: true } : {}),
   };
+}
+
+const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+
+/** A workload's label selector, as the API server validates it: required, well-formed, and matching its pod template. */
+function checkSelector(raw: unknown, labels: Record<string, string>, fail: (path: string, m: string) => never): void {
+  const selector = (raw ?? {}) as Raw;
+  const matchLabels = (selector.matchLabels ?? {}) as Record<string, unknown>;
+  const expressions = arrayOf(selector.matchExpressions);
+  if (Object.keys(matchLabels).length === 0 && expressions.length === 0) fail('spec.selector', 'is required (matchLabels or matchExpressions)');
+  for (const [k, v] of Object.entries(matchLabels)) if (labels[k] !== String(v)) fail('spec.template.metadata.labels', `do not match spec.selector (${k}=${String(v)})`);
+  for (const [i, e] of expressions.entries()) {
+    const x = e as Raw;
+    const op = String(x.operator);
+    const vals = Array.isArray(x.values) ? x.values.map(String) : [];
+    if (!SELECTOR_OPERATORS.includes(op)) fail(`spec.selector.matchExpressions.${i}.operator`, `"${op}" is not ${SELECTOR_OPERATORS.join(', ')}`);
+    if ((op === 'In' || op === 'NotIn') && vals.length === 0) fail(`spec.selector.matchExpressions.${i}.values`, `must be non-empty for ${op}`);
+    if ((op === 'Exists' || op === 'DoesNotExist') && vals.length > 0) fail(`spec.selector.matchExpressions.${i}.values`, `must be empty for ${op}`);
+    const has = Object.hasOwn(labels, String(x.key));
+    const ok = op === 'In' ? has && vals.includes(labels[String(x.key)]!) : op === 'NotIn' ? !has || !vals.includes(labels[String(x.key)]!) : op === 'Exists' ? has : !has;
+    if (!ok) fail('spec.template.metadata.labels', `do not match spec.selector.matchExpressions.${i}`);
+  }
+}
+
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+/** The core API's validation of tolerations and topology spread, which the controller reads. */
+function checkScheduling(spec: Raw, at: string, fail: (path: string, m: string) => never): void {
+  for (const [i, t] of arrayOf(spec.tolerations).entries()) {
+    const x = t as Raw;
+    const op = x.operator ?? 'Equal';
+    if (op !== 'Equal' && op !== 'Exists') fail(`${at}.tolerations.${i}.operator`, `"${String(op)}" is not Equal or Exists`);
+    if (op === 'Exists' && x.value !== undefined && x.value !== '') fail(`${at}.tolerations.${i}.value`, 'must be empty when operator is Exists');
+    if (x.effect !== undefined && x.effect !== '' && !TAINT_EFFECTS.includes(String(x.effect))) fail(`${at}.tolerations.${i}.effect`, `"${String(x.effect)}" is not ${TAINT_EFFECTS.join(', ')}`);
+  }
+  for (const [i, c] of arrayOf(spec.topologySpreadConstraints).entries()) {
+    const x = c as Raw;
+    const path = `${at}.topologySpreadConstraints.${i}`;
+    if (typeof x.maxSkew !== 'number' || !Number.isInteger(x.maxSkew) || x.maxSkew < 1) fail(`${path}.maxSkew`, `must be a whole number greater than zero, got ${JSON.stringify(x.maxSkew)}`);
+    if (typeof x.topologyKey !== 'string' || x.topologyKey === '') fail(`${path}.topologyKey`, 'is required');
+    if (x.whenUnsatisfiable !== 'DoNotSchedule' && x.whenUnsatisfiable !== 'ScheduleAnyway') fail(`${path}.whenUnsatisfiable`, `must be DoNotSchedule or ScheduleAnyway, got ${JSON.stringify(x.whenUnsatisfiable)}`);
+    if (x.minDomains !== undefined && (typeof x.minDomains !== 'number' || !Number.isInteger(x.minDomains) || x.minDomains < 1)) fail(`${path}.minDomains`, 'must be a whole number greater than zero');
+    if (x.minDomains !== undefined && x.whenUnsatisfiable !== 'DoNotSchedule') fail(`${path}.minDomains`, 'goes with whenUnsatisfiable: DoNotSchedule');
+  }
+}
+
+function largestSizes(): string {
+  const most = (f: (t: (typeof STATIC_INSTANCE_TYPES)[number]) => number) => Math.max(...STATIC_INSTANCE_TYPES.map(f));
+  return `${most((t) => t.vcpu)} vCPU, ${most((t) => t.memoryMiB) / 1024} GiB, ${most((t) => t.gpuCount)} GPUs`;
 }
 
 function pdbOf(o: Raw, at: string): PodDisruptionBudgetSpec {

@@ -285,13 +285,14 @@ export function parseScenario(raw: unknown, source: string): Scenario {
 
 /** World checks shared by scenarios and world files: unique regions, known SKUs, faults that refer to a region, times inside the run. */
 export function checkWorld(
-  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[] }>; faults: z.output<typeof FaultsSchema> },
+  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[] }>; subnets: Array<{ id: string }>; faults: z.output<typeof FaultsSchema> },
   source: string,
 ): void {
   const fail = (path: string, message: string): never => {
     throw new ScenarioError(`${source}: ${path}: ${message}`);
   };
   unique(w.regions.map((r) => `${r.subscriptionId ?? '*'}/${r.location}`), (i) => fail(`regions.${i}`, `duplicate region "${w.regions[i]!.location}"`));
+  unique(w.subnets.map((n) => n.id.toLowerCase()), (i) => fail(`subnets.${i}.id`, `duplicate subnet "${w.subnets[i]!.id}" (ARM ids are case-insensitive)`));
   for (const [i, r] of w.regions.entries()) {
     for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
   }

@@ -52,7 +52,7 @@ async function refused(args: string[], message: string | RegExp, command: string
 
 describe('azflex simulate refuses hostile input with one line and exit 2', () => {
   it('hangs: --hours 1e9, intervals of 1e-9 s, repeatEverySeconds 0.001', async () => {
-    await refused(['--hours', '1e9'], /--hours must be a number of hours above 0 and at most 336, got "1e9"/);
+    await refused(['--hours', '1e9'], /--hours must be a decimal number of hours above 0 and at most 336 \(such as 8 or 0\.5\), got "1e9"/);
     await refused(['--scenario', scenario((s) => void (s.controller = { provisionIntervalSeconds: 1e-9 }))], /controller\.provisionIntervalSeconds: Too small: expected number to be >=1/);
     await refused(['--scenario', scenario((s) => void (s.controller = { resyncSeconds: 1e-9 }))], /controller\.resyncSeconds/);
     await refused(['--scenario', scenario((s) => void (s.workload[0]!.repeatEverySeconds = 0.001))], /workload\.0\.repeatEverySeconds: Too small: expected number to be >=60/);
@@ -98,9 +98,45 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--seed', '1e3'], /--seed must be a whole number from 0 to 4294967295, got "1e3"/, ['sim', 'serve-arm']);
   });
 
+  it('numbers in another notation, backwards and open ranges: --hours 0x10 / 1e-300, --seeds 5..1 / 1.. / 0x10, --workers 1.5, --port 0x10', async () => {
+    await refused(['--hours', '0x10'], /--hours must be a decimal number of hours/);
+    await refused(['--hours', '1e-300'], /--hours must be a decimal number of hours/);
+    await refused(['--hours', 'Infinity'], /--hours must be a decimal number of hours/);
+    await refused(['--seeds', '5..1'], /seed range "5\.\.1" runs backwards/);
+    await refused(['--seeds', '1..'], /seeds are whole numbers from 0 to 4294967295, got "1\.\."/);
+    await refused(['--seeds', '0x10'], /seeds are whole numbers/);
+    await refused(['--seeds', '1..3', '--workers', '1.5'], /--workers must be a whole number from 1 to 64, got "1\.5"/);
+    await refused(['--port', '0x10'], /--port must be a whole number from 0 to 65535, got "0x10"/, ['sim', 'serve-arm']);
+    // commander's "Did you mean …?" joins the error on its one line.
+    await refused(['--hourz', '1'], /unknown option '--hourz' \(Did you mean --hours\?\)/);
+  });
+
   it('ports of the controller: 1 to 65535', async () => {
     await refused(['--metrics-port', '65536'], /--metrics-port must be a whole number from 1 to 65535, got "65536"/, ['controller']);
     await refused(['--live-view-port', '9'.repeat(400)], /--live-view-port must be a whole number from 1 to 65535/, ['controller']);
+  });
+
+  it('the controller: bounded durations, lease > renew > retry, a cluster name, an https ARM endpoint, usable kubeconfig and price files', async () => {
+    const controller = ['controller', '--cluster-name', 'c'];
+    await refused(['--sku-catalog-refresh', '99999999999h'], /--sku-catalog-refresh <d>' argument '99999999999h' is invalid\. must be a duration like 15s or 1m from 1m … 168h/, controller);
+    await refused(['--lease-duration', '0s'], /must be a duration like 15s or 1m from 1s … 10m/, controller);
+    await refused(['--lease-duration', '5s', '--renew-deadline', '10s'], /--lease-duration \(5s\) must be longer than --renew-deadline \(10s\)/, controller);
+    await refused(['--cluster-name', ''], /--cluster-name <name>' argument '' is invalid/, ['controller']);
+    await refused(['--arm-endpoint', 'not a url'], /must be an https:\/\/ URL/, controller);
+    await refused(['--kubeconfig', join(dir, 'no-such-kubeconfig'), '--leader-elect', 'false'], /kubeconfig .*no-such-kubeconfig does not exist/, controller);
+    await refused(['--kubeconfig', '/dev/zero', '--leader-elect', 'false'], /kubeconfig \/dev\/zero: not a regular file/, controller);
+    await refused(['--kubeconfig', file('\u0000\u0001 binary: [garbage'), '--leader-elect', 'false'], /kubeconfig .*: /, controller);
+    await refused(['--price-overrides', '/dev/zero'], /--price-overrides: \/dev\/zero: not a regular file/, controller);
+    await refused(['--price-overrides', file('a: 1\n---\nb: 2\n')], /--price-overrides: .*: one YAML document expected, found 2/, controller);
+  });
+
+  it('serve-arm, dev and viz: scenario files are bounded like simulate\'s, a state dir or an output dir that is a file is refused', async () => {
+    await refused(['--scenario', '/dev/zero'], /\/dev\/zero: not a regular file/, ['sim', 'serve-arm']);
+    await refused(['--scenario', file(`#${'x'.repeat(1024 * 1024)}\n`)], /more than the 1048576-byte limit/, ['sim', 'serve-arm']);
+    await refused(['--scenario', file('{"a": [1\n')], /not valid YAML/, ['sim', 'serve-arm']);
+    await refused(['--scenario', '/dev/zero'], /\/dev\/zero: not a regular file/, ['dev']);
+    await refused(['--state-dir', file('')], /--state-dir .*: not a directory/, ['dev']);
+    await refused(['--machine', 'nic', '--out', file('')], /--out .*: cannot make that directory/, ['viz']);
   });
 
   it('files: capped in size, few YAML aliases, regular files only', async () => {
@@ -112,6 +148,22 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     mkdirSync(sub);
     await refused(['--scenario', sub], /a-directory: not a regular file/);
     await refused(['--world', file('name: w\nregions: [{ location: eastus2 }]\n'), '--manifests', '/dev/null'], /\/dev\/null: not a regular file/);
+    // Nesting: a parser that recurses per level would overflow its stack (and take seconds and 400 MB to say so).
+    await refused(['--scenario', file(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)], /collections nested more than 64 levels deep/);
+    await refused(['--scenario', file(`${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`, 'json')], /collections nested more than 64 levels deep/);
+    await refused(['--scenario', file(Array.from({ length: 200 }, (_, i) => `${'  '.repeat(i)}a${i}:`).join('\n'))], /collections nested more than 64 levels deep/);
+  });
+
+  it('worlds: duplicate subnets, rates above 1, NaN and infinite quota, /33 CIDRs', async () => {
+    const world = (w: Record<string, unknown>) => file(stringify({ name: 'w', hours: 1, regions: [{ location: 'eastus2' }], ...w }));
+    const subnet = '/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s';
+    const args = (w: string) => ['--manifests', 'examples/', '--world', w];
+    await refused(args(world({ subnets: [{ id: subnet, addressPrefix: '10.9.0.0/24' }, { id: subnet.toUpperCase(), addressPrefix: '10.8.0.0/24' }] })), /subnets\.1\.id: duplicate subnet/);
+    await refused(args(world({ regions: [{ location: 'eastus2', allocationFailureRate: 1.5 }] })), /regions\.0\.allocationFailureRate/);
+    await refused(args(file('name: w\nregions: [{ location: eastus2, familyQuotaCores: { standardDSv5Family: .nan } }]\n')), /regions\.0\.familyQuotaCores\.standardDSv5Family/);
+    await refused(args(file('name: w\nregions: [{ location: eastus2, familyQuotaCores: { standardDSv5Family: .inf } }]\n')), /regions\.0\.familyQuotaCores\.standardDSv5Family/);
+    await refused(args(world({ subnets: [{ id: subnet, addressPrefix: '10.0.0.0/33' }] })), /subnets\.0\.addressPrefix/);
+    await refused(args(world({ clusterLocation: 'West Europe' })), /clusterLocation/);
   });
 });
 
@@ -186,5 +238,35 @@ describe('azflex simulate --manifests --world', () => {
     await refused(['--manifests', manifests([nodeClass(), nodePool()]), '--scenario', 'quota-storm'], /--scenario and --manifests do not go together/);
     await refused(['--world', 'quota-storm'], /--world goes with --manifests/);
     await refused(['--manifests', 'examples/', '--world', 'nowhere'], /unknown world "nowhere"/);
+  });
+
+  it('refuses a NodePool the API server would refuse for its CEL rules, with the CRD\'s message', async () => {
+    const reqs = (r: object[]) => nodePool({ template: { spec: { nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'gpu' }, requirements: r } } });
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'karpenter.azure.com/sku-cpu', operator: 'Gte', values: ['many'] }])])], /NodePool gpu: spec\.template\.spec\.requirements: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value/);
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'karpenter.azure.com/sku-cpu', operator: 'Gt', values: ['1', '2'] }])])], /must have a single positive integer value/);
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'karpenter.sh/team', operator: 'In', values: ['x'] }])])], /spec\.template\.spec\.requirements\.0\.key: label domain "karpenter\.sh" is restricted/);
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'node.k8s.io/x', operator: 'In', values: ['x'] }])])], /label domain "k8s\.io" is restricted/);
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'kubernetes.io/hostname', operator: 'In', values: ['x'] }])])], /label "kubernetes\.io\/hostname" is restricted/);
+    await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [] }])])], /requirements with operator 'In' must have a value defined/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool({ disruption: { consolidateAfter: '30s', budgets: [{ nodes: '1', duration: '1h' }] } })])], /spec\.disruption\.budgets: 'schedule' must be set with 'duration'/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool({ disruption: { consolidateAfter: '30s', budgets: [{ nodes: '150%' }] } })])], /budgets\.0\.nodes/);
+  });
+
+  it('refuses pods the API server would refuse, and pods no VM size could hold', async () => {
+    const withSpec = (extra: Record<string, unknown>) => {
+      const d = deployment({ cpu: '1' }, 1);
+      Object.assign((d.spec.template as { spec: Record<string, unknown> }).spec, extra);
+      return d;
+    };
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '10000' }, 1)])], /Deployment web: spec\.template\.spec\.containers: the pod's requests \(cpu 10000.*fit no VM size in the catalog/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '1', memory: '1.5.3Gi' }, 1)])], /resources\.memory: "1\.5\.3Gi" is not a Kubernetes quantity/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ tolerations: [{ key: 'a', operator: 'Maybe' }] })])], /tolerations\.0\.operator: "Maybe" is not Equal or Exists/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ tolerations: [{ key: 'a', effect: 'Sometimes' }] })])], /tolerations\.0\.effect: "Sometimes" is not NoSchedule/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ topologySpreadConstraints: [{ maxSkew: 0, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }] })])], /topologySpreadConstraints\.0\.maxSkew: must be a whole number greater than zero/);
+    const bySelector = deployment({ cpu: '1' }, 1);
+    bySelector.spec.selector = { matchExpressions: [{ key: 'app', operator: 'Near', values: ['web'] }] } as never;
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), bySelector])], /spec\.selector\.matchExpressions\.0\.operator: "Near" is not In, NotIn, Exists, DoesNotExist/);
+    const badNs = { ...deployment({ cpu: '1' }, 1), metadata: { name: 'web', namespace: 'Bad NS' } };
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), badNs])], /Deployment web: metadata\.namespace "Bad NS" is not a lower-case DNS label/);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { builtInScenario } from '../../src/sim/scenarios.js';
 import { runSweep, summarizeSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
 import { SeededRandom } from '../../src/sim/virtual-clock.js';
-import { MAX_SEED, seedList } from '../../src/cli/commands/simulate.js';
+import { MAX_SEED, seedList } from '../../src/cli/flags.js';
 
 const scenario = builtInScenario('quota-storm')!;
 const job = (seed: number, strategy: SweepJob['strategy'] = 'machine'): SweepJob => ({ scenario, seed, strategy, hours: 0.5, reproduce: `repro ${seed} ${strategy}` });

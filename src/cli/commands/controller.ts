@@ -1,10 +1,10 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parsePriceOverrides } from '../../catalog/prices.js';
 import { parseDuration } from '../../disruption/duration.js';
-import { IN_CLUSTER_SA_DIR } from '../../k8s/client.js';
-import { runController, type ControllerSettings } from '../../k8s/controller-main.js';
+import { IN_CLUSTER_SA_DIR } from '../../apis/well-known.js';
+import type { ControllerSettings } from '../../k8s/controller-main.js';
 import { UsageError } from '../errors.js';
-import { bounded } from './simulate.js';
+import { bounded } from '../flags.js';
 
 /** What commander parses: the settings, with the durations and the price file as the flags name them. */
 type ControllerFlags = Omit<ControllerSettings, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'skuCatalogRefreshMs' | 'prices' | 'env'> & {
@@ -15,14 +15,44 @@ type ControllerFlags = Omit<ControllerSettings, 'leaseDurationMs' | 'renewDeadli
   priceOverrides?: string;
 };
 
-function duration(raw: string): number {
-  try {
-    const ms = parseDuration(raw);
-    if (ms === undefined || ms <= 0) throw new Error('not positive');
+/** A Go-style duration from `min` to `max` (one bound per flag, documented in its help). */
+function duration(min: number, max: number) {
+  const range = `${formatMs(min)} … ${formatMs(max)}`;
+  return (raw: string): number => {
+    let ms: number | undefined;
+    try {
+      ms = parseDuration(raw);
+    } catch {
+      ms = undefined;
+    }
+    if (ms === undefined || !(ms >= min && ms <= max)) throw new InvalidArgumentError(`must be a duration like 15s or 1m from ${range}, got "${raw}"`);
     return ms;
+  };
+}
+
+function formatMs(ms: number): string {
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
+}
+
+const LEASE_MAX_MS = 10 * 60_000;
+const REFRESH_MIN_MS = 60_000;
+const REFRESH_MAX_MS = 7 * 24 * 3_600_000;
+
+/** AKS cluster names: 1 to 63 letters, digits, hyphens and underscores (stamped on every resource). */
+function clusterName(raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/.test(raw)) throw new InvalidArgumentError(`must be 1 to 63 letters, digits, hyphens or underscores, starting with a letter or digit, got "${raw.slice(0, 80)}"`);
+  return raw;
+}
+
+function httpsUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
   } catch {
-    throw new InvalidArgumentError(`must be a duration like 15s or 1m, got "${raw}"`);
+    throw new InvalidArgumentError(`must be an https:// URL, got "${raw.slice(0, 200)}"`);
   }
+  if (url.protocol !== 'https:') throw new InvalidArgumentError(`must be an https:// URL, got "${raw.slice(0, 200)}"`);
+  return raw;
 }
 
 function bool(raw: string): boolean {
@@ -39,7 +69,7 @@ export function register(program: Command): void {
   program
     .command('controller')
     .description('run the controller against a real cluster and real Azure (what the Helm chart deploys)')
-    .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates; must be unique per cluster')
+    .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates; must be unique per cluster (1 to 63 letters, digits, - or _)', clusterName)
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('--context <name>', 'kubeconfig context')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
@@ -47,21 +77,26 @@ export function register(program: Command): void {
     .option('--leader-elect <bool>', 'run active/standby on a Lease', bool, true)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', process.env.POD_NAMESPACE ?? 'azflex')
     .option('--leader-election-lease <name>', 'name of the Lease', 'azflex-controller')
-    .option('--lease-duration <d>', 'Lease duration', duration, 15_000)
-    .option('--renew-deadline <d>', 'give up leadership if not renewed within', duration, 10_000)
-    .option('--retry-period <d>', 'Lease poll period', duration, 2_000)
-    .option('--arm-endpoint <url>', 'ARM endpoint (default https://management.azure.com; the simulator’s for azflex sim serve-arm)')
+    .option('--lease-duration <d>', 'Lease duration (1s … 10m; above --renew-deadline)', duration(1000, LEASE_MAX_MS), 15_000)
+    .option('--renew-deadline <d>', 'give up leadership if not renewed within (1s … 10m; above --retry-period)', duration(1000, LEASE_MAX_MS), 10_000)
+    .option('--retry-period <d>', 'Lease poll period (100ms … 10m)', duration(100, LEASE_MAX_MS), 2_000)
+    .option('--arm-endpoint <url>', 'ARM endpoint (default https://management.azure.com; the simulator’s for azflex sim serve-arm)', httpsUrl)
     .option('--arm-ca-file <file>', 'extra CA to trust for --arm-endpoint (the simulator’s self-signed CA)')
     .option('--api-server-endpoint <url>', 'API server URL as nodes in other regions reach it (the AKS FQDN)', process.env.AZFLEX_API_SERVER_ENDPOINT ?? '')
     .option('--cluster-ca-file <file>', 'cluster CA for node bootstrap', `${IN_CLUSTER_SA_DIR}/ca.crt`)
     .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token', 'azflex-bootstrap-token')
     .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
-    .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed', duration, 60 * 60_000)
+    .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed (1m … 168h)', duration(REFRESH_MIN_MS, REFRESH_MAX_MS), 60 * 60_000)
     .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')
     .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', bounded('--live-view-port', 1, 65535))
     .action(async (flags: ControllerFlags) => {
+      // Leader election needs lease > renew deadline > retry period (client-go's rule).
+      if (!(flags.leaseDuration > flags.renewDeadline)) throw new UsageError(`--lease-duration (${formatMs(flags.leaseDuration)}) must be longer than --renew-deadline (${formatMs(flags.renewDeadline)})`);
+      if (!(flags.renewDeadline > flags.retryPeriod)) throw new UsageError(`--renew-deadline (${formatMs(flags.renewDeadline)}) must be longer than --retry-period (${formatMs(flags.retryPeriod)})`);
       const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;
+      // Flags checked: now load client-node, the SDKs and the runtime.
+      const [{ runController }, { KubeConfigError }] = await Promise.all([import('../../k8s/controller-main.js'), import('../../k8s/client.js')]);
       const proc = await runController({
         ...rest,
         leaseDurationMs: leaseDuration,
@@ -69,22 +104,28 @@ export function register(program: Command): void {
         retryPeriodMs: retryPeriod,
         skuCatalogRefreshMs: skuCatalogRefresh,
         prices,
+      }).catch((err: unknown) => {
+        // A kubeconfig that cannot be used is a bad flag or file, not a crash.
+        if (err instanceof KubeConfigError) throw new UsageError(err.message);
+        throw err;
       });
       process.exitCode = await proc.done;
     });
 }
 
 async function readPriceOverrides(file: string): Promise<Record<string, number>> {
-  const { readFile } = await import('node:fs/promises');
-  const { parse } = await import('yaml');
-  let text: string;
+  const { InputFileError, parseYamlDocuments, readBoundedFile } = await import('../../sim/input-files.js');
+  let docs: unknown[];
   try {
-    text = await readFile(file, 'utf8');
+    // Size-capped regular file (never a FIFO or /dev/zero), alias- and depth-limited YAML.
+    docs = parseYamlDocuments(readBoundedFile(file), file);
   } catch (err) {
-    throw new UsageError(`--price-overrides: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    if (err instanceof InputFileError) throw new UsageError(`--price-overrides: ${err.message}`);
+    throw err;
   }
+  if (docs.length > 1) throw new UsageError(`--price-overrides: ${file}: one YAML document expected, found ${docs.length}`);
   try {
-    return parsePriceOverrides(parse(text), file);
+    return parsePriceOverrides(docs[0] ?? {}, file);
   } catch (err) {
     throw new UsageError(`--price-overrides: ${err instanceof Error ? err.message : String(err)}`);
   }

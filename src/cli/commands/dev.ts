@@ -1,8 +1,10 @@
+import { statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
 import { resolveArmConfig } from './sim-serve-arm.js';
-import { bounded, MAX_SEED } from './simulate.js';
+import { bounded, MAX_SEED } from '../flags.js';
 
 interface DevFlags {
   stateDir: string;
@@ -25,6 +27,8 @@ export function register(program: Command): void {
     .option('--scenario <s>', "fake ARM setup: 'default' (eastus2, quota for 2 H200), a built-in scenario, or a JSON file", 'default')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: DevFlags) => {
+      const st = statSync(flags.stateDir, { throwIfNoEntry: false });
+      if (st && !st.isDirectory()) throw new UsageError(`--state-dir ${flags.stateDir}: not a directory`);
       const armConfig = await resolveArmConfig(flags.scenario);
       const { startDev } = await import('../../dev/dev.js');
       const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel });

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { InputFileError, parseYamlDocuments, readBoundedFile } from '../../sim/input-files.js';
+import type { Command } from 'commander';
 import { defaultFakeArmConfig } from '../../sim/arm/defaults.js';
 import { parseFakeArmConfig, ScenarioConfigError } from '../../sim/arm/scenario-config.js';
 import type { FakeArmConfig } from '../../sim/arm/types.js';
 import { UsageError } from '../errors.js';
-import { bounded, MAX_SEED } from './simulate.js';
+import { bounded, MAX_SEED } from '../flags.js';
 
 /**
  * `azflex sim serve-arm`: the fake ARM behind an HTTPS endpoint, for driving the real SDK
@@ -24,8 +25,8 @@ export function register(program: Command): void {
   sim
     .command('serve-arm')
     .description('Serve the deterministic fake ARM over HTTPS (self-signed CA; any bearer token is accepted)')
-    .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', parsePort, 0)
-    .option('--scenario <scenario>', "'default', a built-in scenario name, or a JSON file (FakeArmConfig or scenario)", 'default')
+    .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', bounded('--port', 0, 65535), 0)
+    .option('--scenario <scenario>', "'default', a built-in scenario name, or a YAML/JSON file (FakeArmConfig or scenario; at most 1 MiB)", 'default')
     .option('--seed <n>', `seed of the fake ARM random stream (0..${MAX_SEED})`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--manual-clock', 'virtual time moves only on POST /_sim/clock/advance?seconds=N')
     .action(async (flags: ServeArmFlags) => {
@@ -65,9 +66,13 @@ export async function resolveArmConfig(nameOrPath: string): Promise<FakeArmConfi
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(nameOrPath, 'utf8')) as unknown;
+    // Size-capped, regular files only, YAML or JSON (a JSON file is YAML), one document.
+    const docs = parseYamlDocuments(readBoundedFile(nameOrPath), nameOrPath);
+    if (docs.length !== 1) throw new InputFileError(`${nameOrPath}: a scenario file holds exactly one document, found ${docs.length}`);
+    raw = docs[0];
   } catch (err) {
-    throw new UsageError(`${nameOrPath}: not JSON (${err instanceof Error ? err.message : String(err)})`);
+    if (err instanceof InputFileError) throw new UsageError(err.message);
+    throw err;
   }
   try {
     if (raw !== null && typeof raw === 'object' && 'subnets' in raw) return parseFakeArmConfig(raw, nameOrPath);
@@ -79,8 +84,4 @@ export async function resolveArmConfig(nameOrPath: string): Promise<FakeArmConfi
   }
 }
 
-function parsePort(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be an integer 0-65535');
-  return n;
-}
+

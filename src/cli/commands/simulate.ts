@@ -4,17 +4,15 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
 import { LIMITS, loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
-import { ReportRecorder } from '../../sim/report-recorder.js';
-import { sdkArmAdapter } from '../../sim/sdk-route.js';
-import { renderReportHtml, type SimulationReportInput } from '../../viz/report.js';
-import { leakSummary, runSimulation, type SimulationResult } from '../../sim/simulation.js';
+import type { SimulationReportInput } from '../../viz/report.js';
+import type { SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
 import type { ClusterSetup } from '../../sim/cluster-setup.js';
 import { loadManifests } from '../../sim/manifests.js';
 import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js';
-import { defaultWorkers, MAX_WORKERS, runSweep, summarizeSweep, type SweepJob } from '../../sim/sweep/sweep.js';
-import { simulateWithLiveView } from '../../live/cli.js';
-import { formatComparison } from './simulate-format.js';
+import { defaultWorkers, MAX_WORKERS } from '../../sim/sweep/pool-size.js';
+import type { SweepJob } from '../../sim/sweep/sweep.js';
+import { bounded, MAX_SEED, MAX_SWEEP_SEEDS, seedList } from '../flags.js';
 
 interface SimulateFlags {
   scenario?: string;
@@ -34,38 +32,10 @@ interface SimulateFlags {
   workers?: number;
 }
 
-/** Seeds are 32-bit: the PRNG's whole state, so distinct seeds in this range give distinct runs. */
-export const MAX_SEED = 2 ** 32 - 1;
-/** Most runs one sweep may ask for. */
-export const MAX_SWEEP_SEEDS = 100_000;
-
-export function bounded(name: string, min: number, max: number) {
-  return (raw: string): number => {
-    if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-    return Number(raw);
-  };
-}
-
-/** `1..1000`, `7`, or `1,5,9` (ranges and single seeds, comma-separated), each within 0..MAX_SEED. */
-export function seedList(raw: string): number[] {
-  const seeds = new Set<number>();
-  const seed = (text: string): number => {
-    if (!/^\d{1,10}$/.test(text) || Number(text) > MAX_SEED) throw new InvalidArgumentError(`seeds are whole numbers from 0 to ${MAX_SEED}, got "${text}"`);
-    return Number(text);
-  };
-  for (const part of raw.split(',')) {
-    const range = /^(\d+)\.\.(\d+)$/.exec(part.trim());
-    const [from, to] = range ? [seed(range[1]!), seed(range[2]!)] : [seed(part.trim()), seed(part.trim())];
-    if (to < from) throw new InvalidArgumentError(`seed range "${part}" runs backwards`);
-    if (to - from + 1 + seeds.size > MAX_SWEEP_SEEDS) throw new InvalidArgumentError(`at most ${MAX_SWEEP_SEEDS} seeds per sweep, got more in "${raw}"`);
-    for (let s = from; s <= to; s++) seeds.add(s);
-  }
-  return [...seeds];
-}
-
 function hoursFlag(raw: string): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > LIMITS.hours) throw new InvalidArgumentError(`--hours must be a number of hours above 0 and at most ${LIMITS.hours}, got "${raw}"`);
+  // Decimal notation only: "0x10" and "1e-300" are numbers to JavaScript, not hours to a user.
+  if (!/^\d{1,3}(\.\d{1,6})?$/.test(raw) || n <= 0 || n > LIMITS.hours) throw new InvalidArgumentError(`--hours must be a decimal number of hours above 0 and at most ${LIMITS.hours} (such as 8 or 0.5), got "${raw}"`);
   return n;
 }
 
@@ -141,7 +111,14 @@ export function register(program: Command): void {
       if (flags.seeds) return sweep(flags, scenario, cluster);
       if (flags.workers !== undefined) throw new UsageError('--workers goes with --seeds');
       await checkReportPath(flags.report);
-      if (flags.ui !== undefined) return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
+      // Input checked: now load the simulator (a bad flag or file never pays for it).
+      if (flags.ui !== undefined) {
+        const { simulateWithLiveView } = await import('../../live/cli.js');
+        return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
+      }
+      const [{ leakSummary, runSimulation }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }, { formatComparison }] = await Promise.all([
+        import('../../sim/simulation.js'), import('../../sim/report-recorder.js'), import('../../sim/sdk-route.js'), import('../../viz/report.js'), import('./simulate-format.js'),
+      ]);
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
       const reportRuns: SimulationReportInput[] = [];
@@ -206,6 +183,7 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
     })),
   );
   const workers = Math.min(flags.workers ?? defaultWorkers(), jobs.length);
+  const { runSweep, summarizeSweep } = await import('../../sim/sweep/sweep.js');
   const started = process.hrtime.bigint();
   const progress = !flags.json && process.stderr.isTTY;
   const outcomes = await runSweep(jobs, {

@@ -26,7 +26,11 @@ export function register(program: Command): void {
 export async function runViz(flags: VizFlags): Promise<void> {
   const machines: readonly MachineName[] = flags.machine === 'all' ? MACHINE_NAMES : [flags.machine];
   if (flags.out !== undefined) {
-    mkdirSync(flags.out, { recursive: true });
+    try {
+      mkdirSync(flags.out, { recursive: true });
+    } catch (err) {
+      throw new UsageError(`--out ${flags.out}: cannot make that directory (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
     for (const name of machines) {
       const path = join(flags.out, diagramFileName(name, flags.format));
       writeFileSync(path, await renderMachine(name, flags.format));

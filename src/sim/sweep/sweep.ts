@@ -1,6 +1,8 @@
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { runSweepJob, type SweepJob, type SweepOutcome } from './job.js';
+import { defaultWorkers, MAX_WORKERS } from './pool-size.js';
+
+export { defaultWorkers, MAX_WORKERS } from './pool-size.js';
 
 export type { SweepJob, SweepOutcome } from './job.js';
 
@@ -11,12 +13,6 @@ export interface SweepOptions {
   onOutcome?: (outcome: SweepOutcome, done: number, total: number) => void;
 }
 
-/** Most worker threads a sweep starts, whatever is asked: each holds a whole simulation. */
-export const MAX_WORKERS = 64;
-
-export function defaultWorkers(): number {
-  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
-}
 
 /**
  * Runs the jobs on a pool of worker threads (each job is one independent simulation, so
