@@ -40,6 +40,8 @@ class JournaledMap<V> extends Map<string, V> {
   private rv: (bump: boolean) => number = () => 0;
   /** resourceVersion of the newest write the lagging view shows. */
   private visibleRv = 0;
+  /** Bumped by every write: a simulated component can tell "nothing changed since I looked" without a scan. */
+  writes = 0;
 
   configure(clock: Clock, lagMs: number, rv: (bump: boolean) => number): this {
     this.clock = clock;
@@ -49,12 +51,14 @@ class JournaledMap<V> extends Map<string, V> {
   }
 
   override set(key: string, value: V): this {
+    this.writes++;
     if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv: this.rv(false) });
     return super.set(key, value);
   }
 
   override delete(key: string): boolean {
     if (!super.has(key)) return false;
+    this.writes++;
     const rv = this.rv(true);
     if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv });
     return super.delete(key);

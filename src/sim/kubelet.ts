@@ -24,6 +24,12 @@ export class SimKubelet {
   private readonly readyAt = new Map<string, number>();
   private readonly nodeRequirements = new WeakMap<Node, Requirements>();
   private readonly podShapes = new WeakMap<Pod, string>();
+  /**
+   * The cluster's write counts after a scheduling pass that wrote nothing: a pass is a function
+   * of nodes, pods and volumes, so until one of them changes the next pass would write nothing
+   * either (pods that fit nowhere stay pending, already marked Unschedulable).
+   */
+  private idleAt: string | undefined;
   /** Every pod bound so far: seconds from its creation to Running, and its node's NodePool. */
   readonly podStarts: Array<{ nodePool: string; seconds: number }> = [];
 
@@ -40,7 +46,16 @@ export class SimKubelet {
 
   tick(): void {
     this.registerNodes();
+    const before = this.writeCounts();
+    if (before === this.idleAt) return;
     this.schedulePods();
+    const after = this.writeCounts();
+    this.idleAt = after === before ? after : undefined;
+  }
+
+  private writeCounts(): string {
+    const c = this.cluster;
+    return `${c.nodes.writes},${c.pods.writes},${c.persistentVolumeClaims.writes},${c.persistentVolumes.writes},${c.storageClasses.writes}`;
   }
 
   private registerNodes(): void {
