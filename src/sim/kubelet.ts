@@ -30,6 +30,8 @@ export class SimKubelet {
    * either (pods that fit nowhere stay pending, already marked Unschedulable).
    */
   private idleAt: string | undefined;
+  /** Last tick's lowercased provider IDs (only those still in use are kept). */
+  private lowered = new Map<string, string>();
   /** Every pod bound so far: seconds from its creation to Running, and its node's NodePool. */
   readonly podStarts: Array<{ nodePool: string; seconds: number }> = [];
 
@@ -63,12 +65,20 @@ export class SimKubelet {
     const vms = this.arm.currentVms();
     const live = new Set<string>();
     const byProviderId = new Map<string, Node>();
-    for (const node of this.cluster.nodes.values()) if (node.spec.providerID) byProviderId.set(node.spec.providerID.toLowerCase(), node);
+    const seen = new Map<string, string>();
+    // Provider IDs compared case-insensitively, each lowercased once while it is in use (a
+    // 1,000-node fleet lowercased ~3,000 ARM ids every tick).
+    const lower = (raw: string): string => {
+      let v = seen.get(raw);
+      if (v === undefined) seen.set(raw, (v = this.lowered.get(raw) ?? raw.toLowerCase()));
+      return v;
+    };
+    for (const node of this.cluster.nodes.values()) if (node.spec.providerID) byProviderId.set(lower(node.spec.providerID), node);
     for (const vm of vms) {
       if (vm.provisioningState !== 'Succeeded') continue;
-      const providerID = PROVIDER_ID_PREFIX + vm.id;
-      live.add(providerID.toLowerCase());
-      if (byProviderId.has(providerID.toLowerCase())) continue;
+      const providerID = lower(PROVIDER_ID_PREFIX + vm.id);
+      live.add(providerID);
+      if (byProviderId.has(providerID)) continue;
       let at = this.readyAt.get(vm.id);
       if (at === undefined) {
         at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
@@ -80,9 +90,10 @@ export class SimKubelet {
       this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
     }
     // Forget boot plans of VMs that went away (a node that never joined has one forever).
-    for (const id of this.readyAt.keys()) if (!live.has((PROVIDER_ID_PREFIX + id).toLowerCase())) this.readyAt.delete(id);
+    for (const id of this.readyAt.keys()) if (!live.has(lower(PROVIDER_ID_PREFIX + id))) this.readyAt.delete(id);
+    this.lowered = seen;
     for (const node of this.cluster.nodes.values()) {
-      const pid = node.spec.providerID?.toLowerCase();
+      const pid = node.spec.providerID === undefined ? undefined : lower(node.spec.providerID);
       if (!pid || live.has(pid) || !isReady(node)) continue;
       this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
     }
