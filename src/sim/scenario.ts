@@ -297,6 +297,11 @@ export function checkWorld(
     for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
   }
   const locations = new Set(w.regions.map((r) => r.location));
+  // A timeline, in time order: faults at one instant apply in list order, so the list is the truth.
+  for (const [i, { at }] of w.faults.schedule.entries()) {
+    const previous = w.faults.schedule[i - 1];
+    if (previous && at < previous.at) fail(`faults.schedule.${i}.at`, `${at} s comes before the previous fault's ${previous.at} s: list the schedule in time order`);
+  }
   for (const [i, { at, fault }] of w.faults.schedule.entries()) {
     if (at >= w.hours * 3600) fail(`faults.schedule.${i}.at`, `${at} s is after the end of the run (${w.hours * 3600} s)`);
     if ('location' in fault && fault.location !== undefined && !locations.has(fault.location)) fail(`faults.schedule.${i}.fault.location`, `no region "${fault.location}" in this world (${[...locations].join(', ')})`);

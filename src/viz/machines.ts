@@ -3,10 +3,10 @@ import { NIC_RESERVATION_MS, type MachineEnv } from '../machines/env.js';
 import { createNicMachine } from '../machines/nic.js';
 import { createNodeClaimMachine } from '../machines/nodeclaim.js';
 import { machineToGraph, type MachineGraph } from './graph.js';
+import { MACHINE_NAMES, type MachineName } from './names.js';
 
-/** The machines `azflex viz` can draw, in the order `--machine all` draws them. */
-export const MACHINE_NAMES = ['nodeclaim', 'nic'] as const;
-export type MachineName = (typeof MACHINE_NAMES)[number];
+/** The machines `azflex viz` can draw (names.ts), in the order `--machine all` draws them. */
+export { MACHINE_NAMES, type MachineName };
 
 /**
  * Drawing only reads the definition, so any fixed clock and random do: nothing is run,

@@ -3,8 +3,9 @@ import { MACHINE_NAMES, machineGraph, type MachineName } from './machines.js';
 import { renderMermaid } from './mermaid.js';
 import { renderSvg } from './svg.js';
 
-export const VIZ_FORMATS = ['svg', 'dot', 'mermaid', 'json'] as const;
-export type VizFormat = (typeof VIZ_FORMATS)[number];
+import { VIZ_FORMATS, type VizFormat } from './names.js';
+
+export { VIZ_FORMATS, type VizFormat };
 
 export const FILE_EXTENSIONS: Readonly<Record<VizFormat, string>> = { svg: 'svg', dot: 'dot', mermaid: 'mmd', json: 'json' };
 

@@ -126,6 +126,7 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--kubeconfig', join(dir, 'no-such-kubeconfig'), '--leader-elect', 'false'], /kubeconfig .*no-such-kubeconfig does not exist/, controller);
     await refused(['--kubeconfig', '/dev/zero', '--leader-elect', 'false'], /kubeconfig \/dev\/zero: not a regular file/, controller);
     await refused(['--kubeconfig', file('\u0000\u0001 binary: [garbage'), '--leader-elect', 'false'], /kubeconfig .*: /, controller);
+    await refused(['--kubeconfig', file(`${'['.repeat(10_000)}${']'.repeat(10_000)}`), '--leader-elect', 'false'], /kubeconfig .*: collections nested more than 64 levels deep/, controller);
     await refused(['--price-overrides', '/dev/zero'], /--price-overrides: \/dev\/zero: not a regular file/, controller);
     await refused(['--price-overrides', file('a: 1\n---\nb: 2\n')], /--price-overrides: .*: one YAML document expected, found 2/, controller);
   });
@@ -164,6 +165,7 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(args(file('name: w\nregions: [{ location: eastus2, familyQuotaCores: { standardDSv5Family: .inf } }]\n')), /regions\.0\.familyQuotaCores\.standardDSv5Family/);
     await refused(args(world({ subnets: [{ id: subnet, addressPrefix: '10.0.0.0/33' }] })), /subnets\.0\.addressPrefix/);
     await refused(args(world({ clusterLocation: 'West Europe' })), /clusterLocation/);
+    await refused(args(world({ faults: { schedule: [{ at: 600, fault: { kind: 'throttle', drain: true } }, { at: 60, fault: { kind: 'throttle', drain: true } }] } })), /faults\.schedule\.1\.at: 60 s comes before the previous fault's 600 s/);
   });
 });
 

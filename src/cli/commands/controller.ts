@@ -94,6 +94,7 @@ export function register(program: Command): void {
       if (!(flags.leaseDuration > flags.renewDeadline)) throw new UsageError(`--lease-duration (${formatMs(flags.leaseDuration)}) must be longer than --renew-deadline (${formatMs(flags.renewDeadline)})`);
       if (!(flags.renewDeadline > flags.retryPeriod)) throw new UsageError(`--renew-deadline (${formatMs(flags.renewDeadline)}) must be longer than --retry-period (${formatMs(flags.retryPeriod)})`);
       const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
+      await checkKubeconfig(flags.kubeconfig);
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;
       // Flags checked: now load client-node, the SDKs and the runtime.
       const [{ runController }, { KubeConfigError }] = await Promise.all([import('../../k8s/controller-main.js'), import('../../k8s/client.js')]);
@@ -111,6 +112,36 @@ export function register(program: Command): void {
       });
       process.exitCode = await proc.done;
     });
+}
+
+/**
+ * The kubeconfig files as cheap checks, before client-node (seconds and 270 MB to load) sees
+ * them: --kubeconfig a regular file of at most 1 MiB holding one YAML mapping, the files of
+ * $KUBECONFIG the same, or some source at all (kubectl's order; in-cluster last).
+ */
+async function checkKubeconfig(file: string | undefined): Promise<void> {
+  const { existsSync } = await import('node:fs');
+  const { homedir } = await import('node:os');
+  const { join, delimiter } = await import('node:path');
+  const { InputFileError, parseYamlDocuments, readBoundedFile } = await import('../../sim/input-files.js');
+  const check = (f: string): void => {
+    try {
+      const docs = parseYamlDocuments(readBoundedFile(f), `kubeconfig ${f}`);
+      if (docs.length !== 1 || typeof docs[0] !== 'object' || Array.isArray(docs[0])) throw new InputFileError(`kubeconfig ${f}: one YAML mapping expected (apiVersion, clusters, contexts, users)`);
+    } catch (err) {
+      if (!(err instanceof InputFileError)) throw err;
+      throw new UsageError(/cannot read \(ENOENT\)/.test(err.message) ? `kubeconfig ${f} does not exist` : err.message.replace(/^(?!kubeconfig )/, 'kubeconfig '));
+    }
+  };
+  if (file !== undefined) return check(file);
+  const env = process.env.KUBECONFIG;
+  if (env) {
+    for (const f of env.split(delimiter).filter((x) => x !== '' && existsSync(x))) check(f);
+    return;
+  }
+  const home = join(homedir(), '.kube', 'config');
+  if (existsSync(home)) return check(home);
+  if (!process.env.KUBERNETES_SERVICE_HOST) throw new UsageError('no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST is unset)');
 }
 
 async function readPriceOverrides(file: string): Promise<Record<string, number>> {

@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { MACHINE_NAMES, machineGraph, type MachineName } from '../../viz/machines.js';
-import { diagramFileName, renderMachine, VIZ_FORMATS, type VizFormat } from '../../viz/render.js';
+import { MACHINE_NAMES, VIZ_FORMATS, type MachineName, type VizFormat } from '../../viz/names.js';
 import { UsageError } from '../errors.js';
 
 export interface VizFlags {
@@ -24,6 +23,8 @@ export function register(program: Command): void {
 }
 
 export async function runViz(flags: VizFlags): Promise<void> {
+  // The machines (XState and every machine definition) load only once the flags are good.
+  const [{ machineGraph }, { diagramFileName, renderMachine }] = await Promise.all([import('../../viz/machines.js'), import('../../viz/render.js')]);
   const machines: readonly MachineName[] = flags.machine === 'all' ? MACHINE_NAMES : [flags.machine];
   if (flags.out !== undefined) {
     try {
