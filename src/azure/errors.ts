@@ -84,8 +84,25 @@ export const QUOTA_TTL_SECONDS = {
   unknown: 3600,
 } as const satisfies Record<string, number>;
 
+/**
+ * ARM repeats the same quota message for every refused attempt until usage or the limit
+ * changes, and parsing one runs a dozen regular expressions over it: answers are kept per
+ * message (bounded: forgotten all at once when full; callers never mutate them).
+ */
+const QUOTA_MESSAGE_CACHE_MAX = 1024;
+const parsedQuotaMessages = new Map<string, QuotaDetails>();
+
 /** Parses ARM's quota messages ("... exceeding approved standardNDSH200v5Family Cores quota. Additional details - ... Location: eastus2, Current Limit: 0, ..."). */
 export function parseQuotaMessage(message: string): QuotaDetails {
+  let details = parsedQuotaMessages.get(message);
+  if (details === undefined) {
+    if (parsedQuotaMessages.size >= QUOTA_MESSAGE_CACHE_MAX) parsedQuotaMessages.clear();
+    parsedQuotaMessages.set(message, (details = parseQuotaMessageOnce(message)));
+  }
+  return details;
+}
+
+function parseQuotaMessageOnce(message: string): QuotaDetails {
   const num = (label: string): number | undefined => {
     const m = new RegExp(`${label}:\\s*(\\d+)`, 'i').exec(message);
     return m ? Number(m[1]) : undefined;
