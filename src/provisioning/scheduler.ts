@@ -396,7 +396,7 @@ class Scheduler {
       const bound = claim.status.nodeName ? usedByNode.get(claim.status.nodeName) : undefined;
       if (bound) addInto(used, bound);
       const requirements = claimRequirements(claim);
-      const variants = options.length > 0 ? options.map((o) => requirements.intersect(o.requirements)) : [requirements];
+      const variants = options.length > 0 ? options.map((o) => intersected(requirements, o.requirements)) : [requirements];
       const position = pool.inFlightIndex.push(indexVector(subtractResources(allocatable, used)));
       const source = inFlightSource(claim, requirements, variants);
       const entry: InFlightClaim = { name: claim.metadata.name, source, variants, taints: claim.spec.taints, allocatable, used, podKeys: [], position };
@@ -1243,6 +1243,20 @@ export function schedule(input: SchedulingInput): SchedulingResult {
  * of a pass.
  */
 const requirementsOfClaim = new WeakMap<NodeClaim, Requirements>();
+
+/**
+ * a ∩ b, per pair of Requirements objects: a NodeClaim's requirements (above) and an
+ * instance type's (cached per type and region) are the same objects pass after pass.
+ */
+const intersections = new WeakMap<Requirements, WeakMap<Requirements, Requirements>>();
+
+function intersected(a: Requirements, b: Requirements): Requirements {
+  let withA = intersections.get(a);
+  if (!withA) intersections.set(a, (withA = new WeakMap()));
+  let r = withA.get(b);
+  if (!r) withA.set(b, (r = a.intersect(b)));
+  return r;
+}
 
 /** localeCompare's order (the default locale's collation), without building a collator per comparison: 1,000 NodeClaims sorted each pass. */
 const byName = new Intl.Collator();
