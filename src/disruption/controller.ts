@@ -17,7 +17,7 @@
  * respects the NodePool's budget for its reason; every deletion (of any reason, including
  * NodeClaims already terminating) counts against all of the pool's budgets.
  */
-import type { AzureFlexNodeClass, ClusterPort, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
@@ -93,10 +93,22 @@ export class DisruptionController {
   async reconcile(): Promise<DisruptionDecision[]> {
     const { cluster, clock } = this.options;
     const now = clock.now();
-    const [nodeClaims, nodes, pods, nodePools, nodeClasses, instanceTypes] = await Promise.all([
+    const [listedNodeClaims, nodes, pods, nodePools, nodeClasses, instanceTypes] = await Promise.all([
       cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), cluster.listNodePools(), cluster.listNodeClasses(), this.options.catalog.list(),
     ]);
     const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
+    // A NodeClaim's node by name once its status says so, by providerID before (Karpenter's
+    // cluster state pairs them by providerID): a node that just registered already has pods
+    // bound while the NodeClaim's status.nodeName is not written yet.
+    const nodesByProviderId = new Map<string, Node>();
+    for (const n of nodes) if (n.spec.providerID) nodesByProviderId.set(n.spec.providerID.toLowerCase(), n);
+    const nodeOf = (claim: NodeClaim): Node | undefined =>
+      claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : claim.status.providerID ? nodesByProviderId.get(claim.status.providerID.toLowerCase()) : undefined;
+    // The simulation places pods by node name (hostname anti-affinity, bound pods): give every paired claim its node's.
+    const nodeClaims = listedNodeClaims.map((claim) => {
+      const node = claim.status.nodeName ? undefined : nodeOf(claim);
+      return node ? { ...claim, status: { ...claim.status, nodeName: node.metadata.name } } : claim;
+    });
     const podsByNode = new Map<string, Pod[]>();
     for (const pod of pods) {
       if (!pod.spec.nodeName) continue;
@@ -105,12 +117,15 @@ export class DisruptionController {
       list.push(pod);
     }
     const podsByClaim = new Map<string, Pod[]>();
-    for (const claim of nodeClaims) podsByClaim.set(claim.metadata.name, claim.status.nodeName ? podsByNode.get(claim.status.nodeName) ?? [] : []);
+    for (const claim of nodeClaims) {
+      const node = nodeOf(claim);
+      podsByClaim.set(claim.metadata.name, node ? podsByNode.get(node.metadata.name) ?? [] : []);
+    }
     this.churn.retain(new Set(nodeClaims.map((c) => c.metadata.name)));
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
     const isNodeReady = (claim: NodeClaim): boolean => {
-      const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+      const node = nodeOf(claim);
       return node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     };
     const views = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
@@ -162,7 +177,7 @@ export class DisruptionController {
         const replacementName = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
         if (replacementName === undefined || claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name)) continue;
         const replacement = claimsByName.get(replacementName);
-        const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+        const node = nodeOf(claim);
         if (!replacement || replacement.metadata.deletionTimestamp || doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? [])) {
           abandoned.push(claim.metadata.name);
           continue;
@@ -177,7 +192,7 @@ export class DisruptionController {
       view.claims.filter((claim) => {
         const name = claim.metadata.name;
         if (claim.metadata.deletionTimestamp || deleted.has(name) || replacing.has(name) || replacements.has(name) || !isInitialized(claim)) return false;
-        const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+        const node = nodeOf(claim);
         return doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? []) === undefined;
       });
     const allowance = (view: PoolView, reason: DisruptionReason): number =>

@@ -17,8 +17,19 @@ export const RESERVATION_MARGIN_MS = 1_000;
  * themselves async operations of a few seconds.
  */
 export const RESERVED_RETRY_MS = 1_000;
-/** A NIC whose owner let go but that a list still shows attached is checked by GET this often. */
+/**
+ * A NIC whose owner let go while a VM still holds it is checked by GET this often while its
+ * reservation ended less than RESERVATION_FRESH_MS ago: then the VM is most likely a Failed
+ * one being deleted, and the NIC is ours to delete right after (time-to-reap).
+ */
 export const ATTACHMENT_PROBE_MS = 5_000;
+export const RESERVATION_FRESH_MS = 5 * 60_000;
+/**
+ * Past that (a consolidated node's VM, created long ago, deleted by ARM for minutes and
+ * taking its NIC with it), the probe backs off (backoffMs from ATTACHMENT_PROBE_MS up to
+ * this): a probe every 5 s spent most of azflex's reads while a fleet scaled down.
+ */
+export const ATTACHMENT_PROBE_MAX_MS = 60_000;
 
 /** Exponential backoff with full jitter from the injected random source. */
 export function backoffMs(env: MachineEnv, attempt: number, baseMs = 1_000, capMs = 60_000): number {

@@ -1,6 +1,6 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
 import { classifyAzureError, type FailureAction } from '../azure/errors.js';
-import { ATTACHMENT_PROBE_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
+import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
 
 /**
  * The NIC machine: one per network interface azflex owns. It exists to guarantee that a
@@ -131,6 +131,15 @@ export function createNicMachine(env: MachineEnv) {
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
+      /**
+       * The next attachment probe: every ATTACHMENT_PROBE_MS around a reservation's end, else
+       * backing off while the VM holds on (the one retry pattern: backoffMs).
+       */
+      scheduleProbe: assign({
+        retryAt: ({ context }) =>
+          now() + (now() - context.reservedUntil < RESERVATION_FRESH_MS ? ATTACHMENT_PROBE_MS : backoffMs(env, context.attempts, ATTACHMENT_PROBE_MS, ATTACHMENT_PROBE_MAX_MS)),
+        attempts: ({ context }) => context.attempts + 1,
+      }),
       /** A GET found the NIC the list did not show yet. */
       noteConfirmedPresent: assign({ observed: ({ context }) => ({ ...context.observed, exists: true }) }),
       noteDetached: assign({ observed: ({ context }) => ({ ...context.observed, exists: true, attached: false }) }),
@@ -147,8 +156,8 @@ export function createNicMachine(env: MachineEnv) {
     delays: {
       untilReservationEnds: ({ context }) => Math.max(0, context.reservedUntil + RESERVATION_MARGIN_MS - now()),
       untilRetry: ({ context }) => Math.max(0, context.retryAt - now()),
-      /** Not before the reservation ends (a delete would be refused anyway), then every ATTACHMENT_PROBE_MS. */
-      untilAttachmentProbe: ({ context }) => Math.max(context.reservedUntil + RESERVATION_MARGIN_MS, now() + ATTACHMENT_PROBE_MS) - now(),
+      /** Not before the reservation ends (a delete would be refused anyway), nor before the probe backoff says. */
+      untilAttachmentProbe: ({ context }) => Math.max(0, context.reservedUntil + RESERVATION_MARGIN_MS - now(), context.retryAt - now()),
     },
   }).createMachine({
     id: 'nic',
@@ -235,7 +244,9 @@ export function createNicMachine(env: MachineEnv) {
         },
       },
       attached: {
-        // Once the owner let go, a list that still shows the VM is not trusted for long: a GET decides.
+        // Once the owner let go, a list that still shows the VM is not trusted for long: a GET
+        // decides, ever less often while the VM holds on (its delete takes minutes).
+        entry: 'scheduleProbe',
         after: { untilAttachmentProbe: { guard: 'ownerReleasedIt', target: 'probing-attachment' } },
         on: {
           VM_FAILED: { target: 'vm-failed', actions: 'recordVmFailure' },
@@ -243,7 +254,7 @@ export function createNicMachine(env: MachineEnv) {
             // deleteOption: Delete took the NIC with the VM (a GET confirms: lists lag).
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
-            { guard: 'observedOwnerLetGo', target: 'attached', reenter: true, actions: 'storeObservation' },
+            { guard: 'observedOwnerLetGo', target: 'attached', reenter: true, actions: ['storeObservation', 'resetAttempts'] },
             { actions: 'storeObservation' },
           ],
         },
@@ -260,7 +271,9 @@ export function createNicMachine(env: MachineEnv) {
           onError: { target: 'attached', actions: 'rememberError' },
         },
       },
+      // Probes counted so far say nothing about the delete to come: its retries start afresh.
       'vm-failed': {
+        entry: 'resetAttempts',
         always: 'reserved-180s',
       },
       'reserved-180s': {

@@ -6,10 +6,11 @@ import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservatio
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
 import type { NodeClaim } from '../ports/cluster.js';
+import type { ResourceRef } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
-import { Effects, PROVIDER_ID_PREFIX } from './effects.js';
+import { Effects, PROVIDER_ID_PREFIX, refFromId } from './effects.js';
 import { stateName } from './event-log.js';
-import { createdAtTag, observeWorld, vmAttemptAt, type WorldView } from './world.js';
+import { ArmView, createdAtTag, listArm, observeCluster, vmAttemptAt, worldOf, type ClusterView, type WorldView } from './world.js';
 import { gateArm } from './arm-gate.js';
 import { notInitializedReason } from './registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
@@ -18,8 +19,25 @@ import { PeriodicLoop, type LoopProgress } from './loop.js';
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;
 
-/** Disks are listed for garbage collection every this many resyncs (they only leak if a cascade failed). */
-const DISK_SWEEP_EVERY = 8;
+/**
+ * ARM is listed in full (every page) at start and then this often; the passes between look
+ * at the cluster (informer caches, free) and GET only what has something pending. A full
+ * list of 1,000 NICs and VMs is ~20 reads; every 15 s that alone was 4,800 reads an hour,
+ * over the 3,600 (4% of ARM's refill) azflex allows itself per subscription.
+ */
+const FULL_LIST_MS = 5 * 60_000;
+/** Disks are listed for garbage collection every this many full lists (they only leak if a cascade failed). */
+const DISK_SWEEP_EVERY = 2;
+/**
+ * A resource some actor waits on ARM for (a VM being created, a NIC being deleted) is looked
+ * at by GET no more often than this: ARM takes minutes for either.
+ */
+const PENDING_POLL_MS = 30_000;
+/**
+ * More of one kind due in one pass: one paged list of that kind instead (1,000 resources are
+ * ~10 pages, each one read), which also refreshes every other entry of that kind.
+ */
+const MAX_TARGETED_GETS = 20;
 
 /**
  * The actor runtime: one actor per NodeClaim and per NIC, fed by a level-triggered loop
@@ -43,6 +61,10 @@ export class Runtime {
   private readonly nicMachine: NicMachine;
   private readonly legacy: LegacyCleanup | undefined;
   private world: WorldView | undefined;
+  /** ARM as last listed, with every answer since written through (see ArmView). */
+  private readonly armView: ArmView;
+  /** Per actor, the inputs its last observation was built from: unchanged inputs, nothing to build. */
+  private readonly lastInputs = new WeakMap<object, unknown[]>();
   private resyncing = false;
   private resyncRequested = false;
   private resyncCount = 0;
@@ -53,7 +75,8 @@ export class Runtime {
   private readonly actorClock: ReturnType<typeof xstateClock>;
 
   constructor(deps: RuntimeDeps) {
-    this.deps = { ...deps, arm: gateArm(deps.arm, deps.clock, deps.isLeader) };
+    this.armView = new ArmView(deps.config.clusterName);
+    this.deps = { ...deps, arm: this.armView.observing(gateArm(deps.arm, deps.clock, deps.isLeader), deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
     this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name));
@@ -166,32 +189,109 @@ export class Runtime {
     });
   }
 
+  /**
+   * One level-triggered pass. The cluster is listed every time (informer caches). ARM is
+   * listed in full, every page, on the first pass of a process (every actor is rebuilt from
+   * it) and every FULL_LIST_MS; between, the ARM view is what the last list showed plus every
+   * answer since, and what actors wait on ARM for is looked at by GET (refreshPending). Nothing acts on an
+   * absence in the view without a GET of its own (the machines confirm), so a view that
+   * lags can delay a step, never cause a wrong one.
+   */
   async resync(): Promise<void> {
     if (this.resyncing || this.stopped) return;
     this.resyncing = true;
     try {
-      const world = await observeWorld(this.deps, this.resyncCount++ % DISK_SWEEP_EVERY === 0);
+      const cluster = await observeCluster(this.deps);
+      const full = this.armView.listedAt === undefined || cluster.at - this.armView.listedAt >= FULL_LIST_MS;
+      if (full) {
+        const disks = this.resyncCount++ % DISK_SWEEP_EVERY === 0;
+        this.armView.install(await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: true, disks }), cluster.at);
+      } else {
+        await this.refreshPending(cluster);
+      }
       if (this.stopped) return;
+      const world = worldOf(cluster, this.armView);
       this.world = world;
       this.reconcileNodeClaims(world);
       if (!this.legacy) {
         this.reconcileNics(world);
-        this.collectGarbage(world);
+        if (full) this.collectGarbage(world);
       }
     } finally {
       this.resyncing = false;
     }
   }
 
+  /**
+   * Between full lists, the actors waiting on ARM itself get targeted GETs, each at most every
+   * PENDING_POLL_MS: a VM whose create is in flight or still Creating (its NIC is attached
+   * from ARM's first answer, and the create ends Succeeded or Failed on its own), and a NIC
+   * ARM is deleting that no NIC actor runs (its NodeClaim's finalizer waits for it). The
+   * other waits (a NIC's reservation end, its attachment while its VM is deleted) are the NIC
+   * machine's own GETs. With many due (a ramp), one paged list of that kind is cheaper.
+   */
+  private async refreshPending(cluster: ClusterView): Promise<void> {
+    const now = cluster.at;
+    const vms: ResourceRef[] = [];
+    const nics: ResourceRef[] = [];
+    const scopeOf = (nc: NodeClaim) => cluster.nodeClasses.get(nc.spec.nodeClassRef.name)?.spec;
+    for (const [name, nc] of cluster.nodeClaims) {
+      const attemptAt = vmAttemptAt(nc);
+      if (attemptAt === undefined || nc.metadata.deletionTimestamp !== undefined) continue;
+      const vmName = vmNameFor(name);
+      const vm = this.armView.vms.get(vmName);
+      if (vm ? vm.provisioningState !== 'Creating' : !this.creatingVm(name)) continue;
+      if (now - Math.max(attemptAt, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;
+      const spec = scopeOf(nc);
+      if (spec) vms.push({ subscriptionId: spec.subscriptionID, resourceGroup: spec.resourceGroup, name: vmName });
+    }
+    for (const [name, nic] of this.armView.nics) {
+      if (nic.provisioningState !== 'Deleting' || this.nics.has(name)) continue;
+      if (now - (this.armView.learned('nic', name) ?? 0) < PENDING_POLL_MS) continue;
+      nics.push(refFromId(nic.id));
+    }
+    // A failed GET (throttled) teaches nothing; the next pass asks again.
+    const classes = [...cluster.nodeClasses.values()];
+    if (vms.length > MAX_TARGETED_GETS) this.armView.install(await listArm(this.deps, classes, { nics: false, vms: true, disks: false }), now);
+    else await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch((err: unknown) => this.log(`vm/${ref.name}`, 'get-error', errorCode(err)))));
+    if (nics.length > MAX_TARGETED_GETS) this.armView.install(await listArm(this.deps, classes, { nics: true, vms: false, disks: false }), now);
+    else await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch((err: unknown) => this.log(`nic/${ref.name}`, 'get-error', errorCode(err)))));
+  }
+
+  /** Whether the NodeClaim's actor has a VM PUT out (its answer comes when ARM's create ends, minutes later). */
+  private creatingVm(nodeClaim: string): boolean {
+    const actor = this.claims.get(nodeClaim);
+    return actor !== undefined && stateName(actor.getSnapshot().value) === 'launching.creating-vm';
+  }
+
   private reconcileNodeClaims(world: WorldView): void {
     for (const [name, nc] of world.nodeClaims) {
-      const observed = this.observeNodeClaim(world, nc);
       const actor = this.claims.get(name);
+      const vm = world.vms.get(vmNameFor(name));
+      const inputs = [nc, vm, world.nics.has(nicNameFor(name)), this.nodeOf(world, nc, vm)];
+      if (actor && this.sameInputs(actor, inputs)) continue;
+      const observed = this.observeNodeClaim(world, nc);
       if (actor) this.observe(actor, observed);
       else this.spawnNodeClaim(name, observed);
     }
     const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
     for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) this.observe(actor, gone);
+  }
+
+  /**
+   * Whether the actor, in the state it is in now, was last observed from exactly these
+   * objects (the cluster and the ARM view replace objects on change, never mutate them).
+   */
+  private sameInputs(actor: NodeClaimActor | NicActor, inputs: unknown[]): boolean {
+    inputs.push(stateName(actor.getSnapshot().value));
+    const last = this.lastInputs.get(actor);
+    this.lastInputs.set(actor, inputs);
+    return last !== undefined && last.length === inputs.length && last.every((v, i) => v === inputs[i]);
+  }
+
+  private nodeOf(world: WorldView, nc: NodeClaim, vm: { id: string } | undefined): unknown {
+    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
+    return pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
   }
 
   private observeNodeClaim(world: WorldView, nc: NodeClaim): NodeClaimObservation {
@@ -215,15 +315,20 @@ export class Runtime {
     };
   }
 
+  /**
+   * NIC actors: fed from the view on every pass, and spawned on every pass for a NIC in the
+   * view that no actor runs (an ownerless one once its grace period ends, measured each pass:
+   * a restarted controller's first list must not wait for the next list to adopt it). The
+   * actor's own GETs decide what the view cannot (gone, detached, reservation over).
+   */
   private reconcileNics(world: WorldView): void {
     const owners = new Map<string, NodeClaim>();
     for (const nc of world.nodeClaims.values()) owners.set(nicNameFor(nc.metadata.name), nc);
     for (const [name, nic] of world.nics) {
       const owner = owners.get(name);
-      const observed = this.observeNic(world, name, owner);
       const actor = this.nics.get(name);
       if (actor) {
-        this.observe(actor, observed);
+        if (!this.sameInputs(actor, [nic, world.attachedNicIds.has(nic.id.toLowerCase()), owner])) this.observe(actor, this.observeNic(world, name, owner));
         continue;
       }
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
@@ -232,7 +337,7 @@ export class Runtime {
       // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
       const createdAt = createdAtTag(nic.tags) ?? 0;
       if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) continue;
-      this.spawnNic(name, observed);
+      this.spawnNic(name, this.observeNic(world, name, owner));
     }
     for (const [name, actor] of this.nics) {
       if (!world.nics.has(name)) this.observe(actor, this.observeNic(world, name, owners.get(name)));
