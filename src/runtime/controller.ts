@@ -202,10 +202,18 @@ export class Runtime {
     this.resyncing = true;
     try {
       const cluster = await observeCluster(this.deps);
-      const full = this.armView.listedAt === undefined || cluster.at - this.armView.listedAt >= FULL_LIST_MS;
+      let full = this.armView.listedAt === undefined || cluster.at - this.armView.listedAt >= FULL_LIST_MS;
       if (full) {
         const disks = this.resyncCount++ % DISK_SWEEP_EVERY === 0;
-        this.armView.install(await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: true, disks }), cluster.at);
+        const listed = await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: true, disks }).catch((err: unknown) => {
+          // A process's first list it cannot do without; later, a throttled list leaves the
+          // view as it was (still written through) and the next pass lists again.
+          if (this.armView.listedAt === undefined) throw err;
+          this.log('controller', 'error', `full list: ${errorCode(err)}`);
+          return undefined;
+        });
+        if (listed) this.armView.install(listed, cluster.at);
+        full = listed !== undefined;
       } else {
         await this.refreshPending(cluster);
       }
@@ -328,7 +336,8 @@ export class Runtime {
       const owner = owners.get(name);
       const actor = this.nics.get(name);
       if (actor) {
-        if (!this.sameInputs(actor, [nic, world.attachedNicIds.has(nic.id.toLowerCase()), owner])) this.observe(actor, this.observeNic(world, name, owner));
+        const inputs = [nic, world.attachedNicIds.has(nic.id.toLowerCase()), owner, owner && this.lastVmAttempt(owner)];
+        if (!this.sameInputs(actor, inputs)) this.observe(actor, this.observeNic(world, name, owner));
         continue;
       }
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
@@ -356,9 +365,20 @@ export class Runtime {
     (actor as { send(e: { type: 'OBSERVED'; observed: typeof observed }): void }).send({ type: 'OBSERVED', observed });
   }
 
+  /**
+   * The owner's latest VM attempt: its annotation, or the one its actor has just recorded
+   * (the listed NodeClaim may predate the patch, and the PUT may be in flight: a NIC that
+   * took the older attempt's reservation would be deleted under the new VM).
+   */
+  private lastVmAttempt(owner: NodeClaim): number | undefined {
+    const annotated = vmAttemptAt(owner);
+    const recorded = this.claims.get(owner.metadata.name)?.getSnapshot().context.vmAttemptAt;
+    return recorded === undefined ? annotated : Math.max(recorded, annotated ?? recorded);
+  }
+
   private observeNic(world: WorldView, name: string, owner: NodeClaim | undefined): NicObservation {
     const nic = world.nics.get(name);
-    const attemptAt = owner ? vmAttemptAt(owner) : undefined;
+    const attemptAt = owner ? this.lastVmAttempt(owner) : undefined;
     let ownerState: NicOwner = 'gone';
     if (owner) ownerState = owner.metadata.deletionTimestamp ? 'releasing' : 'wants';
     return {
