@@ -258,12 +258,19 @@ export class Runtime {
       if (now - (this.armView.learned('nic', name) ?? 0) < PENDING_POLL_MS) continue;
       nics.push(refFromId(nic.id));
     }
-    // A failed GET (throttled) teaches nothing; the next pass asks again.
+    // A failed GET or list (throttled) teaches nothing and holds the pass back for nothing: the next pass asks again.
     const classes = [...cluster.nodeClasses.values()];
-    if (vms.length > MAX_TARGETED_GETS) this.armView.install(await listArm(this.deps, classes, { nics: false, vms: true, disks: false }), now);
-    else await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch((err: unknown) => this.log(`vm/${ref.name}`, 'get-error', errorCode(err)))));
-    if (nics.length > MAX_TARGETED_GETS) this.armView.install(await listArm(this.deps, classes, { nics: true, vms: false, disks: false }), now);
-    else await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch((err: unknown) => this.log(`nic/${ref.name}`, 'get-error', errorCode(err)))));
+    const failed = (what: string) => (err: unknown) => this.log(what, 'get-error', errorCode(err));
+    if (vms.length > MAX_TARGETED_GETS) {
+      await listArm(this.deps, classes, { nics: false, vms: true, disks: false }).then((list) => this.armView.install(list, now), failed('controller'));
+    } else {
+      await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch(failed(`vm/${ref.name}`))));
+    }
+    if (nics.length > MAX_TARGETED_GETS) {
+      await listArm(this.deps, classes, { nics: true, vms: false, disks: false }).then((list) => this.armView.install(list, now), failed('controller'));
+    } else {
+      await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch(failed(`nic/${ref.name}`))));
+    }
   }
 
   /** Whether the NodeClaim's actor has a VM PUT out (its answer comes when ARM's create ends, minutes later). */
