@@ -8,15 +8,21 @@ import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 const SUB = '00000000-0000-0000-0000-000000000001';
 const scope = { subscriptionId: SUB, resourceGroup: 'rg' };
 
+/** One subscription's fake ARM with instant reads, ARM's throttling on or off. */
+function world(throttling: boolean): { clock: VirtualClock; arm: FakeArm } {
+  const clock = new VirtualClock(0);
+  const arm = new FakeArm({
+    clock,
+    random: new SeededRandom(1),
+    config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], throttling, latencyMs: { read: { min: 0, max: 0 } } },
+    instanceTypes: STATIC_INSTANCE_TYPES,
+  });
+  return { clock, arm };
+}
+
 describe('ARM gate', () => {
   it('after a 429, no call reaches ARM for that subscription until Retry-After has passed', async () => {
-    const clock = new VirtualClock(0);
-    const arm = new FakeArm({
-      clock,
-      random: new SeededRandom(1),
-      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], throttling: true, latencyMs: { read: { min: 0, max: 0 } } },
-      instanceTypes: STATIC_INSTANCE_TYPES,
-    });
+    const { clock, arm } = world(true);
     arm.injectFault({ kind: 'throttle', bucket: 'reads', drain: true });
     const gated = gateArm(arm, clock);
     const first = gated.listNics(scope).catch((e: unknown) => e);
@@ -42,13 +48,7 @@ describe('ARM gate', () => {
   });
 
   it('a deposed leader sends no write, even one that waited behind a throttled read', async () => {
-    const clock = new VirtualClock(0);
-    const arm = new FakeArm({
-      clock,
-      random: new SeededRandom(1),
-      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], latencyMs: { read: { min: 0, max: 0 } } },
-      instanceTypes: STATIC_INSTANCE_TYPES,
-    });
+    const { clock, arm } = world(false);
     let leader = true;
     const gated = gateArm(arm, clock, () => leader);
     leader = false;
@@ -57,13 +57,7 @@ describe('ARM gate', () => {
   });
 
   it('a Compute RP 429 blocks only Microsoft.Compute calls of that subscription, for its whole Retry-After; NIC calls go on', async () => {
-    const clock = new VirtualClock(0);
-    const arm = new FakeArm({
-      clock,
-      random: new SeededRandom(1),
-      config: { regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: {} }], subnets: [], resourceGroups: [{ subscriptionId: SUB, name: 'rg' }], latencyMs: { read: { min: 0, max: 0 } } },
-      instanceTypes: STATIC_INSTANCE_TYPES,
-    });
+    const { clock, arm } = world(false);
     arm.injectFault({ kind: 'computeThrottle', location: 'eastus2', policy: 'LowCostGet30Min' });
     const gated = gateArm(arm, clock);
     const first = gated.getVm({ ...scope, name: 'vm' }).catch((e: unknown) => e);
