@@ -16,6 +16,20 @@ import type { Pod } from '../../src/ports/cluster.js';
 const SUB = '11111111-1111-1111-1111-111111111111';
 const subnet = (region: string) => `/subscriptions/${SUB}/resourceGroups/rg-${region}/providers/Microsoft.Network/virtualNetworks/v/subnets/s`;
 
+/** The manifests as one multi-document file, and a two-region world with DSv5 quota, in a fresh directory. */
+function writeInputs(docs: object[], name: string): { path: string; worldPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), `azflex-${name}-`));
+  const path = join(dir, 'all.yaml');
+  writeFileSync(path, docs.map((d) => `---\n${stringify(d)}`).join(''));
+  const worldPath = join(dir, 'world.yaml');
+  writeFileSync(worldPath, stringify({
+    name, hours: 1,
+    regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 200 } }, { location: 'westeurope', familyQuotaCores: { standardDSv5Family: 200 } }],
+    subnets: [{ id: subnet('eastus2'), addressPrefix: '10.9.0.0/24' }, { id: subnet('westeurope'), addressPrefix: '10.8.0.0/24' }],
+  }));
+  return { path, worldPath };
+}
+
 const nodeClass = (region: string) => ({
   apiVersion: 'flex.aks.azure.com/v1alpha1', kind: 'AzureFlexNodeClass', metadata: { name: region },
   spec: { subscriptionID: SUB, location: region, resourceGroup: `rg-${region}`, subnetID: subnet(region), imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' } },
@@ -42,7 +56,6 @@ const volume = (claimName: string) => ({ volumes: [{ name: 'data', persistentVol
 
 describe('zones and volume topology in the simulator (--manifests)', () => {
   it('puts the zonal-disk pod in westeurope zone 2, spreads a Deployment over zones, provisions a WaitForFirstConsumer disk where its pod lands, and an Immediate one in the cluster\'s region', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'azflex-zones-'));
     const docs = [
       nodeClass('eastus2'), nodePool('eastus2', 50), nodeClass('westeurope'), nodePool('westeurope', 10),
       { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'managed-csi', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'disk.csi.azure.com', volumeBindingMode: 'WaitForFirstConsumer' },
@@ -64,14 +77,7 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
       // room for two it may stack replicas on the first node to register.
       deployment('api', 3, { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'api' } } }] }, '5'),
     ];
-    const path = join(dir, 'all.yaml');
-    writeFileSync(path, docs.map((d) => `---\n${stringify(d)}`).join(''));
-    const worldPath = join(dir, 'world.yaml');
-    writeFileSync(worldPath, stringify({
-      name: 'zones', hours: 1,
-      regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 200 } }, { location: 'westeurope', familyQuotaCores: { standardDSv5Family: 200 } }],
-      subnets: [{ id: subnet('eastus2'), addressPrefix: '10.9.0.0/24' }, { id: subnet('westeurope'), addressPrefix: '10.8.0.0/24' }],
-    }));
+    const { path, worldPath } = writeInputs(docs, 'zones');
     const cluster = loadManifests([path]);
     expect(cluster.storage!.claims.find((c) => c.metadata.name === 'cache-data')!.spec.storageClassName).toBe('managed-csi');
     const { arm, cluster: world, invariantViolations } = await runSimulation({
@@ -117,7 +123,6 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
   });
 
   it('binds Immediate claims at once: allowedTopologies pick the zone, StatefulSet replicas spread over the region, ZRS and regional disks, and a claim of no provisioner waits', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'azflex-immediate-'));
     const docs = [
       nodeClass('eastus2'), nodePool('eastus2', 50), nodeClass('westeurope'), nodePool('westeurope', 10),
       {
@@ -146,14 +151,7 @@ describe('zones and volume topology in the simulator (--manifests)', () => {
       },
       { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'we' }, provisioner: 'disk.csi.azure.com', volumeBindingMode: 'Immediate', parameters: { skuName: 'StandardSSD_LRS' } },
     ];
-    const path = join(dir, 'all.yaml');
-    writeFileSync(path, docs.map((d) => `---\n${stringify(d)}`).join(''));
-    const worldPath = join(dir, 'world.yaml');
-    writeFileSync(worldPath, stringify({
-      name: 'immediate', hours: 1,
-      regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 200 } }, { location: 'westeurope', familyQuotaCores: { standardDSv5Family: 200 } }],
-      subnets: [{ id: subnet('eastus2'), addressPrefix: '10.9.0.0/24' }, { id: subnet('westeurope'), addressPrefix: '10.8.0.0/24' }],
-    }));
+    const { path, worldPath } = writeInputs(docs, 'immediate');
     const cluster = loadManifests([path]);
     const { cluster: world, invariantViolations } = await runSimulation({
       scenario: scenarioOfWorld(loadWorld(worldPath), cluster), cluster, seed: 3, strategy: 'machine', hours: 0.5, keepEventLog: false,
