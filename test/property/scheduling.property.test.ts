@@ -144,7 +144,7 @@ function poolModels(input: SchedulingInput): Map<string, PoolModel> {
 /** Whether the pod could go, alone, on a fresh node of some candidate SKU of the pool. */
 function fittingCandidates(pod: Pod, model: PoolModel): PoolModel['candidates'] {
   if (firstUntoleratedTaint(pod.spec.tolerations, model.taints)) return [];
-  const need = addInto(podRequests(pod), model.daemonOverhead);
+  const need = addInto({ ...podRequests(pod) }, model.daemonOverhead);
   return model.candidates.filter((c) =>
     fitsWithin(need, c.allocatable) &&
     podRequirementTerms(pod).some((term) => model.requirements.compatible(term) === undefined && c.labels.intersects(model.requirements.intersect(term)) === undefined));
