@@ -6,12 +6,11 @@ const RUNS = 3;
 /**
  * quota-storm for 8 simulated hours with the offerings cache off (the provisioner retries
  * every ~10 s: ≥ 800 NodeClaims), median of 3; then the fleet world (~1,000 nodes, ~10,000
- * pods with hourly churn) for AZFLEX_BENCH_FLEET_HOURS simulated hours (default 0.25: the
- * first ramp of ~730 NodeClaims under ARM throttling alone costs ~1 CPU minute, and each
- * hourly batch another ramp, so the whole 24 h is still far from the ~43 s that 2,000x
- * needs; its armReadsPerHourSteadyState wants AZFLEX_BENCH_FLEET_HOURS >= 2). Ratios are simulated seconds
- * (settling included) per wall second and per CPU second (the machine is shared, CPU time
- * is the steadier figure).
+ * pods with hourly churn) for AZFLEX_BENCH_FLEET_HOURS simulated hours (default 24, the
+ * issue's fleet day: about 4 CPU minutes; its armReadsPerHourSteadyState is the second half of
+ * the run, so a run shorter than ~3 h measures the first ramp instead). Ratios are simulated
+ * seconds (settling included) per wall second and per CPU second (the machine is shared, CPU
+ * time is the steadier figure).
  */
 export async function benchSimulation(): Promise<Record<string, unknown>> {
   const scenario = builtInScenario('quota-storm')!;
@@ -42,7 +41,7 @@ export async function benchSimulation(): Promise<Record<string, unknown>> {
     armReadsPerHourPerSubscription: median('reads'),
     runs: RUNS,
     crashMemory: await benchCrashMemory(),
-    fleet: await benchFleet(Number(process.env.AZFLEX_BENCH_FLEET_HOURS ?? 0.25)),
+    fleet: await benchFleet(Number(process.env.AZFLEX_BENCH_FLEET_HOURS ?? 24)),
   };
 }
 

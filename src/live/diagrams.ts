@@ -1,5 +1,6 @@
 import type { MachineGraph } from '../viz/graph.js';
-import { MACHINE_NAMES, machineGraph, type MachineName } from '../viz/machines.js';
+import { machineGraph } from '../viz/machines.js';
+import { MACHINE_NAMES, type MachineName } from '../viz/names.js';
 import { renderMachine } from '../viz/render.js';
 
 /** One machine as the page needs it: its diagram and the states actors can be in. */

@@ -1,6 +1,7 @@
 import type { LogEntry, MemoryEventLog } from '../runtime/event-log.js';
 import { SIM_EPOCH_MS, type SimulationOptions, type SimulationWorld } from '../sim/simulation.js';
-import { MACHINE_NAMES, machineGraph } from '../viz/machines.js';
+import { machineGraph } from '../viz/machines.js';
+import { MACHINE_NAMES } from '../viz/names.js';
 import { Pacer, type PacerOptions } from './pacer.js';
 import type { LiveActorStates, LiveReservation, LiveSource } from './source.js';
 

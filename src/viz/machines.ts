@@ -5,8 +5,6 @@ import { createNodeClaimMachine } from '../machines/nodeclaim.js';
 import { machineToGraph, type MachineGraph } from './graph.js';
 import { MACHINE_NAMES, type MachineName } from './names.js';
 
-/** The machines `azflex viz` can draw (names.ts), in the order `--machine all` draws them. */
-export { MACHINE_NAMES, type MachineName };
 
 /**
  * Drawing only reads the definition, so any fixed clock and random do: nothing is run,

@@ -1,11 +1,9 @@
 import { renderDot } from './dot.js';
-import { MACHINE_NAMES, machineGraph, type MachineName } from './machines.js';
+import { machineGraph } from './machines.js';
 import { renderMermaid } from './mermaid.js';
 import { renderSvg } from './svg.js';
 
-import { VIZ_FORMATS, type VizFormat } from './names.js';
-
-export { VIZ_FORMATS, type VizFormat };
+import { MACHINE_NAMES, VIZ_FORMATS, type MachineName, type VizFormat } from './names.js';
 
 export const FILE_EXTENSIONS: Readonly<Record<VizFormat, string>> = { svg: 'svg', dot: 'dot', mermaid: 'mmd', json: 'json' };
 

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/sim/scenario.js';
-import { defaultWorkers, runSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
+import { runSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
+import { defaultWorkers } from '../../src/sim/sweep/pool-size.js';
 import { generatedCase, reproduction } from './generated-scenario.js';
 
 describe('determinism', () => {

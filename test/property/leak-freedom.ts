@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSweepJob, type SweepJob } from '../../src/sim/sweep/job.js';
-import { defaultWorkers, isOk, runSweep, type SweepOutcome } from '../../src/sim/sweep/sweep.js';
+import { isOk, runSweep, type SweepOutcome } from '../../src/sim/sweep/sweep.js';
+import { defaultWorkers } from '../../src/sim/sweep/pool-size.js';
 import { generatedCase, reproduction, type GeneratedCase } from './generated-scenario.js';
 
 /**

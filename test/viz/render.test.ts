@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NIC_RESERVATION_MS } from '../../src/machines/env.js';
-import { MACHINE_NAMES, machineGraph } from '../../src/viz/machines.js';
+import { machineGraph } from '../../src/viz/machines.js';
+import { MACHINE_NAMES } from '../../src/viz/names.js';
 import { renderMachine } from '../../src/viz/render.js';
 
 /** Text nodes of an SVG, unescaped, so assertions don't depend on Graphviz's markup. */

@@ -2,8 +2,6 @@ import { Worker } from 'node:worker_threads';
 import { runSweepJob, type SweepJob, type SweepOutcome } from './job.js';
 import { defaultWorkers, MAX_WORKERS } from './pool-size.js';
 
-export { defaultWorkers, MAX_WORKERS } from './pool-size.js';
-
 export type { SweepJob, SweepOutcome } from './job.js';
 
 export interface SweepOptions {
