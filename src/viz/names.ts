@@ -1,4 +1,8 @@
-/** The names the viz CLI offers, apart from the machines themselves (importing those loads XState and every machine). */
+/**
+ * The names the viz CLI offers, kept apart from the machines (importing those loads XState and
+ * every machine, which a bad flag should not pay for).
+ */
+
 /** The machines `azflex viz` can draw, in the order `--machine all` draws them. */
 export const MACHINE_NAMES = ['nodeclaim', 'nic'] as const;
 export type MachineName = (typeof MACHINE_NAMES)[number];
