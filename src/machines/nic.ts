@@ -276,13 +276,15 @@ export function createNicMachine(env: MachineEnv) {
         entry: 'resetAttempts',
         always: 'reserved-180s',
       },
+      // No observation leads back to `attached`: the reservation's end brings a GET that decides,
+      // and a view that still showed the deleted VM (or the refused DELETE's retry 2 s later)
+      // must not trade that for the attachment probe's 5 s cadence.
       'reserved-180s': {
         after: { untilReservationEnds: 'probing-before-delete' },
         on: {
           VM_FAILED: { actions: 'recordVmFailure' },
           OBSERVED: [
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
-            { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
         },
