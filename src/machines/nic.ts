@@ -307,6 +307,8 @@ export function createNicMachine(env: MachineEnv) {
           ],
         },
       },
+      // Every retry after a wait (Retry-After, backoff), of a GET or of a DELETE, probes first:
+      // the GET that cleared a DELETE is stale by then, so no DELETE rests on an old answer.
       'probe-backoff': {
         after: { untilRetry: 'probing-before-delete' },
         on: {
@@ -322,17 +324,9 @@ export function createNicMachine(env: MachineEnv) {
           onError: [
             { guard: 'isReserved', target: 'reserved-180s', actions: ['rememberError', 'extendReservation'] },
             { guard: 'isInUse', target: 'attached', actions: 'rememberError' },
-            { guard: 'isThrottled', target: 'delete-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'delete-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { guard: 'isThrottled', target: 'probe-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
+            { target: 'probe-backoff', actions: ['rememberError', 'scheduleBackoff'] },
           ],
-        },
-      },
-      // A retry comes after a wait (Retry-After, backoff): the GET that cleared the DELETE is
-      // stale by then, so the NIC is probed again first, never deleted on an old answer.
-      'delete-backoff': {
-        after: { untilRetry: 'probing-before-delete' },
-        on: {
-          OBSERVED: [{ guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' }, { actions: 'storeObservation' }],
         },
       },
       // A list without the NIC is a hint, not proof (ARM's lists trail its resources): GET decides.
