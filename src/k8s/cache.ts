@@ -68,6 +68,8 @@ export class ResourceCache<T> {
   private readonly values = new Map<string, { rv: string | undefined; value: T }>();
   /** Our own writes the watch has not delivered yet; `value: undefined` is a deletion. */
   private readonly overlay = new Map<string, { rv: string; value: T | undefined }>();
+  /** Writes overlaid so far: with the watch's resourceVersion, it says what list() shows (viewVersion). */
+  private overlaid = 0;
   private readonly handlers: Array<CacheHandler<T>> = [];
   private running = false;
   private synced = false;
@@ -141,6 +143,16 @@ export class ResourceCache<T> {
     return this.lw.latestResourceVersion() || undefined;
   }
 
+  /**
+   * A token for what list()/get() show: the watch's resourceVersion (every event, bookmark and
+   * LIST moves it; the overlay's pruning follows it) and how many of our writes were overlaid.
+   * Equal tokens mean the same view; undefined before the first LIST completes or during a relist.
+   */
+  viewVersion(): string | undefined {
+    const rv = this.lw.latestResourceVersion();
+    return this.synced && rv ? `${rv}/${this.overlaid}` : undefined;
+  }
+
   list(): T[] {
     this.pruneOverlay();
     const out: T[] = [];
@@ -174,6 +186,7 @@ export class ResourceCache<T> {
     const meta = raw.metadata as { deletionTimestamp?: unknown; finalizers?: unknown[] };
     const gone = Boolean(meta.deletionTimestamp) && (meta.finalizers ?? []).length === 0;
     this.overlay.set(key, { rv, value: gone ? undefined : this.o.convert(raw) });
+    this.overlaid++;
   }
 
   private pruneOverlay(): void {

@@ -3,6 +3,7 @@ import type { Clock } from '../ports/clock.js';
 import {
   ClusterError,
   type AzureFlexNodeClass,
+  type CachedKind,
   type ClusterPort,
   type KubeEvent,
   type MetadataPatch,
@@ -151,15 +152,21 @@ export class KubeCluster implements ClusterPort {
     return structuredClone(inf.list());
   }
 
+  seenThrough(kind: CachedKind): string | undefined {
+    const inf = this.informers[kind] as unknown as ResourceCache<unknown>;
+    return inf.hasSynced() ? inf.lastResourceVersion() : undefined;
+  }
+
+  cacheVersion(kind: CachedKind): string | undefined {
+    return (this.informers[kind] as unknown as ResourceCache<unknown>).viewVersion();
+  }
+
   // --- NodeClaims ---------------------------------------------------------------------------
 
   listNodeClaims(): Promise<NodeClaim[]> {
     return this.cached<NodeClaim>('nodeClaims');
   }
 
-  nodeClaimsSeenThrough(): string | undefined {
-    return this.informers.nodeClaims.lastResourceVersion();
-  }
 
   cachedNodeClaim(name: string): NodeClaim | undefined {
     return this.informers.nodeClaims.get(name);

@@ -279,6 +279,11 @@ export interface MetadataPatch {
   finalizers?: string[];
 }
 
+/** The kinds a ClusterPort serves from informer caches (list*, getNodeClaim, cachedNodeClaim). */
+export type CachedKind =
+  | 'nodeClaims' | 'nodes' | 'pods' | 'nodePools' | 'nodeClasses'
+  | 'persistentVolumeClaims' | 'persistentVolumes' | 'storageClasses';
+
 export interface ClusterPort {
   listNodeClaims(): Promise<NodeClaim[]>;
   getNodeClaim(name: string): Promise<NodeClaim | undefined>;
@@ -288,11 +293,20 @@ export interface ClusterPort {
   /** Sets deletionTimestamp while finalizers remain; 404 is success. */
   deleteNodeClaim(name: string): Promise<void>;
   /**
-   * Ports that read from a cache: the resourceVersion through which the NodeClaim cache has
-   * applied the API server's events. A NodeClaim created at or before it that the cache
-   * does not hold has been deleted; one created after it may simply not be shown yet.
+   * Ports that read from a cache: the resourceVersion through which the cache of `kind` has
+   * applied the API server's events (its last event, bookmark or LIST). An object of that kind
+   * created at or before it that the cache does not hold has been deleted; one created after
+   * it may simply not be shown yet. Undefined while the cache cannot say (not synced, relisting).
    */
-  nodeClaimsSeenThrough?(): string | undefined;
+  seenThrough?(kind: CachedKind): string | undefined;
+  /**
+   * Ports that read from a cache: a token for what the cache of `kind` shows now. Equal tokens
+   * at two moments mean list/get of that kind returned the same objects at both, so work
+   * derived from them need not be redone; unequal tokens promise nothing (a bookmark moves it
+   * too). Unlike seenThrough it also moves when one of our own writes is overlaid on the cache
+   * (read-your-writes). Undefined when unknown: never equal to anything.
+   */
+  cacheVersion?(kind: CachedKind): string | undefined;
   /** Ports that read from a cache: the NodeClaim as the cache holds it now, without waiting (metrics labels). */
   cachedNodeClaim?(name: string): NodeClaim | undefined;
 

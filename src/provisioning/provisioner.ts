@@ -313,7 +313,7 @@ export class Provisioner {
     if (this.inFlight.size === 0) return listed;
     const now = this.clock.now();
     const ttl = this.options.inFlightTtlMs ?? IN_FLIGHT_TTL_MS;
-    const seenThrough = this.cluster.nodeClaimsSeenThrough?.();
+    const seenThrough = this.cluster.seenThrough?.('nodeClaims');
     const shown = new Set(listed.map((c) => c.metadata.name));
     const unseen: NodeClaim[] = [];
     for (const [name, { claim, createdAt }] of this.inFlight) {

@@ -1,5 +1,6 @@
 import type {
   AzureFlexNodeClass,
+  CachedKind,
   ClusterPort,
   KubeEvent,
   MetadataPatch,
@@ -67,6 +68,12 @@ class JournaledMap<V> extends Map<string, V> {
   /** resourceVersion through which the lagging view has applied writes. */
   seenThrough(): number {
     return this.prune() ? this.visibleRv : this.rv(false);
+  }
+
+  /** How many writes the lagging view shows: equal counts mean the same view (ClusterPort.cacheVersion). */
+  visibleWrites(): number {
+    this.prune();
+    return this.writes - this.journal.length;
   }
 
   /** The values as the lagging informer shows them. */
@@ -179,8 +186,16 @@ export class FakeCluster implements ClusterPort {
     return this.nodeClaims.laggedGet(name);
   }
 
-  nodeClaimsSeenThrough(): string {
-    return String(this.nodeClaims.seenThrough());
+  seenThrough(kind: CachedKind): string {
+    return String(this.store(kind).seenThrough());
+  }
+
+  cacheVersion(kind: CachedKind): string {
+    return String(this.store(kind).visibleWrites());
+  }
+
+  private store(kind: CachedKind): JournaledMap<unknown> {
+    return this[kind] as JournaledMap<unknown>;
   }
 
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {

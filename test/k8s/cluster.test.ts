@@ -48,6 +48,21 @@ describe('KubeCluster adapter (admin credentials)', () => {
     await forceDelete(info, `${NC}/ad-foreign`);
   });
 
+  it('moves a kind\'s cacheVersion on its own overlaid write and on a foreign write through the watch; seenThrough follows the watch', async () => {
+    const before = a.cluster.cacheVersion('nodeClaims');
+    expect(before).toBeDefined();
+    expect(a.cluster.cacheVersion('nodeClaims')).toBe(before);
+    const created = await a.cluster.createNodeClaim(nodeClaimObject('ad-version', 'cls'));
+    // Read-your-writes: the view changed at once, before the watch delivers the event.
+    expect(a.cluster.cacheVersion('nodeClaims')).not.toBe(before);
+    await eventually('the watch gets past the create', async () => (BigInt(a.cluster.seenThrough('nodeClaims') ?? '0') >= BigInt(created.metadata.resourceVersion!)) || undefined);
+    const settled = a.cluster.cacheVersion('nodeClaims');
+    await adminRequest(info, 'PATCH', `${NC}/ad-version`, { metadata: { labels: { foreign: 'yes' } } });
+    await eventually('watch delivers the foreign label', async () => (await a.cluster.getNodeClaim('ad-version'))?.metadata.labels.foreign);
+    expect(a.cluster.cacheVersion('nodeClaims')).not.toBe(settled);
+    await forceDelete(info, `${NC}/ad-version`);
+  });
+
   it('re-applies a finalizer change on conflict instead of clobbering another controller', async () => {
     await a.cluster.createNodeClaim(nodeClaimObject('ad-fin', 'cls', { finalizers: ['example.com/first'] }));
     const cached = await a.cluster.getNodeClaim('ad-fin');
