@@ -15,7 +15,7 @@ import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
 import { OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
-  isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
+  SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
 import { isProvisioningSupported, type SupportIssue } from '../controllers/nodepool/support.js';
 import { syncNodePoolStatus } from '../controllers/nodepool/status.js';
@@ -148,6 +148,8 @@ export class Provisioner {
    * starts from its informers' first LIST, which shows everything created before.
    */
   private readonly inFlight = new Map<string, { claim: NodeClaim; createdAt: number }>();
+  /** Each existing NodeClaim's scheduling state, rebuilt only when it (or its pool) changed. */
+  private readonly memo = new SchedulingMemo();
   private running: Promise<void> | undefined;
 
   constructor(options: ProvisionerOptions) {
@@ -222,6 +224,7 @@ export class Provisioner {
         daemonSetPods: daemonSetRepresentatives(pods),
         isOfferingUnavailable,
         isZoneUnavailable,
+        memo: this.memo,
         ...(VolumeTopology.needed(pending) ? { volumeRequirements: volumeRequirementsOf(new VolumeTopology({ claims, volumes, classes })) } : {}),
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
       };

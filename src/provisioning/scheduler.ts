@@ -61,6 +61,54 @@ export interface SchedulingInput {
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
   /** Per-zone marks (a zonal allocation failure): the SKU's other zones stay offered. */
   isZoneUnavailable?: (sku: string, region: string, zone: string) => boolean;
+  /**
+   * What earlier passes derived from each existing NodeClaim, for a caller that schedules
+   * again and again (the provisioner): only NodeClaims that changed are rebuilt. The result
+   * is the same with or without it.
+   */
+  memo?: SchedulingMemo;
+}
+
+/**
+ * What a pass derives from one existing NodeClaim, given its pool: valid while the claim
+ * (uid, resourceVersion) and its pool's context (NodePool, NodeClass, DaemonSet overhead)
+ * are the same. Shared read-only by every pass that uses it.
+ */
+interface ExistingClaimState {
+  version: string;
+  context: string;
+  /** What the claim holds against its pool's limits (when the pool has limits). */
+  limitUsage: Resources | undefined;
+  /** Room for pending pods; none while it is being deleted or has no known size. */
+  capacity: {
+    allocatable: Resources;
+    /** Usage before the pods bound to its node: the DaemonSet pods still to come. */
+    baseUsed: Resources;
+    variants: Requirements[];
+    source: DomainSource;
+  } | undefined;
+}
+
+/**
+ * Per-NodeClaim scheduling state kept across passes (SchedulingInput.memo). A provisioning
+ * pass over a fleet rebuilt ~1,000 NodeClaims' requirements, options and topology views
+ * every 10 s, most of them unchanged since the pass before.
+ */
+export class SchedulingMemo {
+  /** @internal by NodeClaim name */
+  readonly claims = new Map<string, ExistingClaimState>();
+  /** @internal the last pass's NodeClaim names in input order, and that list sorted */
+  order: { names: string[]; sorted: NodeClaim[] } | undefined;
+  /** @internal what every entry was derived with */
+  basis: SchedulingBasis | undefined;
+}
+
+/** The catalog's entries and the kube-reserved model a memo's entries were derived with, and what a pass reads of them. */
+interface SchedulingBasis {
+  instanceTypes: readonly InstanceType[];
+  kubeReserved: (instanceType: InstanceType, maxPods: number) => Resources;
+  typesByName: ReadonlyMap<string, InstanceType>;
+  catalogMax: Readonly<Resources>;
 }
 
 export interface NodeClaimPlan {
@@ -270,13 +318,14 @@ class Scheduler {
   private readonly unschedulable: UnschedulablePod[] = [];
   private readonly kubeReserved: (instanceType: InstanceType, maxPods: number) => Resources;
   /** Largest capacity per resource across the whole catalog, for "no SKU offers" messages. */
-  private readonly catalogMax: Resources = {};
+  private readonly catalogMax: Readonly<Resources>;
   private readonly typesByName: ReadonlyMap<string, InstanceType>;
 
   constructor(private readonly input: SchedulingInput) {
     this.kubeReserved = input.kubeReserved ?? defaultKubeReserved;
-    this.typesByName = new Map(input.instanceTypes.map((it) => [it.name, it]));
-    for (const it of input.instanceTypes) maxInto(this.catalogMax, instanceTypeCapacity(it, undefined));
+    const basis = this.basis();
+    this.typesByName = basis.typesByName;
+    this.catalogMax = basis.catalogMax;
     this.pools = this.buildPools();
     this.inFlight = this.buildInFlight();
   }
@@ -366,44 +415,106 @@ class Scheduler {
       if (!used) usedByNode.set(nodeName, (used = {}));
       addInto(used, podRequests(pod));
     }
+    const memo = this.input.memo;
+    const contexts = new Map<PoolTemplate, string>();
     const inFlight: InFlightClaim[] = [];
-    const claims = [...this.input.existingNodeClaims].sort((a, b) => byName.compare(a.metadata.name, b.metadata.name));
-    for (const claim of claims) {
+    for (const claim of this.sortedClaims(memo)) {
       const pool = poolsByName.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
       if (!pool) continue;
-      const options = this.resolveInstanceTypes(claim, pool);
+      let context = contexts.get(pool);
+      if (context === undefined) contexts.set(pool, (context = poolContext(pool)));
+      const version = claimVersion(claim);
+      let state = memo?.claims.get(claim.metadata.name);
+      if (!state || state.version !== version || state.context !== context) {
+        state = this.existingClaimState(claim, pool, version, context);
+        memo?.claims.set(claim.metadata.name, state);
+      }
       if (pool.limits && pool.remaining) {
-        const usage = claim.status.capacity ? resourcesFromList(claim.status.capacity) : maxCapacity(options, pool.limits);
-        for (const name in pool.limits) pool.remaining[name]! -= usage[name] ?? 0;
+        for (const name in pool.limits) pool.remaining[name]! -= state.limitUsage![name] ?? 0;
       }
-      if (claim.metadata.deletionTimestamp) continue;
-      let allocatable: Resources | undefined;
-      const used: Resources = {};
-      if (claim.status.allocatable) {
-        // Launched: allocatable is known. Once the node registers its DaemonSet pods are
-        // bound and counted below; until then they are still to come.
-        allocatable = resourcesFromList(claim.status.allocatable);
-        if (!claim.status.nodeName) addInto(used, pool.daemonOverhead);
-      } else if (options.length > 0) {
-        // Not launched yet: any option may come up, so only the smallest is promised.
-        allocatable = { ...options[0]!.allocatable };
-        for (const option of options.slice(1)) {
-          for (const name in allocatable) allocatable[name] = Math.min(allocatable[name]!, option.allocatable[name] ?? 0);
-        }
-        addInto(used, pool.daemonOverhead);
-      }
-      if (!allocatable) continue;
+      const capacity = state.capacity;
+      if (!capacity) continue;
+      const used: Resources = { ...capacity.baseUsed };
       const bound = claim.status.nodeName ? usedByNode.get(claim.status.nodeName) : undefined;
       if (bound) addInto(used, bound);
-      const requirements = claimRequirements(claim);
-      const variants = options.length > 0 ? options.map((o) => intersected(requirements, o.requirements)) : [requirements];
-      const position = pool.inFlightIndex.push(indexVector(subtractResources(allocatable, used)));
-      const source = inFlightSource(claim, requirements, variants);
-      const entry: InFlightClaim = { name: claim.metadata.name, source, variants, taints: claim.spec.taints, allocatable, used, podKeys: [], position };
+      const position = pool.inFlightIndex.push(indexVector(subtractResources(capacity.allocatable, used)));
+      const entry: InFlightClaim = {
+        name: claim.metadata.name, source: capacity.source, variants: capacity.variants, taints: claim.spec.taints,
+        allocatable: capacity.allocatable, used, podKeys: [], position,
+      };
       pool.inFlight.push(entry);
       inFlight.push(entry);
     }
+    if (memo && memo.claims.size > this.input.existingNodeClaims.length) {
+      const live = new Set(this.input.existingNodeClaims.map((c) => c.metadata.name));
+      for (const name of memo.claims.keys()) if (!live.has(name)) memo.claims.delete(name);
+    }
     return inFlight;
+  }
+
+  /** What the catalog and kube-reserved model give every pass; the memo is emptied when either changed. */
+  private basis(): SchedulingBasis {
+    const memo = this.input.memo;
+    const kept = memo?.basis;
+    if (kept && kept.kubeReserved === this.kubeReserved && sameItems(kept.instanceTypes, this.input.instanceTypes)) return kept;
+    const catalogMax: Resources = {};
+    for (const it of this.input.instanceTypes) maxInto(catalogMax, instanceTypeCapacity(it, undefined));
+    const basis: SchedulingBasis = {
+      instanceTypes: [...this.input.instanceTypes],
+      kubeReserved: this.kubeReserved,
+      typesByName: new Map(this.input.instanceTypes.map((it) => [it.name, it])),
+      catalogMax,
+    };
+    if (memo) {
+      memo.claims.clear();
+      memo.basis = basis;
+    }
+    return basis;
+  }
+
+  /** Existing NodeClaims by name; the order of the last pass when the same names came in the same order. */
+  private sortedClaims(memo: SchedulingMemo | undefined): readonly NodeClaim[] {
+    const claims = this.input.existingNodeClaims;
+    const names = claims.map((c) => c.metadata.name);
+    const last = memo?.order;
+    if (last && last.names.length === names.length && last.names.every((n, i) => n === names[i])) {
+      // Same names, same order: the same permutation, applied to this pass's objects.
+      const current = new Map(claims.map((c) => [c.metadata.name, c]));
+      return last.sorted.map((c) => current.get(c.metadata.name)!);
+    }
+    const sorted = [...claims].sort((a, b) => byName.compare(a.metadata.name, b.metadata.name));
+    if (memo) memo.order = { names, sorted };
+    return sorted;
+  }
+
+  /**
+   * Everything about an existing NodeClaim that does not depend on the pods bound to it:
+   * every one counts against its pool's limits (until it is gone), and those not being
+   * deleted are capacity that pending pods can land on.
+   */
+  private existingClaimState(claim: NodeClaim, pool: PoolTemplate, version: string, context: string): ExistingClaimState {
+    const options = this.resolveInstanceTypes(claim, pool);
+    const limitUsage = pool.limits ? (claim.status.capacity ? resourcesFromList(claim.status.capacity) : maxCapacity(options, pool.limits)) : undefined;
+    if (claim.metadata.deletionTimestamp) return { version, context, limitUsage, capacity: undefined };
+    let allocatable: Resources | undefined;
+    const baseUsed: Resources = {};
+    if (claim.status.allocatable) {
+      // Launched: allocatable is known. Once the node registers its DaemonSet pods are
+      // bound and counted with the bound pods; until then they are still to come.
+      allocatable = resourcesFromList(claim.status.allocatable);
+      if (!claim.status.nodeName) addInto(baseUsed, pool.daemonOverhead);
+    } else if (options.length > 0) {
+      // Not launched yet: any option may come up, so only the smallest is promised.
+      allocatable = { ...options[0]!.allocatable };
+      for (const option of options.slice(1)) {
+        for (const name in allocatable) allocatable[name] = Math.min(allocatable[name]!, option.allocatable[name] ?? 0);
+      }
+      addInto(baseUsed, pool.daemonOverhead);
+    }
+    if (!allocatable) return { version, context, limitUsage, capacity: undefined };
+    const requirements = claimRequirements(claim);
+    const variants = options.length > 0 ? options.map((o) => intersected(requirements, o.requirements)) : [requirements];
+    return { version, context, limitUsage, capacity: { allocatable, baseUsed, variants, source: inFlightSource(claim, requirements, variants) } };
   }
 
   run(): SchedulingResult {
@@ -1265,4 +1376,46 @@ function claimRequirements(claim: NodeClaim): Requirements {
   let r = requirementsOfClaim.get(claim);
   if (!r) requirementsOfClaim.set(claim, (r = Requirements.fromSelectors(claim.spec.requirements).intersect(Requirements.fromLabels(claim.metadata.labels))));
   return r;
+}
+
+/**
+ * What an existing NodeClaim's derived state depends on besides the claim: its NodeClass's
+ * spec (sizes, region), which resources its NodePool limits, and the DaemonSet overhead.
+ * Not their resourceVersions: status and annotation writes (node counts, offering marks)
+ * bump those pass after pass without changing any of it.
+ */
+function poolContext(pool: PoolTemplate): string {
+  const overhead = Object.keys(pool.daemonOverhead).sort().map((k) => `${k}=${pool.daemonOverhead[k]}`).join(',');
+  const limited = pool.limits ? Object.keys(pool.limits).sort().join(',') : '-';
+  return `${pool.nodeClass.metadata.name}|${specKey(pool.nodeClass)}|${limited}|${overhead}`;
+}
+
+/** A NodeClass's spec as text, per object (a pass reads each NodeClass once per pool). */
+const specKeys = new WeakMap<AzureFlexNodeClass, string>();
+
+function specKey(nodeClass: AzureFlexNodeClass): string {
+  let key = specKeys.get(nodeClass);
+  if (key === undefined) specKeys.set(nodeClass, (key = JSON.stringify(nodeClass.spec)));
+  return key;
+}
+
+function claimVersion(claim: NodeClaim): string {
+  return `${claim.metadata.uid}@${objectVersion(claim)}`;
+}
+
+const objectIds = new WeakMap<object, number>();
+let nextObjectId = 1;
+
+function objectVersion(o: { metadata: { resourceVersion?: string } }): string {
+  const rv = o.metadata.resourceVersion;
+  if (rv !== undefined) return rv;
+  let id = objectIds.get(o);
+  if (id === undefined) objectIds.set(o, (id = nextObjectId++));
+  return `#${id}`;
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
