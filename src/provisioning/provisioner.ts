@@ -6,7 +6,7 @@
  * moment the API server accepts them, even while its informer does not show them yet.
  */
 import type {
-  AzureFlexNodeClass, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod, ResourceList,
+  AzureFlexNodeClass, CachedKind, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod, ResourceList,
 } from '../ports/cluster.js';
 import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
@@ -118,6 +118,17 @@ export function daemonSetRepresentatives(pods: readonly Pod[]): Pod[] {
   return [...byOwner.values()];
 }
 
+/** What a provisioning pass reads; their cache versions together say whether anything it read changed. */
+const PLANNED_KINDS: readonly CachedKind[] = [
+  'pods', 'nodePools', 'nodeClasses', 'nodeClaims', 'persistentVolumeClaims', 'persistentVolumes', 'storageClasses',
+];
+
+interface PodsView {
+  pending: Pod[];
+  bound: Pod[];
+  daemonSets: Pod[];
+}
+
 const MAX_NAME_ATTEMPTS = 3;
 /** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
 const MAX_REMEMBERED_EVENTS = 50_000;
@@ -151,6 +162,7 @@ export class Provisioner {
   /** Each existing NodeClaim's scheduling state, rebuilt only when it (or its pool) changed. */
   private readonly memo = new SchedulingMemo();
   private running: Promise<void> | undefined;
+  private lastPods: { version: string; view: PodsView } | undefined;
 
   constructor(options: ProvisionerOptions) {
     this.options = options;
@@ -175,6 +187,8 @@ export class Provisioner {
   }
 
   private async plan(): Promise<void> {
+    // Read before the lists: a write landing in between makes the next pass differ, never this one match.
+    const versions = this.cacheVersions();
     const [pods, nodePools, nodeClasses, listedNodeClaims, instanceTypes, claims, volumes, classes] = await Promise.all([
       this.cluster.listPods(),
       this.cluster.listNodePools(),
@@ -190,7 +204,11 @@ export class Provisioner {
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
     const unavailableNow = (sku: string, region: string, type: string, zone?: string): boolean =>
       this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false);
-    const key = inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes, claims, volumes, classes);
+    // With the caches' versions, only what they do not cover is fingerprinted: NodeClaims
+    // created here that the cache does not show yet, and the catalog.
+    const key = versions !== undefined
+      ? `${versions.join(',')}|${inputsKey(instanceTypes, nodeClaims.slice(listedNodeClaims.length))}`
+      : inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes, claims, volumes, classes);
     const seen = this.lastInputs;
     if (seen?.key === key && seen.offerings.every(([sku, region, type, was, zone]) => unavailableNow(sku, region, type, zone) === was)) return;
     this.lastInputs = undefined;
@@ -209,7 +227,8 @@ export class Provisioner {
     const flexPools = nodePools.filter(isFlexNodePool);
     // A NodePool azflex cannot honour is left out here and explained on its own status.
     const usablePools = flexPools.filter(isProvisioningSupported);
-    const pending = pods.filter(isProvisionable);
+    const fromPods = this.podsView(pods, versions?.[0]);
+    const { pending } = fromPods;
     const created: NodeClaim[] = [];
     const passIssues = new Map<string, SupportIssue>();
     let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
@@ -220,8 +239,8 @@ export class Provisioner {
         nodeClasses: nodeClasses.filter(isUsableNodeClass),
         instanceTypes,
         existingNodeClaims: nodeClaims,
-        boundPods: pods.filter((p) => p.spec.nodeName !== undefined),
-        daemonSetPods: daemonSetRepresentatives(pods),
+        boundPods: fromPods.bound,
+        daemonSetPods: fromPods.daemonSets,
         isOfferingUnavailable,
         isZoneUnavailable,
         memo: this.memo,
@@ -254,7 +273,8 @@ export class Provisioner {
         await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, `Failed to schedule pod, ${reason}`);
       }
     }
-    this.forgetEventsOfGonePods(pending);
+    // Events are only ever sent for pending pods, so with the same pending pods there is nothing to forget.
+    if (!fromPods.reused) this.forgetEventsOfGonePods(pending);
     const status = await syncNodePoolStatus({
       cluster: this.cluster,
       now: this.clock.now(),
@@ -279,6 +299,34 @@ export class Provisioner {
       );
     }
     this.lastDecision = decision;
+  }
+
+  /** Every cache's version (pods first), or undefined when the port cannot say for one of them. */
+  private cacheVersions(): string[] | undefined {
+    if (!this.cluster.cacheVersion) return undefined;
+    const out: string[] = [];
+    for (const kind of PLANNED_KINDS) {
+      const v = this.cluster.cacheVersion(kind);
+      if (v === undefined) return undefined;
+      out.push(v);
+    }
+    return out;
+  }
+
+  /**
+   * What a pass reads of the pods, kept while the pod cache's version is the same: a fleet
+   * holds 10,000 pods, and most passes that plan at all do so because NodeClaims changed.
+   */
+  private podsView(pods: readonly Pod[], version: string | undefined): PodsView & { reused: boolean } {
+    const kept = this.lastPods;
+    if (version !== undefined && kept?.version === version) return { ...kept.view, reused: true };
+    const view: PodsView = {
+      pending: pods.filter(isProvisionable),
+      bound: pods.filter((p) => p.spec.nodeName !== undefined),
+      daemonSets: daemonSetRepresentatives(pods),
+    };
+    this.lastPods = version === undefined ? undefined : { version, view };
+    return { ...view, reused: false };
   }
 
   /**

@@ -55,6 +55,14 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
   const blocked: string[] = [];
   let failures = 0;
   const live = new Set<string>();
+  const claimsByPool = new Map<string, NodeClaim[]>();
+  for (const claim of input.nodeClaims) {
+    const pool = claim.metadata.labels[LABEL_NODEPOOL];
+    if (pool === undefined) continue;
+    let list = claimsByPool.get(pool);
+    if (!list) claimsByPool.set(pool, (list = []));
+    list.push(claim);
+  }
   for (const pool of input.pools) {
     live.add(pool.metadata.uid);
     const name = pool.metadata.name;
@@ -66,8 +74,7 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
 
     const total: Resources = {};
     let nodes = 0;
-    for (const claim of input.nodeClaims) {
-      if (claim.metadata.labels[LABEL_NODEPOOL] !== name) continue;
+    for (const claim of claimsByPool.get(name) ?? []) {
       addInto(total, claimCapacity(claim, typesByName, nodeClass));
       if (claim.status.nodeName) nodes++;
     }
@@ -133,8 +140,8 @@ function issueCondition(type: string, issues: readonly SupportIssue[]): Omit<Con
 }
 
 /** Reported capacity once launched; before that, the cheapest option's (what will launch first). */
-export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Resources {
-  if (claim.status.capacity) return resourcesFromList(claim.status.capacity);
+export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Readonly<Resources> {
+  if (claim.status.capacity) return reportedCapacity(claim.status.capacity);
   const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
   const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
   const candidates = names.map((n) => typesByName.get(n)).filter((t): t is InstanceType => t !== undefined);
@@ -147,4 +154,17 @@ function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((k) => b[k] === a[k]);
+}
+
+/**
+ * A launched NodeClaim's reported capacity, parsed once per list object (writers replace a
+ * NodeClaim's status, never mutate it, and carry the same capacity over): every pass sums it
+ * for each of a fleet's NodeClaims. Frozen: shared.
+ */
+const reported = new WeakMap<ResourceList, Readonly<Resources>>();
+
+function reportedCapacity(capacity: ResourceList): Readonly<Resources> {
+  let parsed = reported.get(capacity);
+  if (!parsed) reported.set(capacity, (parsed = Object.freeze(resourcesFromList(capacity))));
+  return parsed;
 }
