@@ -17,21 +17,19 @@
  * respects the NodePool's budget for its reason; every deletion (of any reason, including
  * NodeClaims already terminating) counts against all of the pool's budgets.
  */
-import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { buildNodeClaim, daemonSetRepresentatives, isProvisionable, type ProvisionerLog } from '../provisioning/provisioner.js';
 import type { NodeClaimPlan } from '../provisioning/scheduler.js';
-import { allowedDisruptions, type DisruptionReason } from './budgets.js';
+import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
-import { doNotDisruptReason } from './do-not-disrupt.js';
-import { driftReason, type DriftOptions } from './drift.js';
 import { durationOrNever } from './duration.js';
-import { PodChurnTracker, isEmptyNode } from './emptiness.js';
-import { isExpired } from './expiration.js';
+import { PodChurnTracker } from './emptiness.js';
+import { DisruptionFacts, type NodeClaimFacts, type PodSetFacts, type PodsOnNode } from './facts.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
@@ -49,7 +47,6 @@ export interface DisruptionControllerOptions {
   clock: Clock;
   log: ProvisionerLog;
   isOfferingUnavailable?: (sku: string, region: string, capacityType: string) => boolean;
-  isNodeClassDrifted?: DriftOptions['isNodeClassDrifted'];
   /** Upper bound on consolidation simulations per reconcile (each is one scheduler run). */
   maxConsolidationSimulations?: number;
   /** Needed to name replacement NodeClaims; without it only delete-consolidation runs. */
@@ -60,6 +57,19 @@ export interface DisruptionControllerOptions {
   onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string) => void;
 }
 
+interface PodIndex {
+  version: string | undefined;
+  byNode: Map<string, PodsOnNode>;
+  /** Some pod waits for capacity (the provisioner's definition). */
+  provisionable: boolean;
+}
+
+interface Consolidation {
+  intents: ReplacementIntent[];
+  /** Scheduling simulations run. */
+  simulations: number;
+}
+
 interface ReplacementIntent {
   view: PoolView;
   candidate: NodeClaim;
@@ -67,6 +77,9 @@ interface ReplacementIntent {
 }
 
 const DEFAULT_MAX_SIMULATIONS = 20;
+
+/** The kinds whose every change can change a pass's decisions (NodePools and NodeClasses: only their specs can). */
+const WATCHED_KINDS: readonly CachedKind[] = ['nodeClaims', 'nodes', 'pods'];
 
 interface PoolView {
   pool: NodePool;
@@ -81,27 +94,75 @@ interface PoolView {
   disrupting: number;
 }
 
-function isInitialized(claim: NodeClaim): boolean {
-  return claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True');
+/** One NodeClaim in this pass: its node and (cached) facts. */
+interface ClaimView {
+  node: Node | undefined;
+  /** Its node is Ready. */
+  ready: boolean;
+  facts: NodeClaimFacts;
+  pods: PodSetFacts;
+  /** Why voluntary disruption is blocked (karpenter.sh/do-not-disrupt), if it is. */
+  doNotDisrupt: string | undefined;
+}
+
+/**
+ * A pass that decided nothing, launched nothing and simulated no consolidation, and what its
+ * outcome depended on: while none of it changes, another pass would decide the same nothing,
+ * so it is skipped (most passes of a settled cluster).
+ */
+interface QuietPass {
+  /** ClusterPort.cacheVersion of each watched kind before the pass listed them. */
+  versions: ReadonlyArray<string | undefined>;
+  /** NodePool and NodeClass names and specs (their status changes often and decides nothing). */
+  specs: string;
+  /** The earliest expireAfter or consolidateAfter deadline still ahead of the pass. */
+  dueAt: number;
+  /** The pools' scheduled budgets, and whether each was active. */
+  scheduled: ReadonlyArray<{ budget: DisruptionBudget; active: boolean }>;
+}
+
+function specsOf(nodePools: readonly NodePool[], nodeClasses: readonly AzureFlexNodeClass[]): string {
+  return JSON.stringify([nodePools.map((p) => [p.metadata.name, p.spec]), nodeClasses.map((c) => [c.metadata.name, c.spec])]);
+}
+
+function scheduledBudgets(views: readonly PoolView[], now: number): QuietPass['scheduled'] {
+  const out: Array<{ budget: DisruptionBudget; active: boolean }> = [];
+  for (const view of views) for (const budget of view.pool.spec.disruption.budgets ?? []) if (budget.schedule !== undefined) out.push({ budget, active: isBudgetActive(budget, now) });
+  return out;
 }
 
 export class DisruptionController {
   private readonly churn = new PodChurnTracker();
+  private readonly facts = new DisruptionFacts();
+  private quiet: QuietPass | undefined;
+  /** The pods list indexed by node, kept while the pods cache shows the same. */
+  private podIndex: PodIndex | undefined;
 
   constructor(private readonly options: DisruptionControllerOptions) {}
 
   async reconcile(): Promise<DisruptionDecision[]> {
     const { cluster, clock } = this.options;
     const now = clock.now();
-    const [listedNodeClaims, nodes, pods, nodePools, nodeClasses, instanceTypes] = await Promise.all([
-      cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), cluster.listNodePools(), cluster.listNodeClasses(), this.options.catalog.list(),
+    // Read before listing: a write in between makes the next pass look again, never skip it.
+    const versions = WATCHED_KINDS.map((kind) => cluster.cacheVersion?.(kind));
+    const [nodePools, nodeClasses] = await Promise.all([cluster.listNodePools(), cluster.listNodeClasses()]);
+    const specs = specsOf(nodePools, nodeClasses);
+    if (this.quiet && this.isStillQuiet(this.quiet, versions, specs, now)) return [];
+    this.quiet = undefined;
+    const [listedNodeClaims, nodes, pods, instanceTypes] = await Promise.all([
+      cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), this.options.catalog.list(),
     ]);
-    const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
+    const facts = this.facts;
+    const nodesByName = new Map<string, Node>();
     // A NodeClaim's node by name once its status says so, by providerID before (Karpenter's
     // cluster state pairs them by providerID): a node that just registered already has pods
     // bound while the NodeClaim's status.nodeName is not written yet.
     const nodesByProviderId = new Map<string, Node>();
-    for (const n of nodes) if (n.spec.providerID) nodesByProviderId.set(n.spec.providerID.toLowerCase(), n);
+    for (const n of nodes) {
+      nodesByName.set(n.metadata.name, n);
+      const providerId = facts.node(n).providerId;
+      if (providerId) nodesByProviderId.set(providerId, n);
+    }
     const nodeOf = (claim: NodeClaim): Node | undefined =>
       claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : claim.status.providerID ? nodesByProviderId.get(claim.status.providerID.toLowerCase()) : undefined;
     // The simulation places pods by node name (hostname anti-affinity, bound pods): give every paired claim its node's.
@@ -109,33 +170,46 @@ export class DisruptionController {
       const node = claim.status.nodeName ? undefined : nodeOf(claim);
       return node ? { ...claim, status: { ...claim.status, nodeName: node.metadata.name } } : claim;
     });
-    const podsByNode = new Map<string, Pod[]>();
-    for (const pod of pods) {
-      if (!pod.spec.nodeName) continue;
-      let list = podsByNode.get(pod.spec.nodeName);
-      if (!list) podsByNode.set(pod.spec.nodeName, (list = []));
-      list.push(pod);
-    }
-    const podsByClaim = new Map<string, Pod[]>();
+    const podIndex = this.podIndexOf(pods, versions[WATCHED_KINDS.indexOf('pods')]);
+    const views = new Map<string, ClaimView>();
     for (const claim of nodeClaims) {
       const node = nodeOf(claim);
-      podsByClaim.set(claim.metadata.name, node ? podsByNode.get(node.metadata.name) ?? [] : []);
+      const nodeFacts = node && facts.node(node);
+      const claimFacts = facts.nodeClaim(claim);
+      const podFacts = facts.podSet(node?.metadata.name ?? '', node && podIndex.byNode.get(node.metadata.name));
+      views.set(claim.metadata.name, {
+        node,
+        ready: nodeFacts?.ready ?? false,
+        facts: claimFacts,
+        pods: podFacts,
+        doNotDisrupt: claimFacts.doNotDisrupt ?? nodeFacts?.doNotDisrupt ?? podFacts.doNotDisrupt,
+      });
     }
-    this.churn.retain(new Set(nodeClaims.map((c) => c.metadata.name)));
+    facts.endPass();
+    const viewOf = (claim: NodeClaim): ClaimView => views.get(claim.metadata.name)!;
+    this.churn.retain(new Set(views.keys()));
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-    const isNodeReady = (claim: NodeClaim): boolean => {
-      const node = nodeOf(claim);
-      return node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-    };
-    const views = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
-      const claims = nodeClaims.filter((c) => c.metadata.labels[LABEL_NODEPOOL] === pool.metadata.name);
-      const initialized = claims.filter(isInitialized);
-      return {
-        pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims,
-        total: initialized.length,
-        disrupting: initialized.filter((c) => c.metadata.deletionTimestamp !== undefined || !isNodeReady(c)).length,
-      };
+    const isNodeReady = (claim: NodeClaim): boolean => viewOf(claim).ready;
+    const isInitialized = (claim: NodeClaim): boolean => viewOf(claim).facts.initialized;
+    const claimsByPool = new Map<string, NodeClaim[]>();
+    for (const claim of nodeClaims) {
+      const poolName = claim.metadata.labels[LABEL_NODEPOOL];
+      if (poolName === undefined) continue;
+      let list = claimsByPool.get(poolName);
+      if (!list) claimsByPool.set(poolName, (list = []));
+      list.push(claim);
+    }
+    const poolViews = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
+      const claims = claimsByPool.get(pool.metadata.name) ?? [];
+      let total = 0;
+      let disrupting = 0;
+      for (const c of claims) {
+        if (!isInitialized(c)) continue;
+        total++;
+        if (c.metadata.deletionTimestamp !== undefined || !isNodeReady(c)) disrupting++;
+      }
+      return { pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims, total, disrupting };
     });
 
     const decisions: DisruptionDecision[] = [];
@@ -152,12 +226,13 @@ export class DisruptionController {
     const stableSince = new Map<string, number>();
     for (const claim of nodeClaims) {
       if (claim.metadata.deletionTimestamp) continue;
-      stableSince.set(claim.metadata.name, this.churn.observe(claim.metadata.name, podsByClaim.get(claim.metadata.name) ?? [], now));
+      stableSince.set(claim.metadata.name, this.churn.observe(claim.metadata.name, viewOf(claim).pods.signature, now));
     }
 
-    for (const view of views) {
+    for (const view of poolViews) {
       for (const claim of view.claims) {
-        if (!claim.metadata.deletionTimestamp && isExpired(claim, now)) decide(view, claim, 'Expired', `older than expireAfter ${claim.spec.expireAfter}`);
+        const at = viewOf(claim).facts.expiresAt;
+        if (!claim.metadata.deletionTimestamp && at !== undefined && now >= at) decide(view, claim, 'Expired', `older than expireAfter ${claim.spec.expireAfter}`);
       }
     }
 
@@ -172,13 +247,12 @@ export class DisruptionController {
       const target = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
       if (target !== undefined) replacements.add(target);
     }
-    for (const view of views) {
+    for (const view of poolViews) {
       for (const claim of view.claims) {
         const replacementName = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
         if (replacementName === undefined || claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name)) continue;
         const replacement = claimsByName.get(replacementName);
-        const node = nodeOf(claim);
-        if (!replacement || replacement.metadata.deletionTimestamp || doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? [])) {
+        if (!replacement || replacement.metadata.deletionTimestamp || viewOf(claim).doNotDisrupt) {
           abandoned.push(claim.metadata.name);
           continue;
         }
@@ -191,16 +265,16 @@ export class DisruptionController {
     const gracefulCandidates = (view: PoolView): NodeClaim[] =>
       view.claims.filter((claim) => {
         const name = claim.metadata.name;
-        if (claim.metadata.deletionTimestamp || deleted.has(name) || replacing.has(name) || replacements.has(name) || !isInitialized(claim)) return false;
-        const node = nodeOf(claim);
-        return doNotDisruptReason(claim, node, podsByClaim.get(claim.metadata.name) ?? []) === undefined;
+        if (claim.metadata.deletionTimestamp || deleted.has(name) || replacing.has(name) || replacements.has(name)) return false;
+        const claimView = viewOf(claim);
+        return claimView.facts.initialized && claimView.doNotDisrupt === undefined;
       });
     const allowance = (view: PoolView, reason: DisruptionReason): number =>
       allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.total, view.disrupting, now);
 
-    for (const view of views) {
+    for (const view of poolViews) {
       const drifted = gracefulCandidates(view)
-        .map((claim) => ({ claim, reason: driftReason(claim, view.pool, view.nodeClass, { isNodeClassDrifted: this.options.isNodeClassDrifted }) }))
+        .map((claim) => ({ claim, reason: facts.driftOf(claim, view.pool, view.nodeClass) }))
         .filter((d) => d.reason !== undefined)
         .sort((a, b) => a.claim.metadata.creationTimestamp.localeCompare(b.claim.metadata.creationTimestamp) || a.claim.metadata.name.localeCompare(b.claim.metadata.name));
       for (const { claim, reason } of drifted) {
@@ -209,11 +283,11 @@ export class DisruptionController {
       }
     }
 
-    for (const view of views) {
+    for (const view of poolViews) {
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
       const empty = gracefulCandidates(view).filter((claim) =>
-        isEmptyNode(podsByClaim.get(claim.metadata.name) ?? []) && now - (stableSince.get(claim.metadata.name) ?? now) >= consolidateAfter);
+        viewOf(claim).pods.reschedulable === 0 && now - (stableSince.get(claim.metadata.name) ?? now) >= consolidateAfter);
       for (const claim of empty) {
         if (allowance(view, 'Empty') <= 0) break;
         decide(view, claim, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
@@ -222,17 +296,50 @@ export class DisruptionController {
 
     // Underutilisation only when nothing is pending: pending pods are about to claim the
     // spare capacity the simulation would otherwise count on.
-    let intents: ReplacementIntent[] = [];
-    if (!pods.some(isProvisionable)) {
+    let consolidation: Consolidation = { intents: [], simulations: 0 };
+    if (!podIndex.provisionable && poolViews.some((v) => v.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized')) {
       // Pods on zonal disks may only move where their volumes can follow (Karpenter's volume topology).
       const volumes = VolumeTopology.needed(pods) ? await this.volumeTopology() : undefined;
-      intents = this.consolidateUnderutilized(views, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
+      const podsByClaim = new Map(nodeClaims.map((c) => {
+        const node = viewOf(c).node;
+        return [c.metadata.name, (node && podIndex.byNode.get(node.metadata.name)?.pods) ?? []];
+      }));
+      consolidation = this.consolidateUnderutilized(poolViews, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
     }
+    const { intents } = consolidation;
 
+    if (decisions.length === 0 && abandoned.length === 0 && intents.length === 0 && consolidation.simulations === 0) {
+      this.quiet = { versions, specs, dueAt: nextDeadline(poolViews, viewOf, stableSince, now), scheduled: scheduledBudgets(poolViews, now) };
+    }
     for (const name of abandoned) await this.unmark(name);
     for (const decision of decisions) await this.delete(decision, nodeClaims);
     for (const intent of intents) await this.launchReplacement(intent, now);
     return decisions;
+  }
+
+  private isStillQuiet(quiet: QuietPass, versions: ReadonlyArray<string | undefined>, specs: string, now: number): boolean {
+    if (now >= quiet.dueAt || specs !== quiet.specs) return false;
+    for (let i = 0; i < versions.length; i++) if (versions[i] === undefined || versions[i] !== quiet.versions[i]) return false;
+    return quiet.scheduled.every(({ budget, active }) => isBudgetActive(budget, now) === active);
+  }
+
+  /** Pods by node name, and whether any waits for capacity: rebuilt only when the pods cache moved. */
+  private podIndexOf(pods: readonly Pod[], version: string | undefined): PodIndex {
+    if (version !== undefined && this.podIndex?.version === version) return this.podIndex;
+    const byNode = new Map<string, PodsOnNode>();
+    let provisionable = false;
+    for (const pod of pods) {
+      const nodeName = pod.spec.nodeName;
+      if (!nodeName) {
+        provisionable ||= isProvisionable(pod);
+        continue;
+      }
+      let onNode = byNode.get(nodeName);
+      if (!onNode) byNode.set(nodeName, (onNode = { pods: [], versions: [] }));
+      onNode.pods.push(pod);
+      onNode.versions.push(pod.metadata.resourceVersion);
+    }
+    return (this.podIndex = { version, byNode, provisionable });
   }
 
   private async unmark(name: string): Promise<void> {
@@ -283,7 +390,7 @@ export class DisruptionController {
       allowance: (view: PoolView, reason: DisruptionReason) => number;
       isNodeReady: (claim: NodeClaim) => boolean;
     },
-  ): ReplacementIntent[] {
+  ): Consolidation {
     const intents: ReplacementIntent[] = [];
     const typesByName = new Map(ctx.instanceTypes.map((t) => [t.name, t]));
     const price = (claim: NodeClaim): number => typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '')?.pricePerHour ?? 0;
@@ -297,7 +404,8 @@ export class DisruptionController {
       isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
       ...(ctx.volumes ? { volumeRequirements: (pod: Pod) => ctx.volumes!.requirements(pod) } : {}),
     };
-    let simulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;
+    const maxSimulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;
+    let simulations = maxSimulations;
     // Claims removed so far (any reason): their pods must fit elsewhere too.
     const removed = new Set(ctx.deleted);
     for (const view of views) {
@@ -323,7 +431,7 @@ export class DisruptionController {
         if (ctx.isNodeReady(claim)) view.disrupting++;
       }
     }
-    return intents;
+    return { intents, simulations: maxSimulations - simulations };
   }
 
   private async delete(decision: DisruptionDecision, nodeClaims: readonly NodeClaim[]): Promise<void> {
@@ -347,4 +455,27 @@ export class DisruptionController {
       message: `Disrupting NodeClaim: ${decision.kind} (${decision.detail})`,
     }).catch(() => undefined);
   }
+}
+
+/**
+ * The first moment after `now` at which a claim expires, or has been stable for its pool's
+ * consolidateAfter while it could be consolidated: an empty claim, or any claim of a pool
+ * that consolidates underutilized nodes (a busy claim of a WhenEmpty pool has no such deadline).
+ */
+function nextDeadline(views: readonly PoolView[], viewOf: (claim: NodeClaim) => ClaimView, stableSince: ReadonlyMap<string, number>, now: number): number {
+  let due = Number.POSITIVE_INFINITY;
+  for (const view of views) {
+    const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
+    const underutilized = view.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized';
+    for (const claim of view.claims) {
+      if (claim.metadata.deletionTimestamp) continue;
+      const claimView = viewOf(claim);
+      const expires = claimView.facts.expiresAt;
+      if (expires !== undefined && expires > now) due = Math.min(due, expires);
+      const since = stableSince.get(claim.metadata.name);
+      if (consolidateAfter === undefined || since === undefined || since + consolidateAfter <= now) continue;
+      if (underutilized || claimView.pods.reschedulable === 0) due = Math.min(due, since + consolidateAfter);
+    }
+  }
+  return due;
 }

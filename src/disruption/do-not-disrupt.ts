@@ -15,11 +15,17 @@ export function podBlocksDisruption(pod: Pod): boolean {
   return isSet(pod.metadata.annotations) && pod.status.phase !== 'Succeeded' && pod.status.phase !== 'Failed';
 }
 
-/** Why voluntary disruption of this NodeClaim is blocked, or undefined when it is not. */
-export function doNotDisruptReason(nodeClaim: NodeClaim, node: Node | undefined, podsOnNode: readonly Pod[]): string | undefined {
-  if (isSet(nodeClaim.metadata.annotations)) return `NodeClaim ${nodeClaim.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}`;
-  if (node && isSet(node.metadata.annotations)) return `Node ${node.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}`;
+// Why voluntary disruption of a NodeClaim is blocked, or undefined when it is not: by the
+// NodeClaim, its Node, or a pod on it (each part cached per object by the controller, facts.ts).
+export function nodeClaimDoNotDisruptReason(nodeClaim: NodeClaim): string | undefined {
+  return isSet(nodeClaim.metadata.annotations) ? `NodeClaim ${nodeClaim.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}` : undefined;
+}
+
+export function nodeDoNotDisruptReason(node: Node): string | undefined {
+  return isSet(node.metadata.annotations) ? `Node ${node.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}` : undefined;
+}
+
+export function podDoNotDisruptReason(podsOnNode: readonly Pod[]): string | undefined {
   const pod = podsOnNode.find(podBlocksDisruption);
-  if (pod) return `pod ${pod.metadata.namespace}/${pod.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}`;
-  return undefined;
+  return pod ? `pod ${pod.metadata.namespace}/${pod.metadata.name} has ${ANNOTATION_DO_NOT_DISRUPT}` : undefined;
 }

@@ -15,15 +15,8 @@ import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION } from '../a
 
 export type DriftReason = 'NodeClassDrifted' | 'NodePoolDrifted' | 'RequirementsDrifted';
 
-export interface DriftOptions {
-  /** Override for tests/simulation; defaults to the NodeClass controller's hash comparison. */
-  isNodeClassDrifted?: (nodeClaim: NodeClaim, nodeClass: AzureFlexNodeClass) => boolean;
-}
-
-export function driftReason(
-  nodeClaim: NodeClaim, nodePool: NodePool, nodeClass: AzureFlexNodeClass | undefined, options: DriftOptions = {},
-): DriftReason | undefined {
-  if (nodeClass && (options.isNodeClassDrifted ?? isNodeClaimDrifted)(nodeClaim, nodeClass)) return 'NodeClassDrifted';
+export function driftReason(nodeClaim: NodeClaim, nodePool: NodePool, nodeClass: AzureFlexNodeClass | undefined): DriftReason | undefined {
+  if (nodeClass && isNodeClaimDrifted(nodeClaim, nodeClass)) return 'NodeClassDrifted';
   const stamped = nodeClaim.metadata.annotations[ANNOTATION_NODEPOOL_HASH];
   const version = nodeClaim.metadata.annotations[ANNOTATION_NODEPOOL_HASH_VERSION];
   if (stamped !== undefined && (version === undefined || version === NODEPOOL_HASH_VERSION) && stamped !== nodePoolTemplateHash(nodePool)) {

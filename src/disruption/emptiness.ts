@@ -16,17 +16,17 @@ export function isReschedulable(pod: Pod): boolean {
   return pod.metadata.deletionTimestamp === undefined;
 }
 
-export function isEmptyNode(podsOnNode: readonly Pod[]): boolean {
-  return !podsOnNode.some(isReschedulable);
+/** The identity of the reschedulable pods on a node: equal signatures, same pods. */
+export function reschedulableSignature(podsOnNode: readonly Pod[]): string {
+  return podsOnNode.filter(isReschedulable).map((p) => p.metadata.uid).sort().join(',');
 }
 
 /** Remembers, per NodeClaim, when the set of reschedulable pods on it last changed. */
 export class PodChurnTracker {
   private readonly byClaim = new Map<string, { signature: string; since: number }>();
 
-  /** Records the current pods and returns the time the set last changed. */
-  observe(nodeClaimName: string, podsOnNode: readonly Pod[], now: number): number {
-    const signature = podsOnNode.filter(isReschedulable).map((p) => p.metadata.uid).sort().join(',');
+  /** Records the current pods (their reschedulableSignature) and returns the time the set last changed. */
+  observe(nodeClaimName: string, signature: string, now: number): number {
     const previous = this.byClaim.get(nodeClaimName);
     if (previous && previous.signature === signature) return previous.since;
     this.byClaim.set(nodeClaimName, { signature, since: now });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { doNotDisruptReason } from '../../src/disruption/do-not-disrupt.js';
+import { nodeClaimDoNotDisruptReason, nodeDoNotDisruptReason, podDoNotDisruptReason } from '../../src/disruption/do-not-disrupt.js';
 import { driftReason } from '../../src/disruption/drift.js';
-import { PodChurnTracker, isEmptyNode } from '../../src/disruption/emptiness.js';
+import { PodChurnTracker, isReschedulable, reschedulableSignature } from '../../src/disruption/emptiness.js';
 import { expiresAt, isExpired } from '../../src/disruption/expiration.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
@@ -60,29 +60,34 @@ describe('do-not-disrupt', () => {
   it('is honoured on the NodeClaim, the Node and running pods', () => {
     const claim = makeNodeClaim('a', { nodePool: 'p' });
     const guard = { 'karpenter.sh/do-not-disrupt': 'true' };
-    expect(doNotDisruptReason(claim, undefined, [])).toBeUndefined();
-    expect(doNotDisruptReason(makeNodeClaim('b', { nodePool: 'p', annotations: guard }), undefined, [])).toMatch(/NodeClaim b/);
-    expect(doNotDisruptReason(claim, makeNode('n', guard), [])).toMatch(/Node n/);
-    expect(doNotDisruptReason(claim, undefined, [makePod('job', { nodeName: 'n', annotations: guard })])).toMatch(/pod default\/job/);
-    expect(doNotDisruptReason(claim, undefined, [makePod('done', { nodeName: 'n', annotations: guard, phase: 'Succeeded' })])).toBeUndefined();
+    expect(nodeClaimDoNotDisruptReason(claim)).toBeUndefined();
+    expect(nodeClaimDoNotDisruptReason(makeNodeClaim('b', { nodePool: 'p', annotations: guard }))).toMatch(/NodeClaim b/);
+    expect(nodeDoNotDisruptReason(makeNode('n'))).toBeUndefined();
+    expect(nodeDoNotDisruptReason(makeNode('n', guard))).toMatch(/Node n/);
+    expect(podDoNotDisruptReason([])).toBeUndefined();
+    expect(podDoNotDisruptReason([makePod('web', { nodeName: 'n' }), makePod('job', { nodeName: 'n', annotations: guard })])).toMatch(/pod default\/job/);
+    expect(podDoNotDisruptReason([makePod('done', { nodeName: 'n', annotations: guard, phase: 'Succeeded' })])).toBeUndefined();
   });
 });
 
 describe('emptiness', () => {
   it('ignores DaemonSet, terminal and terminating pods', () => {
-    expect(isEmptyNode([makePod('ds', { nodeName: 'n', ownerKind: 'DaemonSet' }), makePod('done', { nodeName: 'n', phase: 'Succeeded' })])).toBe(true);
-    expect(isEmptyNode([makePod('leaving', { nodeName: 'n', deletionTimestamp: '2026-01-01T00:00:00Z' })])).toBe(true);
-    expect(isEmptyNode([makePod('web', { nodeName: 'n' })])).toBe(false);
+    expect(isReschedulable(makePod('ds', { nodeName: 'n', ownerKind: 'DaemonSet' }))).toBe(false);
+    expect(isReschedulable(makePod('done', { nodeName: 'n', phase: 'Succeeded' }))).toBe(false);
+    expect(isReschedulable(makePod('leaving', { nodeName: 'n', deletionTimestamp: '2026-01-01T00:00:00Z' }))).toBe(false);
+    expect(isReschedulable(makePod('web', { nodeName: 'n' }))).toBe(true);
+    expect(reschedulableSignature([makePod('done', { nodeName: 'n', phase: 'Failed' })])).toBe('');
   });
 
   it('tracks when the pod set last changed', () => {
     const tracker = new PodChurnTracker();
-    const web = makePod('web', { nodeName: 'n' });
-    expect(tracker.observe('a', [web], 100)).toBe(100);
-    expect(tracker.observe('a', [web], 200)).toBe(100);
-    expect(tracker.observe('a', [], 300)).toBe(300);
+    const web = reschedulableSignature([makePod('web', { nodeName: 'n' })]);
+    const none = reschedulableSignature([]);
+    expect(tracker.observe('a', web, 100)).toBe(100);
+    expect(tracker.observe('a', web, 200)).toBe(100);
+    expect(tracker.observe('a', none, 300)).toBe(300);
     tracker.retain(new Set());
-    expect(tracker.observe('a', [], 400)).toBe(400);
+    expect(tracker.observe('a', none, 400)).toBe(400);
   });
 });
 
