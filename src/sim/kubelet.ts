@@ -1,5 +1,6 @@
 import { zoneLabel, type InstanceType } from '../catalog/skus.js';
 import { TAG } from '../azure/naming.js';
+import type { Vm } from '../ports/azure.js';
 import type { Condition, Node, Pod } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { podRequirementTerms } from '../provisioning/scheduler.js';
@@ -21,17 +22,22 @@ const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
  * them Unschedulable, which is what the provisioner watches for.
  */
 export class SimKubelet {
+  /** When each booting VM's node registers, by lowercased provider ID. */
   private readonly readyAt = new Map<string, number>();
   private readonly nodeRequirements = new WeakMap<Node, Requirements>();
   private readonly podShapes = new WeakMap<Pod, string>();
+  /** Per node name: the pods bound to it, as of the pods store's version for that node. */
+  private readonly bound = new Map<string, BoundPods>();
   /**
    * The cluster's write counts after a scheduling pass that wrote nothing: a pass is a function
    * of nodes, pods and volumes, so until one of them changes the next pass would write nothing
    * either (pods that fit nowhere stay pending, already marked Unschedulable).
    */
   private idleAt: string | undefined;
-  /** Last tick's lowercased provider IDs (only those still in use are kept). */
-  private lowered = new Map<string, string>();
+  /** What the last registration pass saw, and when its first boot plan comes due. */
+  private lastRegistration: { vms: readonly Vm[]; nodeWrites: number; nextBootAt: number } | undefined;
+  private readonly vmProviderIds = new WeakMap<Vm, string>();
+  private readonly nodeProviderIds = new WeakMap<Node, string>();
   /** Every pod bound so far: seconds from its creation to Running, and its node's NodePool. */
   readonly podStarts: Array<{ nodePool: string; seconds: number }> = [];
 
@@ -63,40 +69,59 @@ export class SimKubelet {
   private registerNodes(): void {
     const now = this.clock.now();
     const vms = this.arm.currentVms();
+    // A tick is a function of the VMs, the nodes and the boot plans: with the same VMs (ARM
+    // hands out one frozen view per VM state), no node written and no boot plan due, it would
+    // register nothing and mark nothing NotReady (most ticks of a settled fleet).
+    const last = this.lastRegistration;
+    if (last && last.nodeWrites === this.cluster.nodes.writes && now < last.nextBootAt && sameElements(last.vms, vms)) return;
     const live = new Set<string>();
     const byProviderId = new Map<string, Node>();
-    const seen = new Map<string, string>();
-    // Provider IDs compared case-insensitively, each lowercased once while it is in use (a
-    // 1,000-node fleet lowercased ~3,000 ARM ids every tick).
-    const lower = (raw: string): string => {
-      let v = seen.get(raw);
-      if (v === undefined) seen.set(raw, (v = this.lowered.get(raw) ?? raw.toLowerCase()));
-      return v;
-    };
-    for (const node of this.cluster.nodes.values()) if (node.spec.providerID) byProviderId.set(lower(node.spec.providerID), node);
+    for (const node of this.cluster.nodes.values()) {
+      const pid = this.nodeProviderId(node);
+      if (pid) byProviderId.set(pid, node);
+    }
     for (const vm of vms) {
       if (vm.provisioningState !== 'Succeeded') continue;
-      const providerID = lower(PROVIDER_ID_PREFIX + vm.id);
+      const providerID = this.vmProviderId(vm);
       live.add(providerID);
       if (byProviderId.has(providerID)) continue;
-      let at = this.readyAt.get(vm.id);
+      let at = this.readyAt.get(providerID);
       if (at === undefined) {
         at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
         if (this.neverJoinRate > 0 && this.random.next() < this.neverJoinRate) at = Number.POSITIVE_INFINITY;
-        this.readyAt.set(vm.id, at);
+        this.readyAt.set(providerID, at);
       }
       if (now < at) continue;
-      this.readyAt.delete(vm.id);
+      this.readyAt.delete(providerID);
       this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
     }
     // Forget boot plans of VMs that went away (a node that never joined has one forever).
-    for (const id of this.readyAt.keys()) if (!live.has(lower(PROVIDER_ID_PREFIX + id))) this.readyAt.delete(id);
-    this.lowered = seen;
+    for (const id of this.readyAt.keys()) if (!live.has(id)) this.readyAt.delete(id);
     for (const node of this.cluster.nodes.values()) {
-      const pid = node.spec.providerID === undefined ? undefined : lower(node.spec.providerID);
+      const pid = this.nodeProviderId(node);
       if (!pid || live.has(pid) || !isReady(node)) continue;
       this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
     }
+    let nextBootAt = Number.POSITIVE_INFINITY;
+    for (const at of this.readyAt.values()) nextBootAt = Math.min(nextBootAt, at);
+    this.lastRegistration = { vms, nodeWrites: this.cluster.nodes.writes, nextBootAt };
+  }
+
+  /**
+   * Provider IDs compare case-insensitively: each lowercased once per VM view and Node object
+   * (a 1,000-node fleet lowercased ~3,000 ARM ids, and hashed them afresh, on every tick).
+   */
+  private vmProviderId(vm: Vm): string {
+    let id = this.vmProviderIds.get(vm);
+    if (id === undefined) this.vmProviderIds.set(vm, (id = (PROVIDER_ID_PREFIX + vm.id).toLowerCase()));
+    return id;
+  }
+
+  /** '' when the node has no providerID. */
+  private nodeProviderId(node: Node): string {
+    let id = this.nodeProviderIds.get(node);
+    if (id === undefined) this.nodeProviderIds.set(node, (id = node.spec.providerID?.toLowerCase() ?? ''));
+    return id;
   }
 
   private nodeFor(vmId: string, vmName: string, vmSize: string, location: string, tags: Record<string, string>, now: number, zone?: string): Node {
@@ -149,20 +174,20 @@ export class SimKubelet {
   }
 
   private schedulePods(): void {
-    const now = this.clock.now();
-    const pending: Pod[] = [];
-    const bound: Pod[] = [];
-    for (const pod of this.cluster.pods.values()) (pod.spec.nodeName ? bound : pending).push(pod);
+    const pods = this.cluster.pods;
     // Nothing to bind (most ticks of a settled fleet): no free capacity to work out either.
-    if (pending.length === 0) return;
+    if (pods.unboundCount === 0) return;
+    const now = this.clock.now();
+    const pending = pods.unbound();
     const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
     const free = new Map<string, Resources>();
-    for (const n of nodes) free.set(n.metadata.name, resourcesFromList(n.status.allocatable));
-    for (const pod of bound) {
-      const f = free.get(pod.spec.nodeName!);
-      if (f) subtractInto(f, podRequests(pod));
-    }
-    const topology = pending.some(hasPodTopology) || bound.some(hasPodTopology) ? this.topologyOf(pending, bound, nodes) : undefined;
+    for (const n of nodes) free.set(n.metadata.name, { ...this.boundTo(n.metadata.name).freeOn(n) });
+    let boundTopology = false;
+    for (const nodeName of pods.nodeNames()) if ((boundTopology = this.boundTo(nodeName).topology)) break;
+    this.forgetGoneNodes();
+    const topology = pending.some(hasPodTopology) || boundTopology
+      ? this.topologyOf(pending, [...pods.values()].filter((p) => p.spec.nodeName), nodes)
+      : undefined;
     const volumes = VolumeTopology.needed(pending) ? this.volumeTopology() : undefined;
     const nodeLabels = nodes.map((n) => this.labelRequirements(n));
     // First fit, as the real scheduler's result for a pod is one of the nodes it fits. Without
@@ -209,6 +234,21 @@ export class SimKubelet {
         this.cluster.putPod({ ...pod, status: { phase: 'Pending', conditions: [condition('PodScheduled', 'False', 'Unschedulable', now)] } });
       }
     }
+  }
+
+  /** What is bound to a node, worked out again only once a pod bound to it was written. */
+  private boundTo(nodeName: string): BoundPods {
+    const version = this.cluster.pods.nodeVersion(nodeName);
+    let entry = this.bound.get(nodeName);
+    if (entry?.version !== version) this.bound.set(nodeName, (entry = new BoundPods(version, this.cluster.pods.boundTo(nodeName))));
+    return entry;
+  }
+
+  /** Keeps `bound` to the nodes that exist or have pods. */
+  private forgetGoneNodes(): void {
+    if (this.bound.size <= 2 * (this.cluster.nodes.size + 16)) return;
+    const keep = new Set([...this.cluster.nodes.keys(), ...this.cluster.pods.nodeNames()]);
+    for (const name of this.bound.keys()) if (!keep.has(name)) this.bound.delete(name);
   }
 
   private volumeTopology(): VolumeTopology {
@@ -273,6 +313,35 @@ export class SimKubelet {
     }
     return s;
   }
+}
+
+/** The pods bound to one node: whether any has pod topology, and the node's free capacity given them. */
+class BoundPods {
+  readonly topology: boolean;
+  private free: { node: Node; resources: Readonly<Resources> } | undefined;
+
+  constructor(
+    readonly version: number,
+    private readonly pods: readonly Pod[],
+  ) {
+    this.topology = pods.some(hasPodTopology);
+  }
+
+  /** The node's allocatable minus these pods' requests (in the pods' order, as the full scan subtracted them). */
+  freeOn(node: Node): Readonly<Resources> {
+    if (this.free?.node !== node) {
+      const resources = resourcesFromList(node.status.allocatable);
+      for (const pod of this.pods) subtractInto(resources, podRequests(pod));
+      this.free = { node, resources };
+    }
+    return this.free.resources;
+  }
+}
+
+function sameElements<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function hasPodTopology(pod: Pod): boolean {

@@ -11,6 +11,9 @@ export class Workload {
   private readonly runningSince = new Map<string, number>();
   private readonly lifetimes = new Map<string, number>();
   private frozen = false;
+  /** The pods store's write count after the last tick, and the first lifetime end it saw ahead. */
+  private pods = -1;
+  private nextEnd = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly cluster: FakeCluster,
@@ -40,6 +43,10 @@ export class Workload {
   tick(): void {
     if (this.lifetimes.size === 0) return;
     const now = this.clock.now();
+    // With no pod written since the last look, every bound pod already has its start time:
+    // nothing changes until the first lifetime runs out.
+    if (this.pods === this.cluster.pods.writes && now < this.nextEnd) return;
+    let nextEnd = Number.POSITIVE_INFINITY;
     for (const [key, lifetime] of this.lifetimes) {
       const pod = this.cluster.pods.get(key);
       if (!pod) {
@@ -54,8 +61,10 @@ export class Workload {
         this.cluster.removePod(pod.metadata.namespace, pod.metadata.name);
         this.runningSince.delete(key);
         this.lifetimes.delete(key);
-      }
+      } else nextEnd = Math.min(nextEnd, since + lifetime);
     }
+    this.pods = this.cluster.pods.writes;
+    this.nextEnd = nextEnd;
   }
 
   private submit(w: WorkloadSpec, name: string): void {
