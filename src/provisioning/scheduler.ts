@@ -75,7 +75,8 @@ export interface SchedulingInput {
  * are the same. Shared read-only by every pass that uses it.
  */
 interface ExistingClaimState {
-  version: string;
+  /** The claim it was derived from: same uid and resourceVersion (or, without one, the same object). */
+  version: { uid: string; resourceVersion: string | undefined; object: NodeClaim };
   context: string;
   /** What the claim holds against its pool's limits (when the pool has limits). */
   limitUsage: Resources | undefined;
@@ -101,6 +102,18 @@ export class SchedulingMemo {
   order: { names: string[]; sorted: NodeClaim[] } | undefined;
   /** @internal what every entry was derived with */
   basis: SchedulingBasis | undefined;
+  /** @internal requests per node of the last list of bound pods */
+  bound: { pods: readonly Pod[]; usedByNode: ReadonlyMap<string, Resources> } | undefined;
+  private readonly contexts = new Map<string, string>();
+
+  /** @internal one string per distinct pool context, so entries compare contexts by reference */
+  intern(context: string): string {
+    const kept = this.contexts.get(context);
+    if (kept !== undefined) return kept;
+    if (this.contexts.size > 1_000) this.contexts.clear();
+    this.contexts.set(context, context);
+    return context;
+  }
 }
 
 /** The catalog's entries and the kube-reserved model a memo's entries were derived with, and what a pass reads of them. */
@@ -405,28 +418,19 @@ class Scheduler {
    */
   private buildInFlight(): InFlightClaim[] {
     const poolsByName = new Map(this.pools.map((p) => [p.name, p]));
-    const usedByNode = new Map<string, Resources>();
-    const nodeNames = new Set<string>();
-    for (const claim of this.input.existingNodeClaims) if (claim.status.nodeName) nodeNames.add(claim.status.nodeName);
-    for (const pod of this.input.boundPods ?? []) {
-      const nodeName = pod.spec.nodeName;
-      if (!nodeName || !nodeNames.has(nodeName) || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') continue;
-      let used = usedByNode.get(nodeName);
-      if (!used) usedByNode.set(nodeName, (used = {}));
-      addInto(used, podRequests(pod));
-    }
     const memo = this.input.memo;
+    const usedByNode = this.usedByNode(memo);
     const contexts = new Map<PoolTemplate, string>();
     const inFlight: InFlightClaim[] = [];
     for (const claim of this.sortedClaims(memo)) {
       const pool = poolsByName.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
       if (!pool) continue;
       let context = contexts.get(pool);
-      if (context === undefined) contexts.set(pool, (context = poolContext(pool)));
-      const version = claimVersion(claim);
+      if (context === undefined) contexts.set(pool, (context = memo ? memo.intern(poolContext(pool)) : poolContext(pool)));
       let state = memo?.claims.get(claim.metadata.name);
-      if (!state || state.version !== version || state.context !== context) {
-        state = this.existingClaimState(claim, pool, version, context);
+      // Contexts are interned, so the comparison is usually one of references.
+      if (!state || state.context !== context || !sameVersion(state, claim)) {
+        state = this.existingClaimState(claim, pool, context);
         memo?.claims.set(claim.metadata.name, state);
       }
       if (pool.limits && pool.remaining) {
@@ -472,6 +476,28 @@ class Scheduler {
     return basis;
   }
 
+  /**
+   * Requests of the pods bound to each node. Kept while the caller hands the same list of
+   * bound pods (the provisioner does while its pod cache is unchanged).
+   */
+  private usedByNode(memo: SchedulingMemo | undefined): ReadonlyMap<string, Resources> {
+    const pods = this.input.boundPods ?? [];
+    if (memo?.bound?.pods === pods) return memo.bound.usedByNode;
+    // With a memo every node is summed, as the list outlives this pass's NodeClaims; only theirs are ever read.
+    const nodeNames = memo ? undefined : new Set<string>();
+    if (nodeNames) for (const claim of this.input.existingNodeClaims) if (claim.status.nodeName) nodeNames.add(claim.status.nodeName);
+    const usedByNode = new Map<string, Resources>();
+    for (const pod of pods) {
+      const nodeName = pod.spec.nodeName;
+      if (!nodeName || (nodeNames && !nodeNames.has(nodeName)) || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') continue;
+      let used = usedByNode.get(nodeName);
+      if (!used) usedByNode.set(nodeName, (used = {}));
+      addInto(used, podRequests(pod));
+    }
+    if (memo) memo.bound = { pods, usedByNode };
+    return usedByNode;
+  }
+
   /** Existing NodeClaims by name; the order of the last pass when the same names came in the same order. */
   private sortedClaims(memo: SchedulingMemo | undefined): readonly NodeClaim[] {
     const claims = this.input.existingNodeClaims;
@@ -492,7 +518,8 @@ class Scheduler {
    * every one counts against its pool's limits (until it is gone), and those not being
    * deleted are capacity that pending pods can land on.
    */
-  private existingClaimState(claim: NodeClaim, pool: PoolTemplate, version: string, context: string): ExistingClaimState {
+  private existingClaimState(claim: NodeClaim, pool: PoolTemplate, context: string): ExistingClaimState {
+    const version = { uid: claim.metadata.uid, resourceVersion: claim.metadata.resourceVersion, object: claim };
     const options = this.resolveInstanceTypes(claim, pool);
     const limitUsage = pool.limits ? (claim.status.capacity ? resourcesFromList(claim.status.capacity) : maxCapacity(options, pool.limits)) : undefined;
     if (claim.metadata.deletionTimestamp) return { version, context, limitUsage, capacity: undefined };
@@ -1399,19 +1426,11 @@ function specKey(nodeClass: AzureFlexNodeClass): string {
   return key;
 }
 
-function claimVersion(claim: NodeClaim): string {
-  return `${claim.metadata.uid}@${objectVersion(claim)}`;
-}
-
-const objectIds = new WeakMap<object, number>();
-let nextObjectId = 1;
-
-function objectVersion(o: { metadata: { resourceVersion?: string } }): string {
-  const rv = o.metadata.resourceVersion;
-  if (rv !== undefined) return rv;
-  let id = objectIds.get(o);
-  if (id === undefined) objectIds.set(o, (id = nextObjectId++));
-  return `#${id}`;
+/** Writers replace a NodeClaim and the API server bumps its resourceVersion; one without is known by identity only. */
+function sameVersion(state: ExistingClaimState, claim: NodeClaim): boolean {
+  const v = state.version;
+  const rv = claim.metadata.resourceVersion;
+  return v.uid === claim.metadata.uid && v.resourceVersion === rv && (rv !== undefined || v.object === claim);
 }
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {

@@ -87,6 +87,8 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     }
   });
   if (step.reverse) claims.reverse();
+  // The same list while no bound pod changed, as the provisioner hands it while its pod cache is unchanged.
+  const boundList = world.versioned('bound', bound.map((p) => p.metadata.resourceVersion), () => ({ metadata: { uid: '' }, pods: bound }), { ...step, copies: false });
   const daemon = world.versioned('daemon', step.daemonCpu, () => makePod('ds-abcde', { ownerKind: 'DaemonSet', requests: { cpu: step.daemonCpu, memory: '64Mi' }, tolerations: [GPU_TOLERATION] }), step);
   const pending = world.versioned('pending', null, () => ({ metadata: { uid: '' }, pods: [
     ...Array.from({ length: 6 }, (_, i) => makePod(`web-${i}`, { requests: { cpu: '1', memory: '2Gi' } })),
@@ -99,7 +101,7 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     nodeClasses: [nodeClass],
     instanceTypes: STATIC_INSTANCE_TYPES.filter((t) => t.name !== step.dropType),
     existingNodeClaims: claims,
-    boundPods: bound,
+    boundPods: boundList.pods,
     daemonSetPods: [daemon],
     isOfferingUnavailable: () => false,
     ...(memo ? { memo } : {}),
