@@ -163,6 +163,8 @@ export class Provisioner {
   private readonly memo = new SchedulingMemo();
   private running: Promise<void> | undefined;
   private lastPods: { version: string; view: PodsView } | undefined;
+  /** What the last NodePool status sync that failed nothing read (see plan). */
+  private lastStatusKey: string | undefined;
 
   constructor(options: ProvisionerOptions) {
     this.options = options;
@@ -275,18 +277,26 @@ export class Provisioner {
     }
     // Events are only ever sent for pending pods, so with the same pending pods there is nothing to forget.
     if (!fromPods.reused) this.forgetEventsOfGonePods(pending);
-    const status = await syncNodePoolStatus({
-      cluster: this.cluster,
-      now: this.clock.now(),
-      pools: flexPools,
-      nodeClaims: [...nodeClaims, ...created],
-      nodeClasses,
-      instanceTypes,
-      passIssues,
-      log: this.log,
-      warned: this.warnedPools,
-    });
-    this.failures += status.failures;
+    // NodePool status reads NodePools, NodeClasses, NodeClaims and the catalog, not pods: a
+    // pass where only pods moved would compute what the last sync wrote (or found) again.
+    const statusKey = versions !== undefined && created.length === 0 && passIssues.size === 0
+      ? `${versions[PLANNED_KINDS.indexOf('nodePools')]},${versions[PLANNED_KINDS.indexOf('nodeClasses')]},${versions[PLANNED_KINDS.indexOf('nodeClaims')]}|${inputsKey(instanceTypes, nodeClaims.slice(listedNodeClaims.length))}`
+      : undefined;
+    if (statusKey === undefined || statusKey !== this.lastStatusKey) {
+      const status = await syncNodePoolStatus({
+        cluster: this.cluster,
+        now: this.clock.now(),
+        pools: flexPools,
+        nodeClaims: [...nodeClaims, ...created],
+        nodeClasses,
+        instanceTypes,
+        passIssues,
+        log: this.log,
+        warned: this.warnedPools,
+      });
+      this.failures += status.failures;
+      this.lastStatusKey = status.failures === 0 ? statusKey : undefined;
+    }
     // A plan that created nothing and failed nothing would be made again from the same inputs.
     if (this.failures === failuresBefore && created.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
