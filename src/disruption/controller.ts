@@ -29,7 +29,8 @@ import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, ty
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { durationOrNever } from './duration.js';
 import { PodChurnTracker } from './emptiness.js';
-import { DisruptionFacts, type NodeClaimFacts, type PodSetFacts, type PodsOnNode } from './facts.js';
+import { DisruptionFacts, type NodeClaimFacts, type PodSetFacts } from './facts.js';
+import { PodIndex } from './pod-index.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
@@ -55,13 +56,6 @@ export interface DisruptionControllerOptions {
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
   /** Observer (src/metrics): a NodeClaim was deleted for this decision. */
   onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string) => void;
-}
-
-interface PodIndex {
-  version: string | undefined;
-  byNode: Map<string, PodsOnNode>;
-  /** Some pod waits for capacity (the provisioner's definition). */
-  provisionable: boolean;
 }
 
 interface Consolidation {
@@ -135,8 +129,9 @@ export class DisruptionController {
   private readonly churn = new PodChurnTracker();
   private readonly facts = new DisruptionFacts();
   private quiet: QuietPass | undefined;
-  /** The pods list indexed by node, kept while the pods cache shows the same. */
-  private podIndex: PodIndex | undefined;
+  /** The pods by node, brought up to date with each pass's list (unless the pods cache shows the same). */
+  private readonly podIndex = new PodIndex();
+  private podIndexVersion: string | undefined;
 
   constructor(private readonly options: DisruptionControllerOptions) {}
 
@@ -170,13 +165,16 @@ export class DisruptionController {
       const node = claim.status.nodeName ? undefined : nodeOf(claim);
       return node ? { ...claim, status: { ...claim.status, nodeName: node.metadata.name } } : claim;
     });
-    const podIndex = this.podIndexOf(pods, versions[WATCHED_KINDS.indexOf('pods')]);
+    const podsVersion = versions[WATCHED_KINDS.indexOf('pods')];
+    if (podsVersion === undefined || podsVersion !== this.podIndexVersion) this.podIndex.update(pods);
+    this.podIndexVersion = podsVersion;
+    const podIndex = this.podIndex;
     const views = new Map<string, ClaimView>();
     for (const claim of nodeClaims) {
       const node = nodeOf(claim);
       const nodeFacts = node && facts.node(node);
       const claimFacts = facts.nodeClaim(claim);
-      const podFacts = facts.podSet(node?.metadata.name ?? '', node && podIndex.byNode.get(node.metadata.name));
+      const podFacts = facts.podSet(node?.metadata.name ?? '', node && podIndex.onNode(node.metadata.name));
       views.set(claim.metadata.name, {
         node,
         ready: nodeFacts?.ready ?? false,
@@ -297,12 +295,20 @@ export class DisruptionController {
     // Underutilisation only when nothing is pending: pending pods are about to claim the
     // spare capacity the simulation would otherwise count on.
     let consolidation: Consolidation = { intents: [], simulations: 0 };
-    if (!podIndex.provisionable && poolViews.some((v) => v.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized')) {
+    if (!podIndex.anyProvisionable && poolViews.some((v) => v.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized')) {
       // Pods on zonal disks may only move where their volumes can follow (Karpenter's volume topology).
       const volumes = VolumeTopology.needed(pods) ? await this.volumeTopology() : undefined;
+      // In the list's order, which the scheduling simulation's tie-breaks follow.
+      const podsByNode = new Map<string, Pod[]>();
+      for (const pod of pods) {
+        if (!pod.spec.nodeName) continue;
+        let list = podsByNode.get(pod.spec.nodeName);
+        if (!list) podsByNode.set(pod.spec.nodeName, (list = []));
+        list.push(pod);
+      }
       const podsByClaim = new Map(nodeClaims.map((c) => {
         const node = viewOf(c).node;
-        return [c.metadata.name, (node && podIndex.byNode.get(node.metadata.name)?.pods) ?? []];
+        return [c.metadata.name, (node && podsByNode.get(node.metadata.name)) ?? []];
       }));
       consolidation = this.consolidateUnderutilized(poolViews, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
     }
@@ -321,25 +327,6 @@ export class DisruptionController {
     if (now >= quiet.dueAt || specs !== quiet.specs) return false;
     for (let i = 0; i < versions.length; i++) if (versions[i] === undefined || versions[i] !== quiet.versions[i]) return false;
     return quiet.scheduled.every(({ budget, active }) => isBudgetActive(budget, now) === active);
-  }
-
-  /** Pods by node name, and whether any waits for capacity: rebuilt only when the pods cache moved. */
-  private podIndexOf(pods: readonly Pod[], version: string | undefined): PodIndex {
-    if (version !== undefined && this.podIndex?.version === version) return this.podIndex;
-    const byNode = new Map<string, PodsOnNode>();
-    let provisionable = false;
-    for (const pod of pods) {
-      const nodeName = pod.spec.nodeName;
-      if (!nodeName) {
-        provisionable ||= isProvisionable(pod);
-        continue;
-      }
-      let onNode = byNode.get(nodeName);
-      if (!onNode) byNode.set(nodeName, (onNode = { pods: [], versions: [] }));
-      onNode.pods.push(pod);
-      onNode.versions.push(pod.metadata.resourceVersion);
-    }
-    return (this.podIndex = { version, byNode, provisionable });
   }
 
   private async unmark(name: string): Promise<void> {

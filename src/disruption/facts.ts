@@ -3,14 +3,15 @@
  * every pass: a 1,000-node fleet re-derived its pod sets, do-not-disrupt pods, expiry and drift
  * 120 times an hour while almost nothing changed. An object's facts are keyed by its
  * resourceVersion, which the API server bumps on every write (the informer port hands out
- * copies, so object identity would not do); a node's pod facts by the versions of its pods,
- * in order. An object without a resourceVersion is never cached.
+ * copies, so object identity would not do); a node's pod facts by its PodIndex version. An
+ * object without a resourceVersion is never cached.
  */
 import type { AzureFlexNodeClass, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { nodeClaimDoNotDisruptReason, nodeDoNotDisruptReason, podDoNotDisruptReason } from './do-not-disrupt.js';
 import { driftReason, type DriftReason } from './drift.js';
 import { isReschedulable, reschedulableSignature } from './emptiness.js';
 import { expiresAt } from './expiration.js';
+import type { PodsOnNode } from './pod-index.js';
 import { nodeClassHash } from '../controllers/nodeclass/hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 
@@ -40,21 +41,15 @@ export interface PodSetFacts {
   doNotDisrupt: string | undefined;
 }
 
-/** A node's pods in list order, with their resourceVersions (gathered in the same walk over the pods). */
-export interface PodsOnNode {
-  pods: Pod[];
-  versions: Array<string | undefined>;
-}
-
 const NO_PODS: PodSetFacts = { reschedulable: 0, signature: '', doNotDisrupt: undefined };
 
 /** A value per key, kept while the version it was computed for is current. */
 class VersionMemo<V> {
-  private readonly entries = new Map<string, { version: string; value: V; pass: number }>();
+  private readonly entries = new Map<string, { version: string | number; value: V; pass: number }>();
   private pass = 0;
   private touched = 0;
 
-  get(key: string, version: string | undefined, compute: () => V): V {
+  get(key: string, version: string | number | undefined, compute: () => V): V {
     if (version === undefined) return compute();
     let entry = this.entries.get(key);
     if (entry?.version !== version) this.entries.set(key, (entry = { version, value: compute(), pass: -1 }));
@@ -78,7 +73,7 @@ export class DisruptionFacts {
   private readonly nodes = new VersionMemo<NodeFacts>();
   private readonly pools = new VersionMemo<string>();
   private readonly drift = new VersionMemo<DriftReason | undefined>();
-  private readonly podSets = new VersionMemo<{ onNode: PodsOnNode; facts: PodSetFacts }>();
+  private readonly podSets = new VersionMemo<PodSetFacts>();
 
   nodeClaim(claim: NodeClaim): NodeClaimFacts {
     return this.claims.get(claim.metadata.name, claim.metadata.resourceVersion, () => ({
@@ -110,13 +105,8 @@ export class DisruptionFacts {
 
   /** Facts of the pods bound to `nodeName`, recomputed when one of them changed. */
   podSet(nodeName: string, onNode: PodsOnNode | undefined): PodSetFacts {
-    if (!onNode || onNode.pods.length === 0) return NO_PODS;
-    const entry = this.podSets.get(nodeName, '', () => ({ onNode, facts: podSetFacts(onNode.pods) }));
-    if (entry.onNode !== onNode) {
-      if (!sameVersions(entry.onNode.versions, onNode.versions)) entry.facts = podSetFacts(onNode.pods);
-      entry.onNode = onNode;
-    }
-    return entry.facts;
+    if (!onNode || onNode.pods.size === 0) return NO_PODS;
+    return this.podSets.get(nodeName, onNode.version, () => podSetFacts([...onNode.pods]));
   }
 
   /** Ends a pass, forgetting objects that were not asked about in it (they are gone). */
@@ -127,12 +117,6 @@ export class DisruptionFacts {
     this.drift.endPass();
     this.podSets.endPass();
   }
-}
-
-function sameVersions(a: ReadonlyArray<string | undefined>, b: ReadonlyArray<string | undefined>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] === undefined || a[i] !== b[i]) return false;
-  return true;
 }
 
 function podSetFacts(pods: readonly Pod[]): PodSetFacts {
