@@ -5,12 +5,13 @@ import { createNicMachine, type NicMachine, type NicObservation, type NicOwner }
 import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../machines/nodeclaim.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
-import type { NodeClaim } from '../ports/cluster.js';
-import type { ResourceRef } from '../ports/azure.js';
+import type { Node, NodeClaim } from '../ports/cluster.js';
+import type { ResourceRef, Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
 import { Effects, PROVIDER_ID_PREFIX, refFromId } from './effects.js';
 import { stateName } from './event-log.js';
-import { ArmView, createdAtTag, listArm, observeCluster, vmAttemptAt, worldOf, type ClusterView, type WorldView } from './world.js';
+import { ArmView, ClusterObserver, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
+import { DirtyActors } from './dirty.js';
 import { gateArm } from './arm-gate.js';
 import { notInitializedReason } from './registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
@@ -65,6 +66,14 @@ export class Runtime {
   private readonly armView: ArmView;
   /** Per actor, the inputs its last observation was built from: unchanged inputs, nothing to build. */
   private readonly lastInputs = new WeakMap<object, unknown[]>();
+  /** The cluster as last looked at, and what changed since the look before. */
+  private readonly clusterObserver: ClusterObserver;
+  /** The actors whose inputs may have changed since they were last looked at (see DirtyActors). */
+  private readonly dirty = new DirtyActors();
+  /** NIC name → owning NodeClaim, for one pass's NodeClaims map (rebuilt when that map is). */
+  private owners: { of: Map<string, NodeClaim>; byNic: Map<string, NodeClaim> } | undefined;
+  /** NodeClaims whose VM create is in flight or Creating, as last looked at (refreshPending's candidates). */
+  private readonly pendingVms = new Set<string>();
   private resyncing = false;
   private resyncRequested = false;
   private resyncCount = 0;
@@ -76,6 +85,7 @@ export class Runtime {
 
   constructor(deps: RuntimeDeps) {
     this.armView = new ArmView(deps.config.clusterName);
+    this.clusterObserver = new ClusterObserver(deps.cluster, deps.clock);
     this.deps = { ...deps, arm: this.armView.observing(gateArm(deps.arm, deps.clock, deps.isLeader), deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
@@ -201,7 +211,8 @@ export class Runtime {
     if (this.resyncing || this.stopped) return;
     this.resyncing = true;
     try {
-      const cluster = await observeCluster(this.deps);
+      const { view: cluster, changes } = await this.clusterObserver.observe();
+      this.noteClusterChanges(cluster, changes);
       let full = this.armView.listedAt === undefined || cluster.at - this.armView.listedAt >= FULL_LIST_MS;
       if (full) {
         const disks = this.resyncCount++ % DISK_SWEEP_EVERY === 0;
@@ -215,19 +226,46 @@ export class Runtime {
         if (listed) this.armView.install(listed, cluster.at);
         full = listed !== undefined;
       } else {
+        this.noteArmChanges();
         await this.refreshPending(cluster);
       }
       if (this.stopped) return;
       const world = worldOf(cluster, this.armView);
       this.world = world;
-      this.reconcileNodeClaims(world);
+      this.noteArmChanges();
+      const all = this.dirty.all;
+      this.reconcileNodeClaims(world, all);
       if (!this.legacy) {
-        this.reconcileNics(world);
+        this.reconcileNics(world, all);
         if (full) this.collectGarbage(world);
+      } else {
+        this.dirty.nics.clear();
       }
+      this.dirty.all = false;
     } finally {
       this.resyncing = false;
     }
+  }
+
+  /** NodeClaims (and their NICs) that changed, and the NodeClaims reading a Node that changed, are looked at. */
+  private noteClusterChanges(cluster: ClusterView, changes: ClusterChanges): void {
+    if (changes.all) this.dirty.all = true;
+    for (const name of changes.nodeClaims) {
+      if (cluster.nodeClaims.has(name)) this.dirty.claimChanged(name);
+      else {
+        this.dirty.claimGone(name);
+        this.pendingVms.delete(name);
+      }
+    }
+    for (const pid of changes.nodes) this.dirty.nodeChanged(pid);
+  }
+
+  /** The actors fed by the ARM view entries that changed are looked at. */
+  private noteArmChanges(): void {
+    const changes = this.armView.takeChanges();
+    if (changes.all) this.dirty.all = true;
+    for (const vm of changes.vms) this.dirty.vmChanged(vm);
+    for (const nic of changes.nics) this.dirty.nicChanged(nic);
   }
 
   /**
@@ -243,13 +281,14 @@ export class Runtime {
     const vms: ResourceRef[] = [];
     const nics: ResourceRef[] = [];
     const scopeOf = (nc: NodeClaim) => cluster.nodeClasses.get(nc.spec.nodeClassRef.name)?.spec;
+    // Only a NodeClaim that was pending when last looked at, or changed since, can be pending now.
+    const all = this.dirty.all;
     for (const [name, nc] of cluster.nodeClaims) {
-      const attemptAt = vmAttemptAt(nc);
-      if (attemptAt === undefined || nc.metadata.deletionTimestamp !== undefined) continue;
+      if (!all && !this.pendingVms.has(name) && !this.dirty.claims.has(name)) continue;
       const vmName = vmNameFor(name);
       const vm = this.armView.vms.get(vmName);
-      if (vm ? vm.provisioningState !== 'Creating' : !this.creatingVm(name)) continue;
-      if (now - Math.max(attemptAt, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;
+      if (!this.notePendingVm(name, nc, vm)) continue;
+      if (now - Math.max(vmAttemptAt(nc)!, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;
       const spec = scopeOf(nc);
       if (spec) vms.push({ subscriptionId: spec.subscriptionID, resourceGroup: spec.resourceGroup, name: vmName });
     }
@@ -273,24 +312,55 @@ export class Runtime {
     }
   }
 
+  /** Whether the NodeClaim waits on ARM for its VM: a create in flight, or a VM still Creating (kept in pendingVms). */
+  private notePendingVm(name: string, nc: NodeClaim, vm: Vm | undefined): boolean {
+    const pending =
+      vmAttemptAt(nc) !== undefined && nc.metadata.deletionTimestamp === undefined && (vm ? vm.provisioningState === 'Creating' : this.creatingVm(name));
+    if (pending) this.pendingVms.add(name);
+    else this.pendingVms.delete(name);
+    return pending;
+  }
+
   /** Whether the NodeClaim's actor has a VM PUT out (its answer comes when ARM's create ends, minutes later). */
   private creatingVm(nodeClaim: string): boolean {
     const actor = this.claims.get(nodeClaim);
     return actor !== undefined && stateName(actor.getSnapshot().value) === 'launching.creating-vm';
   }
 
-  private reconcileNodeClaims(world: WorldView): void {
+  /**
+   * NodeClaim actors: each one whose inputs may have changed (see DirtyActors; every one
+   * when `all`) is observed, in the cluster's order, and spawned if it has no actor. Marks
+   * made during the walk (an actor's event moved another) are taken here if that NodeClaim
+   * is still ahead, and by the next pass otherwise, as a walk over all of them would.
+   */
+  private reconcileNodeClaims(world: WorldView, all: boolean): void {
+    const dirty = this.dirty.claims;
     for (const [name, nc] of world.nodeClaims) {
+      if (!all && !dirty.has(name)) continue;
+      dirty.delete(name);
       const actor = this.claims.get(name);
-      const vm = world.vms.get(vmNameFor(name));
-      const inputs = [nc, vm, world.nics.has(nicNameFor(name)), this.nodeOf(world, nc, vm)];
-      if (actor && this.sameInputs(actor, inputs)) continue;
-      const observed = this.observeNodeClaim(world, nc);
-      if (actor) this.observe(actor, observed);
-      else this.spawnNodeClaim(name, observed);
+      const vmName = vmNameFor(name);
+      const nicName = nicNameFor(name);
+      const vm = world.vms.get(vmName);
+      const pid = providerIdOf(nc, vm);
+      this.dirty.claimReads(name, vmName, nicName, pid);
+      const node = pid === undefined ? undefined : world.nodesByProviderId.get(pid);
+      const inputs = [nc, vm, world.nics.has(nicName), node];
+      if (!actor || !this.sameInputs(actor, inputs)) {
+        const observed = this.observeNodeClaim(world, nc, vm, node);
+        if (actor) this.observe(actor, observed);
+        else this.spawnNodeClaim(name, observed);
+      }
+      this.notePendingVm(name, nc, vm);
     }
     const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
-    for (const [name, actor] of this.claims) if (!world.nodeClaims.has(name)) this.observe(actor, gone);
+    for (const [name, actor] of this.claims) {
+      if (world.nodeClaims.has(name) || (!all && !dirty.has(name))) continue;
+      dirty.delete(name);
+      this.observe(actor, gone);
+    }
+    // A mark for a name with neither an object nor an actor has nothing left to look at.
+    for (const name of dirty) if (!world.nodeClaims.has(name) && !this.claims.has(name)) dirty.delete(name);
   }
 
   /**
@@ -304,16 +374,8 @@ export class Runtime {
     return last !== undefined && last.length === inputs.length && last.every((v, i) => v === inputs[i]);
   }
 
-  private nodeOf(world: WorldView, nc: NodeClaim, vm: { id: string } | undefined): unknown {
-    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
-    return pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
-  }
-
-  private observeNodeClaim(world: WorldView, nc: NodeClaim): NodeClaimObservation {
+  private observeNodeClaim(world: WorldView, nc: NodeClaim, vm: Vm | undefined, node: Node | undefined): NodeClaimObservation {
     const name = nc.metadata.name;
-    const vm = world.vms.get(vmNameFor(name));
-    const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
-    const node = pid ? world.nodesByProviderId.get(pid.toLowerCase()) : undefined;
     // "ready" for the machine means initialized as Karpenter has it: Ready, registration
     // taint and startup taints gone, requested extended resources allocatable.
     const ready = node ? notInitializedReason(nc, node) === undefined : false;
@@ -336,28 +398,46 @@ export class Runtime {
    * a restarted controller's first list must not wait for the next list to adopt it). The
    * actor's own GETs decide what the view cannot (gone, detached, reservation over).
    */
-  private reconcileNics(world: WorldView): void {
-    const owners = new Map<string, NodeClaim>();
-    for (const nc of world.nodeClaims.values()) owners.set(nicNameFor(nc.metadata.name), nc);
+  private reconcileNics(world: WorldView, all: boolean): void {
+    const owners = this.ownersOf(world);
+    const dirty = this.dirty.nics;
     for (const [name, nic] of world.nics) {
+      if (!all && !dirty.has(name)) continue;
+      dirty.delete(name);
       const owner = owners.get(name);
       const actor = this.nics.get(name);
       if (actor) {
-        const inputs = [nic, world.attachedNicIds.has(nic.id.toLowerCase()), owner, owner && this.lastVmAttempt(owner)];
+        const inputs = [nic, world.isAttached(nic), owner, owner && this.lastVmAttempt(owner)];
         if (!this.sameInputs(actor, inputs)) this.observe(actor, this.observeNic(world, name, owner));
         continue;
       }
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
       // 404 that follows); if that delete fails, ARM shows the NIC settled again and one is spawned.
       if (nic.provisioningState === 'Deleting') continue;
-      // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace period.
+      // An ownerless NIC may belong to a NodeClaim created after our list: wait out the grace
+      // period (looked at on every pass until then: time is the input that changes).
       const createdAt = createdAtTag(nic.tags) ?? 0;
-      if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) continue;
+      if (!owner && world.at - createdAt < this.deps.config.orphanGraceMs) {
+        dirty.add(name);
+        continue;
+      }
       this.spawnNic(name, this.observeNic(world, name, owner));
     }
     for (const [name, actor] of this.nics) {
-      if (!world.nics.has(name)) this.observe(actor, this.observeNic(world, name, owners.get(name)));
+      if (world.nics.has(name) || (!all && !dirty.has(name))) continue;
+      dirty.delete(name);
+      this.observe(actor, this.observeNic(world, name, owners.get(name)));
     }
+    for (const name of dirty) if (!world.nics.has(name) && !this.nics.has(name)) dirty.delete(name);
+  }
+
+  /** NIC name → the NodeClaim that owns it (the later one in the cluster's order, should two names map to one NIC). */
+  private ownersOf(world: WorldView): Map<string, NodeClaim> {
+    if (this.owners?.of === world.nodeClaims) return this.owners.byNic;
+    const byNic = new Map<string, NodeClaim>();
+    for (const nc of world.nodeClaims.values()) byNic.set(nicNameFor(nc.metadata.name), nc);
+    this.owners = { of: world.nodeClaims, byNic };
+    return byNic;
   }
 
   /**
@@ -390,7 +470,7 @@ export class Runtime {
     if (owner) ownerState = owner.metadata.deletionTimestamp ? 'releasing' : 'wants';
     return {
       exists: nic !== undefined,
-      attached: nic !== undefined && world.attachedNicIds.has(nic.id.toLowerCase()),
+      attached: nic !== undefined && world.isAttached(nic),
       owner: ownerState,
       reservedUntil: attemptAt === undefined ? undefined : attemptAt + NIC_RESERVATION_MS,
     };
@@ -440,9 +520,15 @@ export class Runtime {
       if (this.legacy) this.legacy.onVmFailed(e.nic);
       else this.nics.get(e.nic)?.send({ type: 'VM_FAILED', reservedUntil: e.reservedUntil });
     });
+    const trace = this.tracer(`nodeclaim/${name}`, actor);
     actor.subscribe({
-      next: this.tracer(`nodeclaim/${name}`, actor),
+      // Its state and context are inputs of its own observation and of its NIC's.
+      next: (snapshot) => {
+        this.dirty.claimChanged(name);
+        trace(snapshot);
+      },
       complete: () => {
+        this.dirty.claimChanged(name);
         if (this.claims.get(name) !== actor) return;
         this.claims.delete(name);
         this.nicOwners.delete(nicNameFor(name));
@@ -459,9 +545,14 @@ export class Runtime {
     actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
     actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));
     actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
+    const trace = this.tracer(`nic/${name}`, actor);
     actor.subscribe({
-      next: this.tracer(`nic/${name}`, actor),
+      next: (snapshot) => {
+        this.dirty.nics.add(name);
+        trace(snapshot);
+      },
       complete: () => {
+        this.dirty.nics.add(name);
         if (this.nics.get(name) === actor) this.nics.delete(name);
       },
       error: (err) => this.log(`nic/${name}`, 'actor-error', String(err)),
@@ -550,6 +641,18 @@ export class Runtime {
     });
     this.timers.add(id);
   }
+}
+
+/** Lowercased providerIDs, once per object (cluster and ARM objects are replaced on change, never changed). */
+const providerIds = new WeakMap<object, string>();
+
+/** The providerID the NodeClaim's Node has: the one in its status, else its VM's, lowercased. */
+function providerIdOf(nc: NodeClaim, vm: Vm | undefined): string | undefined {
+  const from = nc.status.providerID != null ? nc : vm;
+  if (from === undefined) return undefined;
+  let pid = providerIds.get(from);
+  if (pid === undefined) providerIds.set(from, (pid = (nc.status.providerID ?? PROVIDER_ID_PREFIX + vm!.id).toLowerCase()));
+  return pid;
 }
 
 function conditionTrue(nc: NodeClaim, type: string): boolean {

@@ -1,6 +1,6 @@
 import { TAG, nameFromArmId } from '../azure/naming.js';
 import type { AzurePort, Disk, Nic, ResourceGroupScope, Vm } from '../ports/azure.js';
-import type { AzureFlexNodeClass, Node, NodeClaim } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { RuntimeDeps } from './deps.js';
 import { ANNOTATION_VM_ATTEMPT_AT, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
@@ -14,8 +14,8 @@ export interface WorldView {
   nics: Map<string, Nic>;
   vms: Map<string, Vm>;
   disks: Map<string, Disk> | undefined;
-  /** Lowercased NIC ids referenced by a VM. */
-  attachedNicIds: Set<string>;
+  /** Whether a VM in the view uses the NIC. */
+  isAttached(nic: Nic): boolean;
 }
 
 export function ownsNodeClaim(nc: NodeClaim): boolean {
@@ -51,26 +51,126 @@ export interface ClusterView {
 /** Lowercased providerIDs, once per Node object (informers replace objects on change). */
 const lowerProviderIds = new WeakMap<Node, string>();
 
-export async function observeCluster(deps: RuntimeDeps): Promise<ClusterView> {
-  const { cluster } = deps;
-  const nodeClaimList = await cluster.listNodeClaims();
-  const nodeClassList = await cluster.listNodeClasses();
-  const nodeList = await cluster.listNodes();
-  const nodesByProviderId = new Map<string, Node>();
-  for (const n of nodeList) {
-    if (!n.spec.providerID) continue;
-    let pid = lowerProviderIds.get(n);
-    if (pid === undefined) lowerProviderIds.set(n, (pid = n.spec.providerID.toLowerCase()));
-    nodesByProviderId.set(pid, n);
+/** What changed in the cluster since the previous look (names and providerIDs, added, replaced or gone). */
+export interface ClusterChanges {
+  /** Every NodeClaim name is to be taken as changed (the first look). */
+  all: boolean;
+  nodeClaims: string[];
+  /** Lowercased providerIDs whose Node changed. */
+  nodes: string[];
+}
+
+/**
+ * Looks at the cluster on every pass and says what changed since the last look, so the
+ * runtime's per-actor work follows the changes rather than the cluster's size. A kind whose
+ * cache shows what it showed last time (its cacheVersion, or else the same objects listed)
+ * keeps its map. An object whose resourceVersion is unchanged is the object seen before
+ * (ports that copy what they list, like the API server's informer port, show a new copy on
+ * every list).
+ */
+export class ClusterObserver {
+  private view: ClusterView | undefined;
+  private readonly seen: { [K in 'nodeClaims' | 'nodes' | 'nodeClasses']?: { version: string | undefined; list: unknown[] } } = {};
+
+  constructor(
+    private readonly cluster: ClusterPort,
+    private readonly clock: { now(): number },
+  ) {}
+
+  async observe(): Promise<{ view: ClusterView; changes: ClusterChanges }> {
+    const { cluster } = this;
+    const before = this.view;
+    const changes: ClusterChanges = { all: before === undefined, nodeClaims: [], nodes: [] };
+    const nodeClaimList = await this.listIfChanged('nodeClaims', () => cluster.listNodeClaims());
+    const nodeClassList = await this.listIfChanged('nodeClasses', () => cluster.listNodeClasses());
+    const nodeList = await this.listIfChanged('nodes', () => cluster.listNodes());
+    let nodeClaims = before?.nodeClaims;
+    if (!nodeClaims || nodeClaimList) {
+      nodeClaims = new Map<string, NodeClaim>();
+      for (const listed of nodeClaimList ?? []) {
+        if (!ownsNodeClaim(listed)) continue;
+        const nc = unchanged(before?.nodeClaims.get(listed.metadata.name), listed);
+        nodeClaims.set(nc.metadata.name, nc);
+      }
+      if (before) diffInto(changes.nodeClaims, before.nodeClaims, nodeClaims);
+    }
+    let nodesByProviderId = before?.nodesByProviderId;
+    if (!nodesByProviderId || nodeList) {
+      nodesByProviderId = new Map<string, Node>();
+      for (const n of nodeList ?? []) {
+        if (!n.spec.providerID) continue;
+        let pid = lowerProviderIds.get(n);
+        if (pid === undefined) lowerProviderIds.set(n, (pid = n.spec.providerID.toLowerCase()));
+        nodesByProviderId.set(pid, unchanged(before?.nodesByProviderId.get(pid), n));
+      }
+      if (before) diffInto(changes.nodes, before.nodesByProviderId, nodesByProviderId);
+    }
+    let nodeClasses = before?.nodeClasses;
+    if (!nodeClasses || nodeClassList) nodeClasses = new Map((nodeClassList ?? []).map((nc) => [nc.metadata.name, nc]));
+    this.view = { at: this.clock.now(), nodeClaims, nodeClasses, nodesByProviderId };
+    return { view: this.view, changes };
   }
-  const nodeClaims = new Map<string, NodeClaim>();
-  for (const nc of nodeClaimList) if (ownsNodeClaim(nc)) nodeClaims.set(nc.metadata.name, nc);
-  return {
-    at: deps.clock.now(),
-    nodeClaims,
-    nodeClasses: new Map(nodeClassList.map((nc) => [nc.metadata.name, nc])),
-    nodesByProviderId,
-  };
+
+  /** The kind's list, or undefined when the cache shows what it showed at the last look. */
+  private async listIfChanged<T>(kind: 'nodeClaims' | 'nodes' | 'nodeClasses', list: () => Promise<T[]>): Promise<T[] | undefined> {
+    const last = this.seen[kind];
+    const version = this.cluster.cacheVersion?.(kind);
+    if (last && version !== undefined && version === last.version) return undefined;
+    const listed = await list();
+    this.seen[kind] = { version, list: listed };
+    return last && sameList(last.list, listed) ? undefined : listed;
+  }
+}
+
+/** Deep equality of JSON-like values (ARM answers: records, arrays, strings, numbers). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (!sameJson(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) n--;
+  return n === 0;
+}
+
+function sameList<T>(a: readonly T[] | undefined, b: readonly T[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The object seen before when the listed one is the same resourceVersion of it. */
+function unchanged<T extends { metadata: { resourceVersion?: string; uid?: string } }>(before: T | undefined, listed: T): T {
+  if (!before || before === listed) return listed;
+  const rv = listed.metadata.resourceVersion;
+  return rv !== undefined && rv === before.metadata.resourceVersion && listed.metadata.uid === before.metadata.uid ? before : listed;
+}
+
+/** Keys added, replaced or removed between two maps. */
+function diffInto<V>(out: string[], before: Map<string, V>, after: Map<string, V>): void {
+  for (const [k, v] of after) if (before.get(k) !== v) out.push(k);
+  for (const k of before.keys()) if (!after.has(k)) out.push(k);
+}
+
+/**
+ * NIC and VM names whose view entry changed (a NIC also when a VM started or stopped
+ * referencing it); `all` after a list replaced the view.
+ */
+export interface ArmChanges {
+  all: boolean;
+  nics: Set<string>;
+  vms: Set<string>;
 }
 
 /**
@@ -90,6 +190,14 @@ export class ArmView {
   listedAt: number | undefined;
   /** When each `nic/…`, `vm/…` or `disk/…` entry was last learned from an answer (present or absent). */
   private readonly learnedAt = new Map<string, number>();
+  /** NIC and VM entries added, replaced or removed since the runtime last took them (see takeChanges). */
+  private changes: ArmChanges = { all: true, nics: new Set(), vms: new Set() };
+  /** Per lowercased NIC id, how many VMs in the view reference it. */
+  private readonly vmRefs = new Map<string, number>();
+  /** Per lowercased NIC id, the NIC's name in the view. */
+  private readonly nicByLowerId = new Map<string, string>();
+  /** Per VM name, the NICs in the view that name it as their VM. */
+  private readonly nicsNamingVm = new Map<string, Set<string>>();
 
   constructor(private readonly clusterName: string) {}
 
@@ -118,7 +226,23 @@ export class ArmView {
     }
   }
 
+  /** What changed since the last call: the runtime re-observes the actors those entries feed. */
+  takeChanges(): ArmChanges {
+    const taken = this.changes;
+    this.changes = { all: false, nics: new Set(), vms: new Set() };
+    return taken;
+  }
+
+  /** Whether a VM in the view uses the NIC: one references it, or the NIC names one as its VM. */
+  isAttached(nic: Nic): boolean {
+    if ((this.vmRefs.get(lowerIdOf(nic)) ?? 0) > 0) return true;
+    return !!nic.virtualMachineId && this.vms.has(nameFromArmId(nic.virtualMachineId));
+  }
+
   private replace<R extends { name: string; tags: Record<string, string> }>(kind: string, map: Map<string, R>, listed: R[], startedAt: number): void {
+    // Every actor it feeds is looked at again after a list (cheap: unchanged entries keep
+    // their objects, so most find `sameInputs`), as a level-triggered safety net.
+    if (kind !== 'disk') this.changes.all = true;
     const fresh = new Map<string, R>();
     for (const r of listed) if (r.tags[TAG.cluster] === this.clusterName) fresh.set(r.name, r);
     for (const [key, at] of this.learnedAt) {
@@ -134,16 +258,89 @@ export class ArmView {
         fresh.set(name, known);
       }
     }
+    // An entry the list shows as it was stays the same object: only real changes reach the actors.
+    for (const [name, r] of fresh) {
+      const known = map.get(name);
+      if (known !== undefined && known !== r && sameJson(known, r)) fresh.set(name, known);
+    }
+    const changed: Array<[string, R | undefined, R | undefined]> = [];
+    for (const [name, r] of fresh) if (map.get(name) !== r) changed.push([name, map.get(name), r]);
+    for (const [name, r] of map) if (!fresh.has(name)) changed.push([name, r, undefined]);
     map.clear();
     for (const [name, r] of fresh) map.set(name, r);
+    for (const [name, before, after] of changed) this.changed(kind, name, before, after);
+  }
+
+  private changed(kind: string, name: string, before: unknown, after: unknown): void {
+    if (kind === 'nic') this.nicChanged(name, before as Nic | undefined, after as Nic | undefined);
+    else if (kind === 'vm') this.vmChanged(name, before as Vm | undefined, after as Vm | undefined);
+  }
+
+  private indexVm(vm: Vm, delta: 1 | -1): void {
+    for (const id of lowerNicIdsOf(vm)) {
+      const refs = (this.vmRefs.get(id) ?? 0) + delta;
+      if (refs > 0) this.vmRefs.set(id, refs);
+      else this.vmRefs.delete(id);
+    }
+  }
+
+  private indexNic(name: string, nic: Nic, add: boolean): void {
+    const id = lowerIdOf(nic);
+    const vm = nic.virtualMachineId ? nameFromArmId(nic.virtualMachineId) : undefined;
+    if (add) {
+      this.nicByLowerId.set(id, name);
+      if (vm !== undefined) {
+        let naming = this.nicsNamingVm.get(vm);
+        if (!naming) this.nicsNamingVm.set(vm, (naming = new Set()));
+        naming.add(name);
+      }
+      return;
+    }
+    if (this.nicByLowerId.get(id) === name) this.nicByLowerId.delete(id);
+    const naming = vm === undefined ? undefined : this.nicsNamingVm.get(vm);
+    naming?.delete(name);
+    if (naming?.size === 0) this.nicsNamingVm.delete(vm!);
+  }
+
+  /**
+   * A VM entry changed: the NICs it referenced or references now, and those naming it as
+   * their VM, may have changed attachment (an input of their actors).
+   */
+  private vmChanged(name: string, before: Vm | undefined, after: Vm | undefined): void {
+    this.changes.vms.add(name);
+    const touched = (vm: Vm) => {
+      for (const id of lowerNicIdsOf(vm)) {
+        const nic = this.nicByLowerId.get(id);
+        if (nic !== undefined) this.changes.nics.add(nic);
+      }
+    };
+    if (before) {
+      this.indexVm(before, -1);
+      touched(before);
+    }
+    if (after) {
+      this.indexVm(after, 1);
+      touched(after);
+    }
+    for (const nic of this.nicsNamingVm.get(name) ?? []) this.changes.nics.add(nic);
+  }
+
+  private nicChanged(name: string, before: Nic | undefined, after: Nic | undefined): void {
+    this.changes.nics.add(name);
+    if (before) this.indexNic(name, before, false);
+    if (after) this.indexNic(name, after, true);
   }
 
   private note<R extends { tags: Record<string, string> }>(kind: string, map: Map<string, R> | undefined, name: string, value: R | undefined, at: number): void {
     if (!map) return;
     if (value && value.tags[TAG.cluster] !== this.clusterName) return;
     this.learnedAt.set(`${kind}/${name}`, at);
+    const had = map.get(name);
+    // An answer that shows the entry as it was changes nothing (keeps the object: see replace).
+    if (had === value || (had !== undefined && value !== undefined && sameJson(had, value))) return;
     if (value) map.set(name, value);
     else map.delete(name);
+    this.changed(kind, name, had, value);
   }
 
   /**
@@ -215,10 +412,23 @@ export async function listArm(deps: RuntimeDeps, nodeClasses: Iterable<AzureFlex
 
 /** One pass's world: the cluster as listed now, ARM as the view knows it. */
 export function worldOf(cluster: ClusterView, arm: ArmView): WorldView {
-  const attachedNicIds = new Set<string>();
-  for (const vm of arm.vms.values()) for (const id of vm.nicIds) attachedNicIds.add(id.toLowerCase());
-  for (const nic of arm.nics.values()) if (nic.virtualMachineId && arm.vms.has(nameFromArmId(nic.virtualMachineId))) attachedNicIds.add(nic.id.toLowerCase());
-  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, attachedNicIds };
+  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, isAttached: (nic) => arm.isAttached(nic) };
+}
+
+/** Lowercased ARM ids, once per object (ARM answers are new objects, never changed). */
+const lowerIds = new WeakMap<Nic, string>();
+const lowerNicIds = new WeakMap<Vm, string[]>();
+
+function lowerIdOf(nic: Nic): string {
+  let id = lowerIds.get(nic);
+  if (id === undefined) lowerIds.set(nic, (id = nic.id.toLowerCase()));
+  return id;
+}
+
+function lowerNicIdsOf(vm: Vm): string[] {
+  let ids = lowerNicIds.get(vm);
+  if (ids === undefined) lowerNicIds.set(vm, (ids = vm.nicIds.map((id) => id.toLowerCase())));
+  return ids;
 }
 
 /** Read on every resync for every NodeClaim and NIC; NodeClaim objects are replaced, never changed, so remembered per object. */

@@ -267,7 +267,9 @@ export class FakeCluster implements ClusterPort {
   }
 
   private stamp<T extends { metadata: { resourceVersion?: string } }>(obj: T): T {
-    obj.metadata.resourceVersion = String(++this.rv);
+    // A new metadata object: a write's spread copy shares the previous version's, and an
+    // object a reader holds must keep the resourceVersion it was read at.
+    obj.metadata = { ...obj.metadata, resourceVersion: String(++this.rv) };
     return obj;
   }
 
