@@ -7,7 +7,7 @@ const RUNS = 3;
  * quota-storm for 8 simulated hours with the offerings cache off (the provisioner retries
  * every ~10 s: ≥ 800 NodeClaims), median of 3; then the fleet world (~1,000 nodes, ~10,000
  * pods with hourly churn) for AZFLEX_BENCH_FLEET_HOURS simulated hours (default 24, the
- * issue's fleet day: about 4 CPU minutes; its armReadsPerHourSteadyState is the second half of
+ * issue's fleet day: about 2 CPU minutes; its armReadsPerHourSteadyState is the second half of
  * the run, so a run shorter than ~3 h measures the first ramp instead). Ratios are simulated
  * seconds (settling included) per wall second and per CPU second (the machine is shared, CPU
  * time is the steadier figure).
