@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PipelinePolicy, PipelineResponse } from '@azure/core-rest-pipeline';
-import { AzureError } from '../ports/azure.js';
+import { AzureError, type AzureErrorInfo } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
-import { parseRetryAfterSeconds } from './sdk-errors.js';
+import { armErrorDetails, parseRetryAfterSeconds, toAzureError } from './sdk-errors.js';
 
 /**
  * Long-running operations on the injected Clock. The SDK's `pollUntilDone` (and awaiting a
@@ -29,11 +29,16 @@ export function sleep(clock: Clock, ms: number): Promise<void> {
   });
 }
 
-/** The Retry-After of the last response an LRO saw, collected by `lroObserverPolicy`. */
+/**
+ * What the last response an LRO saw said beyond its status, collected by `lroObserverPolicy`:
+ * its Retry-After, and ARM's error.details[] when it was refused (the SDK's error drops them).
+ */
 class LroResponses {
   retryAfterSeconds: number | undefined;
+  errorDetails: AzureErrorInfo['details'];
   observe(response: PipelineResponse, nowMs: number): void {
     this.retryAfterSeconds = parseRetryAfterSeconds(response.headers, nowMs);
+    this.errorDetails = response.status >= 400 ? armErrorDetails(response.bodyAsText) : undefined;
   }
 }
 
@@ -69,12 +74,19 @@ export const DEFAULT_LRO_TIMING: LroTiming = { defaultPollMs: 10_000, minPollMs:
 
 /**
  * Starts an LRO with `start` (an SDK call returning its poller) and drives it to the end on
- * the clock. Resolves with the poller's result; rejects with whatever the SDK raised (the
- * caller maps it with toAzureError). Never awaits the poller itself: it is a thenable whose
- * `then` runs pollUntilDone on real timers.
+ * the clock. Resolves with the poller's result; rejects with an AzureError. Never awaits
+ * the poller itself: it is a thenable whose `then` runs pollUntilDone on real timers.
  */
 export async function driveLro<T>(clock: Clock, timing: LroTiming, what: string, start: () => LroPoller<T>): Promise<T | undefined> {
   const responses = new LroResponses();
+  try {
+    return await drive(clock, timing, what, start, responses);
+  } catch (err) {
+    throw toAzureError(err, clock.now(), responses.errorDetails);
+  }
+}
+
+async function drive<T>(clock: Clock, timing: LroTiming, what: string, start: () => LroPoller<T>, responses: LroResponses): Promise<T | undefined> {
   const holder = lroContext.run(responses, () => ({ poller: start() }));
   const poller = holder.poller;
   await poller.submitted();
@@ -96,14 +108,18 @@ export async function driveLro<T>(clock: Clock, timing: LroTiming, what: string,
 
 /**
  * Sends an LRO's initial request and returns once ARM accepted it, without polling: for
- * deletes the caller observes to their end. Rejects with what the SDK raised for the request.
+ * deletes the caller observes to their end. Rejects with an AzureError.
  */
-export async function submitLro<T>(start: () => LroPoller<T>): Promise<void> {
+export async function submitLro<T>(clock: Clock, start: () => LroPoller<T>): Promise<void> {
   const responses = new LroResponses();
-  const poller = lroContext.run(responses, () => start());
-  await poller.submitted();
-  const state = poller.operationState;
-  if (state?.status === 'failed') throw state.error ?? new Error('The long-running operation has failed');
+  try {
+    const poller = lroContext.run(responses, () => start());
+    await poller.submitted();
+    const state = poller.operationState;
+    if (state?.status === 'failed') throw state.error ?? new Error('The long-running operation has failed');
+  } catch (err) {
+    throw toAzureError(err, clock.now(), responses.errorDetails);
+  }
 }
 
 export interface ReadRetryOptions {

@@ -235,7 +235,7 @@ export class SdkAzure implements AzurePort {
   private async delete(what: string, start: () => LroPoller<void>, opts: { wait: boolean } = { wait: true }): Promise<void> {
     try {
       if (opts.wait) await driveLro(this.options.clock, this.lroTiming, `delete ${what}`, start);
-      else await submitLro(start);
+      else await submitLro(this.options.clock, start);
     } catch (err) {
       const mapped = toAzureError(err, this.options.clock.now());
       if (mapped.code !== 'ResourceNotFound') throw mapped;

@@ -1,4 +1,4 @@
-import { AzureError, isAzureError, type AzureErrorCode } from '../ports/azure.js';
+import { AzureError, isAzureError, type AzureErrorCode, type AzureErrorInfo } from '../ports/azure.js';
 import { redactString } from '../log/redact.js';
 
 /**
@@ -166,13 +166,41 @@ function innerCodes(details: unknown): string[] {
  * Any failure → AzureError. `nowMs` (from the injected clock) resolves HTTP-date Retry-After.
  * Messages are kept as ARM wrote them: they carry quota details the taxonomy parses.
  */
-export function toAzureError(err: unknown, nowMs?: number): AzureError {
+export function toAzureError(err: unknown, nowMs?: number, details?: AzureErrorInfo['details']): AzureError {
   if (isAzureError(err)) return err;
   const mapped = mapError(err, nowMs);
   // Defence in depth: an ARM message that echoes request content must not carry a secret onward.
   const message = mapped.message.slice(mapped.code.length + 2);
   const clean = redactString(message);
-  return clean === message ? mapped : new AzureError(mapped.code, mapped.statusCode, clean, mapped.retryAfterSeconds, mapped.info);
+  if (clean === message && (details === undefined || mapped.info.details !== undefined)) return mapped;
+  const info = details === undefined || mapped.info.details !== undefined ? mapped.info : { ...mapped.info, details };
+  return new AzureError(mapped.code, mapped.statusCode, clean, mapped.retryAfterSeconds, info);
+}
+
+/**
+ * ARM's error.details[] from an error response's text. The SDKs' RestError keeps the code and
+ * message of an LRO's refused initial request but drops details[], where Compute states the
+ * throttling policy a 429 exceeded; a pipeline policy reads them here instead.
+ */
+export function armErrorDetails(bodyAsText: string | null | undefined): AzureErrorInfo['details'] {
+  if (!bodyAsText || bodyAsText.length > 64 * 1024) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyAsText);
+  } catch {
+    return undefined;
+  }
+  const error = body !== null && typeof body === 'object' ? (body as { error?: unknown }).error : undefined;
+  const raw = error !== null && typeof error === 'object' ? (error as { details?: unknown }).details : undefined;
+  if (!Array.isArray(raw)) return undefined;
+  const details: NonNullable<AzureErrorInfo['details']> = [];
+  for (const d of raw as unknown[]) {
+    if (d === null || typeof d !== 'object') continue;
+    const { code, target, message } = d as Record<string, unknown>;
+    if (typeof code !== 'string' || typeof message !== 'string') continue;
+    details.push(typeof target === 'string' ? { code, target, message } : { code, message });
+  }
+  return details.length > 0 ? details : undefined;
 }
 
 /**

@@ -261,6 +261,8 @@ describe('fidelity: two throttling dialects', () => {
     };
     const err = (await run(azure.createVm(spec)).catch((e: unknown) => e)) as AzureError;
     expect(err).toMatchObject({ code: 'TooManyRequests', statusCode: 429, retryAfterSeconds: 1200, info: { throttledBy: 'Microsoft.Compute' } });
+    // The exceeded policy reaches the port through the SDK: the ARM gate keeps to it.
+    expect(err.info.details).toEqual(limited.json.error?.details);
     // Not quota, not a plain transient: throttled, with the whole Retry-After.
     expect(classifyAzureError(err)).toMatchObject({ kind: 'throttled', retryAfterSeconds: 1200 });
   });
