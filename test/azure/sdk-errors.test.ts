@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RestError, createHttpHeaders } from '@azure/core-rest-pipeline';
 import { AzureError, type AzureErrorCode } from '../../src/ports/azure.js';
-import { parseRetryAfterSeconds, toAzureError } from '../../src/azure/sdk-errors.js';
+import { armErrorDetails, parseRetryAfterSeconds, toAzureError } from '../../src/azure/sdk-errors.js';
 import { classifyAzureError, parseQuotaMessage, type FailureAction } from '../../src/azure/errors.js';
 
 const FAMILY_MSG =
@@ -143,5 +143,25 @@ describe('parseQuotaMessage', () => {
     expect(parseQuotaMessage(LOW_PRIORITY_MSG)).toMatchObject({ scope: 'lowPriority', currentLimit: 3 });
     expect(parseQuotaMessage('Total Regional Low Priority Cores quota exceeded')).toMatchObject({ scope: 'lowPriority' });
     expect(parseQuotaMessage('quota exceeded')).toEqual({ scope: 'unknown' });
+  });
+});
+
+describe('armErrorDetails', () => {
+  const policy = '{"operationGroup":"PutVM3Min","startTime":"2026-01-01T00:00:00Z","endTime":"2026-01-01T00:03:00Z","allowedRequestCount":240}';
+  it("reads error.details[] from a refused response's text, keeping only well-formed entries", () => {
+    const body = JSON.stringify({ error: { code: 'OperationNotAllowed', message: 'throttled', details: [{ code: 'TooManyRequests', target: 'PutVM3Min', message: policy }, { code: 7 }, null] } });
+    expect(armErrorDetails(body)).toEqual([{ code: 'TooManyRequests', target: 'PutVM3Min', message: policy }]);
+  });
+  it('is undefined for text that is not an ARM error with details', () => {
+    for (const text of [undefined, null, '', 'not json', '[]', '{"error":{"code":"X"}}', '{"error":{"details":{}}}', '{"error":{"details":[{"code":"A"}]}}']) {
+      expect(armErrorDetails(text)).toBeUndefined();
+    }
+  });
+  it('toAzureError attaches details the SDK error lacks, and keeps what it carries', () => {
+    const details = [{ code: 'TooManyRequests', target: 'PutVM3Min', message: policy }];
+    const mapped = toAzureError(restError(429, 'OperationNotAllowed', 'throttled', { 'retry-after': '30' }), 0, details);
+    expect(mapped).toMatchObject({ code: 'TooManyRequests', retryAfterSeconds: 30, info: { armCode: 'OperationNotAllowed', details } });
+    const own = new AzureError('TooManyRequests', 429, 'x', 5, { details: [{ code: 'Own', message: '{}' }] });
+    expect(toAzureError(own, 0, details)).toBe(own);
   });
 });
