@@ -31,6 +31,23 @@ export class FirstFitIndex {
     return this.count;
   }
 
+  /**
+   * The index `push`ing each vector in turn would build, in O(n) rather than O(n log n): a
+   * pass indexes every existing NodeClaim of a fleet before placing anything.
+   */
+  static of(vectors: readonly Float64Array[]): FirstFitIndex {
+    const index = new FirstFitIndex();
+    if (vectors.length === 0) return index;
+    let capacity = 16;
+    while (capacity < vectors.length) capacity *= 2;
+    index.capacity = capacity;
+    index.count = vectors.length;
+    index.tree = new Float64Array(2 * capacity * D).fill(-1);
+    for (let i = 0; i < vectors.length; i++) index.tree.set(vectors[i]!.subarray(0, D), (capacity + i) * D);
+    index.rebuildInner();
+    return index;
+  }
+
   /** Appends a bin; returns its position. */
   push(free: Float64Array): number {
     if (this.count === this.capacity) this.grow();
@@ -81,6 +98,11 @@ export class FirstFitIndex {
     for (let i = 0; i < this.count; i++) {
       for (let d = 0; d < D; d++) this.tree[(this.capacity + i) * D + d] = old[(oldCapacity + i) * D + d]!;
     }
+    this.rebuildInner();
+  }
+
+  /** Every inner node from its children, bottom up. */
+  private rebuildInner(): void {
     for (let node = this.capacity - 1; node >= 1; node--) {
       for (let d = 0; d < D; d++) {
         const a = this.tree[2 * node * D + d]!;

@@ -88,6 +88,12 @@ interface ExistingClaimState {
     variants: Requirements[];
     source: DomainSource;
   } | undefined;
+  /**
+   * Usage with the pods bound to its node, and the free vector it leaves, for the node's
+   * usage version (BoundUsage; 0 without bound pods). Read-only: a pass that places pods on
+   * the claim replaces its `used`, never writes into this one.
+   */
+  withBound?: { version: number; used: Resources; free: Float64Array };
 }
 
 /**
@@ -98,12 +104,12 @@ interface ExistingClaimState {
 export class SchedulingMemo {
   /** @internal by NodeClaim name */
   readonly claims = new Map<string, ExistingClaimState>();
-  /** @internal the last pass's NodeClaim names in input order, and that list sorted */
-  order: { names: string[]; sorted: NodeClaim[] } | undefined;
+  /** @internal the last pass's NodeClaims and their names in input order, and that list sorted */
+  order: { claims: NodeClaim[]; names: string[]; sorted: NodeClaim[] } | undefined;
   /** @internal what every entry was derived with */
   basis: SchedulingBasis | undefined;
-  /** @internal requests per node of the last list of bound pods */
-  bound: { pods: readonly Pod[]; usedByNode: ReadonlyMap<string, Resources> } | undefined;
+  /** @internal requests per node of the bound pods, carried from list to list */
+  readonly bound = new BoundUsage();
   private readonly contexts = new Map<string, string>();
 
   /** @internal one string per distinct pool context, so entries compare contexts by reference */
@@ -113,6 +119,112 @@ export class SchedulingMemo {
     if (this.contexts.size > 1_000) this.contexts.clear();
     this.contexts.set(context, context);
     return context;
+  }
+}
+
+/** What the pods bound to one node request, and a version that changes whenever that does. */
+export interface NodeUsage {
+  used: Resources;
+  /** Unique across nodes and never reused (so a cached answer for a version stays true). */
+  version: number;
+}
+
+/**
+ * Requests of the pods bound to each node (Succeeded and Failed pods hold nothing), kept from
+ * list to list: each list of bound pods is walked alongside the last one, and an unchanged pod
+ * is the same object (informer caches hand them out so), so a pass re-sums only the nodes whose
+ * pods were written, deleted or added, not all 8,000 bound pods of a fleet. A list that differs
+ * in more places (copies, another order) is summed afresh, what a plain walk costs.
+ */
+export class BoundUsage {
+  private last: readonly Pod[] = [];
+  private readonly podsByNode = new Map<string, Set<Pod>>();
+  private readonly byNode = new Map<string, NodeUsage>();
+  private versions = 0;
+
+  /** Brings the sums to `pods`; throws what podRequests throws for a bound pod (and then starts afresh next time). */
+  update(pods: readonly Pod[]): ReadonlyMap<string, NodeUsage> {
+    if (pods === this.last) return this.byNode;
+    const dirty = new Set<string>();
+    try {
+      if (!this.walk(pods, dirty)) {
+        for (const name of this.podsByNode.keys()) dirty.add(name);
+        this.podsByNode.clear();
+        for (const pod of pods) this.add(pod, dirty);
+      }
+      for (const name of dirty) {
+        const onNode = this.podsByNode.get(name);
+        if (!onNode) {
+          this.byNode.delete(name);
+          continue;
+        }
+        const used: Resources = {};
+        for (const pod of onNode) addInto(used, podRequests(pod));
+        this.byNode.set(name, { used, version: ++this.versions });
+      }
+    } catch (error) {
+      this.last = [];
+      this.podsByNode.clear();
+      this.byNode.clear();
+      throw error;
+    }
+    this.last = pods;
+    return this.byNode;
+  }
+
+  /** Applies the differences from the last list; false when there are too many to be worth it. */
+  private walk(pods: readonly Pod[], dirty: Set<string>): boolean {
+    const last = this.last;
+    const limit = Math.max(64, pods.length >> 2);
+    let changes = 0;
+    let i = 0;
+    let j = 0;
+    while (j < pods.length) {
+      const pod = pods[j]!;
+      const old = i < last.length ? last[i]! : undefined;
+      if (old === pod) {
+        i++;
+        j++;
+        continue;
+      }
+      if (++changes > limit) return false;
+      if (old && old.metadata.name === pod.metadata.name && old.metadata.namespace === pod.metadata.namespace) {
+        this.remove(old, dirty);
+        this.add(pod, dirty);
+        i++;
+        j++;
+      } else if (old) {
+        // Gone (or moved: it is added back where the new list has it).
+        this.remove(old, dirty);
+        i++;
+      } else {
+        this.add(pod, dirty);
+        j++;
+      }
+    }
+    for (; i < last.length; i++) {
+      if (++changes > limit) return false;
+      this.remove(last[i]!, dirty);
+    }
+    return true;
+  }
+
+  private add(pod: Pod, dirty: Set<string>): void {
+    const nodeName = pod.spec.nodeName;
+    if (!nodeName || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') return;
+    let onNode = this.podsByNode.get(nodeName);
+    if (!onNode) this.podsByNode.set(nodeName, (onNode = new Set()));
+    onNode.add(pod);
+    dirty.add(nodeName);
+  }
+
+  private remove(pod: Pod, dirty: Set<string>): void {
+    const nodeName = pod.spec.nodeName;
+    if (!nodeName) return;
+    const onNode = this.podsByNode.get(nodeName);
+    if (!onNode?.delete(pod)) return;
+    if (onNode.size === 0) this.podsByNode.delete(nodeName);
+    dirty.add(nodeName);
   }
 }
 
@@ -419,8 +531,10 @@ class Scheduler {
   private buildInFlight(): InFlightClaim[] {
     const poolsByName = new Map(this.pools.map((p) => [p.name, p]));
     const memo = this.input.memo;
-    const usedByNode = this.usedByNode(memo);
+    const usage = memo ? memo.bound.update(this.input.boundPods ?? []) : undefined;
+    const usedByNode = memo ? undefined : this.usedByNode();
     const contexts = new Map<PoolTemplate, string>();
+    const vectors = new Map<PoolTemplate, Float64Array[]>(this.pools.map((p) => [p, []]));
     const inFlight: InFlightClaim[] = [];
     for (const claim of this.sortedClaims(memo)) {
       const pool = poolsByName.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
@@ -438,17 +552,36 @@ class Scheduler {
       }
       const capacity = state.capacity;
       if (!capacity) continue;
-      const used: Resources = { ...capacity.baseUsed };
-      const bound = claim.status.nodeName ? usedByNode.get(claim.status.nodeName) : undefined;
-      if (bound) addInto(used, bound);
-      const position = pool.inFlightIndex.push(indexVector(subtractResources(capacity.allocatable, used)));
+      const nodeName = claim.status.nodeName;
+      let used: Resources;
+      let free: Float64Array;
+      if (usage) {
+        const node = nodeName ? usage.get(nodeName) : undefined;
+        const version = node?.version ?? 0;
+        let withBound = state.withBound;
+        if (withBound?.version !== version) {
+          const summed: Resources = { ...capacity.baseUsed };
+          if (node) addInto(summed, node.used);
+          state.withBound = withBound = { version, used: summed, free: indexVector(subtractResources(capacity.allocatable, summed)) };
+        }
+        used = withBound.used;
+        free = withBound.free;
+      } else {
+        used = { ...capacity.baseUsed };
+        const bound = nodeName ? usedByNode!.get(nodeName) : undefined;
+        if (bound) addInto(used, bound);
+        free = indexVector(subtractResources(capacity.allocatable, used));
+      }
+      const poolVectors = vectors.get(pool)!;
       const entry: InFlightClaim = {
         name: claim.metadata.name, source: capacity.source, variants: capacity.variants, taints: claim.spec.taints,
-        allocatable: capacity.allocatable, used, podKeys: [], position,
+        allocatable: capacity.allocatable, used, podKeys: [], position: poolVectors.length,
       };
+      poolVectors.push(free);
       pool.inFlight.push(entry);
       inFlight.push(entry);
     }
+    for (const [pool, list] of vectors) pool.inFlightIndex = FirstFitIndex.of(list);
     if (memo && memo.claims.size > this.input.existingNodeClaims.length) {
       const live = new Set(this.input.existingNodeClaims.map((c) => c.metadata.name));
       for (const name of memo.claims.keys()) if (!live.has(name)) memo.claims.delete(name);
@@ -476,40 +609,37 @@ class Scheduler {
     return basis;
   }
 
-  /**
-   * Requests of the pods bound to each node. Kept while the caller hands the same list of
-   * bound pods (the provisioner does while its pod cache is unchanged).
-   */
-  private usedByNode(memo: SchedulingMemo | undefined): ReadonlyMap<string, Resources> {
-    const pods = this.input.boundPods ?? [];
-    if (memo?.bound?.pods === pods) return memo.bound.usedByNode;
-    // With a memo every node is summed, as the list outlives this pass's NodeClaims; only theirs are ever read.
-    const nodeNames = memo ? undefined : new Set<string>();
-    if (nodeNames) for (const claim of this.input.existingNodeClaims) if (claim.status.nodeName) nodeNames.add(claim.status.nodeName);
+  /** Requests of the pods bound to the existing NodeClaims' nodes, for a pass without a memo (BoundUsage keeps them across passes). */
+  private usedByNode(): ReadonlyMap<string, Resources> {
+    const nodeNames = new Set<string>();
+    for (const claim of this.input.existingNodeClaims) if (claim.status.nodeName) nodeNames.add(claim.status.nodeName);
     const usedByNode = new Map<string, Resources>();
-    for (const pod of pods) {
+    for (const pod of this.input.boundPods ?? []) {
       const nodeName = pod.spec.nodeName;
-      if (!nodeName || (nodeNames && !nodeNames.has(nodeName)) || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') continue;
+      if (!nodeName || !nodeNames.has(nodeName) || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') continue;
       let used = usedByNode.get(nodeName);
       if (!used) usedByNode.set(nodeName, (used = {}));
       addInto(used, podRequests(pod));
     }
-    if (memo) memo.bound = { pods, usedByNode };
     return usedByNode;
   }
 
   /** Existing NodeClaims by name; the order of the last pass when the same names came in the same order. */
   private sortedClaims(memo: SchedulingMemo | undefined): readonly NodeClaim[] {
     const claims = this.input.existingNodeClaims;
-    const names = claims.map((c) => c.metadata.name);
     const last = memo?.order;
+    // The very same objects in the same order: the last pass's sorted list is this one's.
+    if (last && sameItems(last.claims, claims)) return last.sorted;
+    const names = claims.map((c) => c.metadata.name);
     if (last && last.names.length === names.length && last.names.every((n, i) => n === names[i])) {
       // Same names, same order: the same permutation, applied to this pass's objects.
       const current = new Map(claims.map((c) => [c.metadata.name, c]));
-      return last.sorted.map((c) => current.get(c.metadata.name)!);
+      const sorted = last.sorted.map((c) => current.get(c.metadata.name)!);
+      memo!.order = { claims: [...claims], names, sorted };
+      return sorted;
     }
     const sorted = [...claims].sort((a, b) => byName.compare(a.metadata.name, b.metadata.name));
-    if (memo) memo.order = { names, sorted };
+    if (memo) memo.order = { claims: [...claims], names, sorted };
     return sorted;
   }
 
@@ -784,7 +914,8 @@ class Scheduler {
         const narrowed = decide(pod, topology, r, claim.source);
         // A created claim cannot be narrowed any more: every domain the pod needs must be its own.
         if (!narrowed || [...narrowed].some(([key, values]) => values.length !== (claim.source.domains(key)?.length ?? 0))) continue;
-        addInto(claim.used, group.requests);
+        // A copy: claim.used may be the memo's (ExistingClaimState.withBound).
+        claim.used = addInto({ ...claim.used }, group.requests);
         pool.inFlightIndex.set(position, indexVector(subtractResources(claim.allocatable, claim.used)));
         claim.podKeys.push(podKey(pod));
         record(pod, topology, r, claim.source);
@@ -1016,7 +1147,8 @@ class Scheduler {
         if (fit === 0) continue;
         if (!claim.variants.every((variant) => firstCompatibleTerm(variant, group.terms, this.cache))) continue;
         const count = Math.min(fit, group.pods.length - next);
-        addInto(claim.used, group.requests, count);
+        // A copy: claim.used may be the memo's (ExistingClaimState.withBound).
+        claim.used = addInto({ ...claim.used }, group.requests, count);
         pool.inFlightIndex.set(position, indexVector(subtractResources(claim.allocatable, claim.used)));
         for (let i = 0; i < count; i++) claim.podKeys.push(podKey(group.pods[next + i]!));
         next += count;

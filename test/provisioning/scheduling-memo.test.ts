@@ -21,6 +21,8 @@ const claimArb = fc.option(
     types: fc.subarray(TYPES, { minLength: 1, maxLength: 3 }),
     deleting: fc.boolean(),
     boundCpu: fc.constantFrom(0, 1, 3),
+    /** A second pod bound to the node: none, running, or finished (which holds nothing). */
+    second: fc.constantFrom<'none' | 'Running' | 'Succeeded'>('none', 'Running', 'Succeeded'),
   }),
   { nil: undefined, freq: 4 },
 );
@@ -36,6 +38,8 @@ const stepArb = fc.record({
   reverse: fc.boolean(),
   /** An object without a resourceVersion (told apart by identity only). */
   unversioned: fc.boolean(),
+  /** Hand the bound pods in a new list even when none changed (a pod cache that moved for other pods). */
+  freshBoundList: fc.boolean(),
 });
 type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -74,7 +78,7 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     const launchedAs = spec.types[0]!;
     const it = STATIC_INSTANCE_TYPES.find((t) => t.name === launchedAs)!;
     const size = { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, pods: '110', ...(it.gpuCount ? { 'nvidia.com/gpu': String(it.gpuCount) } : {}) };
-    claims.push(world.versioned(name, { ...spec, boundCpu: 0 }, () => makeNodeClaim(name, {
+    claims.push(world.versioned(name, { ...spec, boundCpu: 0, second: 'none' }, () => makeNodeClaim(name, {
       nodePool: spec.pool,
       instanceTypes: spec.types,
       ...(spec.stage !== 'planned' ? { launchedAs, capacity: size, allocatable: size } : {}),
@@ -85,10 +89,16 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     if (spec.stage === 'registered' && spec.boundCpu > 0) {
       bound.push(world.versioned(`bound-${i}`, spec.boundCpu, () => makePod(`bound-${i}`, { nodeName: `node-${i}`, requests: { cpu: String(spec.boundCpu), memory: '1Gi' } }), step));
     }
+    if (spec.stage === 'registered' && spec.second !== 'none') {
+      const phase = spec.second;
+      bound.push(world.versioned(`second-${i}`, phase, () => makePod(`second-${i}`, { nodeName: `node-${i}`, phase, requests: { cpu: '2', memory: '3Gi', 'nvidia.com/gpu': '1' } }), step));
+    }
   });
   if (step.reverse) claims.reverse();
   // The same list while no bound pod changed, as the provisioner hands it while its pod cache is unchanged.
-  const boundList = world.versioned('bound', bound.map((p) => p.metadata.resourceVersion), () => ({ metadata: { uid: '' }, pods: bound }), { ...step, copies: false });
+  const boundList = step.freshBoundList
+    ? { pods: bound }
+    : world.versioned('bound', bound.map((p) => p.metadata.resourceVersion), () => ({ metadata: { uid: '' }, pods: bound }), { ...step, copies: false });
   const daemon = world.versioned('daemon', step.daemonCpu, () => makePod('ds-abcde', { ownerKind: 'DaemonSet', requests: { cpu: step.daemonCpu, memory: '64Mi' }, tolerations: [GPU_TOLERATION] }), step);
   const pending = world.versioned('pending', null, () => ({ metadata: { uid: '' }, pods: [
     ...Array.from({ length: 6 }, (_, i) => makePod(`web-${i}`, { requests: { cpu: '1', memory: '2Gi' } })),
@@ -128,8 +138,8 @@ describe('SchedulingMemo', () => {
     const world = new World();
     const memo = new SchedulingMemo();
     const base: Step = {
-      claims: [0, 1, 2, 3, 4, 5].map(() => ({ pool: 'cpu', stage: 'registered' as const, types: ['Standard_D8s_v5'], deleting: false, boundCpu: 1 })),
-      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: true, reverse: false, unversioned: false,
+      claims: [0, 1, 2, 3, 4, 5].map(() => ({ pool: 'cpu', stage: 'registered' as const, types: ['Standard_D8s_v5'], deleting: false, boundCpu: 1, second: 'none' as const })),
+      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: true, reverse: false, unversioned: false, freshBoundList: false,
     };
     schedule(inputOf(world, base, memo));
     const first = new Map(memo.claims);
