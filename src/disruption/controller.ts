@@ -29,7 +29,7 @@ import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, ty
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { durationOrNever } from './duration.js';
 import { PodChurnTracker } from './emptiness.js';
-import { DisruptionFacts, type NodeClaimFacts, type PodSetFacts } from './facts.js';
+import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { PodIndex } from './pod-index.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 
@@ -74,11 +74,13 @@ const DEFAULT_MAX_SIMULATIONS = 20;
 
 /** The kinds whose every change can change a pass's decisions (NodePools and NodeClasses: only their specs can). */
 const WATCHED_KINDS: readonly CachedKind[] = ['nodeClaims', 'nodes', 'pods'];
+const NODES = WATCHED_KINDS.indexOf('nodes');
+const PODS = WATCHED_KINDS.indexOf('pods');
 
 interface PoolView {
   pool: NodePool;
   nodeClass: AzureFlexNodeClass | undefined;
-  claims: NodeClaim[];
+  claims: ClaimRecord[];
   /** Initialized NodeClaims: what budget percentages are taken of (as in Karpenter). */
   total: number;
   /**
@@ -86,17 +88,6 @@ interface PoolView {
    * reconcile) or with a NotReady node — which use up budget.
    */
   disrupting: number;
-}
-
-/** One NodeClaim in this pass: its node and (cached) facts. */
-interface ClaimView {
-  node: Node | undefined;
-  /** Its node is Ready. */
-  ready: boolean;
-  facts: NodeClaimFacts;
-  pods: PodSetFacts;
-  /** Why voluntary disruption is blocked (karpenter.sh/do-not-disrupt), if it is. */
-  doNotDisrupt: string | undefined;
 }
 
 /**
@@ -127,7 +118,8 @@ function scheduledBudgets(views: readonly PoolView[], now: number): QuietPass['s
 
 export class DisruptionController {
   private readonly churn = new PodChurnTracker();
-  private readonly facts = new DisruptionFacts();
+  private readonly records = new ClaimRecords();
+  private readonly nodeIndex = new NodeIndex();
   private quiet: QuietPass | undefined;
   /** The pods by node, brought up to date with each pass's list (unless the pods cache shows the same). */
   private readonly podIndex = new PodIndex();
@@ -147,148 +139,117 @@ export class DisruptionController {
     const [listedNodeClaims, nodes, pods, instanceTypes] = await Promise.all([
       cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), this.options.catalog.list(),
     ]);
-    const facts = this.facts;
-    const nodesByName = new Map<string, Node>();
-    // A NodeClaim's node by name once its status says so, by providerID before (Karpenter's
-    // cluster state pairs them by providerID): a node that just registered already has pods
-    // bound while the NodeClaim's status.nodeName is not written yet.
-    const nodesByProviderId = new Map<string, Node>();
-    for (const n of nodes) {
-      nodesByName.set(n.metadata.name, n);
-      const providerId = facts.node(n).providerId;
-      if (providerId) nodesByProviderId.set(providerId, n);
-    }
-    const nodeOf = (claim: NodeClaim): Node | undefined =>
-      claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : claim.status.providerID ? nodesByProviderId.get(claim.status.providerID.toLowerCase()) : undefined;
-    // The simulation places pods by node name (hostname anti-affinity, bound pods): give every paired claim its node's.
-    const nodeClaims = listedNodeClaims.map((claim) => {
-      const node = claim.status.nodeName ? undefined : nodeOf(claim);
-      return node ? { ...claim, status: { ...claim.status, nodeName: node.metadata.name } } : claim;
-    });
-    const podsVersion = versions[WATCHED_KINDS.indexOf('pods')];
+    this.nodeIndex.update(nodes, versions[NODES]);
+    const podsVersion = versions[PODS];
     if (podsVersion === undefined || podsVersion !== this.podIndexVersion) this.podIndex.update(pods);
     this.podIndexVersion = podsVersion;
     const podIndex = this.podIndex;
-    const views = new Map<string, ClaimView>();
-    for (const claim of nodeClaims) {
-      const node = nodeOf(claim);
-      const nodeFacts = node && facts.node(node);
-      const claimFacts = facts.nodeClaim(claim);
-      const podFacts = facts.podSet(node?.metadata.name ?? '', node && podIndex.onNode(node.metadata.name));
-      views.set(claim.metadata.name, {
-        node,
-        ready: nodeFacts?.ready ?? false,
-        facts: claimFacts,
-        pods: podFacts,
-        doNotDisrupt: claimFacts.doNotDisrupt ?? nodeFacts?.doNotDisrupt ?? podFacts.doNotDisrupt,
-      });
-    }
-    facts.endPass();
-    const viewOf = (claim: NodeClaim): ClaimView => views.get(claim.metadata.name)!;
-    this.churn.retain(new Set(views.keys()));
-
-    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-    const isNodeReady = (claim: NodeClaim): boolean => viewOf(claim).ready;
-    const isInitialized = (claim: NodeClaim): boolean => viewOf(claim).facts.initialized;
-    const claimsByPool = new Map<string, NodeClaim[]>();
-    for (const claim of nodeClaims) {
+    const records = this.records;
+    // The claims as the pass uses them (paired with their nodes), and by NodePool, in list order.
+    const nodeClaims: NodeClaim[] = new Array<NodeClaim>(listedNodeClaims.length);
+    const claimsByPool = new Map<string, ClaimRecord[]>();
+    // A replacement is empty until its candidate's pods move over: never consolidate it
+    // while the claim it replaces still exists.
+    const replacements = new Set<string>();
+    for (let i = 0; i < listedNodeClaims.length; i++) {
+      const record = records.observe(listedNodeClaims[i]!, this.nodeIndex, podIndex);
+      const claim = (nodeClaims[i] = record.claim);
+      // Track pod churn for every live claim every reconcile, so consolidateAfter measures
+      // continuous stability rather than time since some earlier look.
+      record.stableSince = claim.metadata.deletionTimestamp ? undefined : this.churn.observe(claim.metadata.name, record.pods.signature, now);
+      const target = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
+      if (target !== undefined) replacements.add(target);
       const poolName = claim.metadata.labels[LABEL_NODEPOOL];
       if (poolName === undefined) continue;
       let list = claimsByPool.get(poolName);
       if (!list) claimsByPool.set(poolName, (list = []));
-      list.push(claim);
+      list.push(record);
     }
+    records.endPass((name) => this.churn.forget(name));
+    const recordOf = (claim: NodeClaim): ClaimRecord => records.get(claim.metadata.name)!;
+
+    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+    const isNodeReady = (claim: NodeClaim): boolean => recordOf(claim).ready;
     const poolViews = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
       const claims = claimsByPool.get(pool.metadata.name) ?? [];
       let total = 0;
       let disrupting = 0;
-      for (const c of claims) {
-        if (!isInitialized(c)) continue;
+      for (const r of claims) {
+        if (!r.facts.initialized) continue;
         total++;
-        if (c.metadata.deletionTimestamp !== undefined || !isNodeReady(c)) disrupting++;
+        if (r.claim.metadata.deletionTimestamp !== undefined || !r.ready) disrupting++;
       }
       return { pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims, total, disrupting };
     });
 
     const decisions: DisruptionDecision[] = [];
     const deleted = new Set<string>();
-    const decide = (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string): void => {
-      decisions.push({ nodeClaim: claim.metadata.name, nodePool: view.pool.metadata.name, kind, detail });
-      deleted.add(claim.metadata.name);
+    const decide = (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string): void => {
+      decisions.push({ nodeClaim: record.claim.metadata.name, nodePool: view.pool.metadata.name, kind, detail });
+      deleted.add(record.claim.metadata.name);
       // Only initialized claims count towards budgets, and a NotReady one already does.
-      if (isInitialized(claim) && isNodeReady(claim)) view.disrupting++;
+      if (record.facts.initialized && record.ready) view.disrupting++;
     };
 
-    // Track pod churn for every live claim every reconcile, so consolidateAfter measures
-    // continuous stability rather than time since some earlier look.
-    const stableSince = new Map<string, number>();
-    for (const claim of nodeClaims) {
-      if (claim.metadata.deletionTimestamp) continue;
-      stableSince.set(claim.metadata.name, this.churn.observe(claim.metadata.name, viewOf(claim).pods.signature, now));
-    }
-
     for (const view of poolViews) {
-      for (const claim of view.claims) {
-        const at = viewOf(claim).facts.expiresAt;
-        if (!claim.metadata.deletionTimestamp && at !== undefined && now >= at) decide(view, claim, 'Expired', `older than expireAfter ${claim.spec.expireAfter}`);
+      for (const record of view.claims) {
+        const at = record.facts.expiresAt;
+        if (at !== undefined && now >= at && !record.claim.metadata.deletionTimestamp) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
       }
     }
 
     // Replacements under way: finish (delete the candidate) or abandon them.
-    const claimsByName = new Map(nodeClaims.map((c) => [c.metadata.name, c]));
     const replacing = new Set<string>();
     const abandoned: string[] = [];
-    // A replacement is empty until its candidate's pods move over: never consolidate it
-    // while the claim it replaces still exists.
-    const replacements = new Set<string>();
-    for (const claim of nodeClaims) {
-      const target = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
-      if (target !== undefined) replacements.add(target);
-    }
     for (const view of poolViews) {
-      for (const claim of view.claims) {
+      for (const record of view.claims) {
+        const claim = record.claim;
         const replacementName = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
         if (replacementName === undefined || claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name)) continue;
-        const replacement = claimsByName.get(replacementName);
-        if (!replacement || replacement.metadata.deletionTimestamp || viewOf(claim).doNotDisrupt) {
+        const replacement = records.get(replacementName);
+        if (!replacement || replacement.claim.metadata.deletionTimestamp || record.doNotDisrupt) {
           abandoned.push(claim.metadata.name);
           continue;
         }
         replacing.add(claim.metadata.name);
-        if (isInitialized(replacement)) decide(view, claim, 'Underutilized', `replaced by cheaper ${replacementName}`);
-        else if (isNodeReady(claim)) view.disrupting++; // holds its budget slot meanwhile
+        if (replacement.facts.initialized) decide(view, record, 'Underutilized', `replaced by cheaper ${replacementName}`);
+        else if (record.ready) view.disrupting++; // holds its budget slot meanwhile
       }
     }
 
-    const gracefulCandidates = (view: PoolView): NodeClaim[] =>
-      view.claims.filter((claim) => {
+    const gracefulCandidates = (view: PoolView): ClaimRecord[] =>
+      view.claims.filter((record) => {
+        const claim = record.claim;
+        if (!record.facts.initialized || record.doNotDisrupt !== undefined || claim.metadata.deletionTimestamp) return false;
         const name = claim.metadata.name;
-        if (claim.metadata.deletionTimestamp || deleted.has(name) || replacing.has(name) || replacements.has(name)) return false;
-        const claimView = viewOf(claim);
-        return claimView.facts.initialized && claimView.doNotDisrupt === undefined;
+        return !deleted.has(name) && !replacing.has(name) && !replacements.has(name);
       });
     const allowance = (view: PoolView, reason: DisruptionReason): number =>
       allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.total, view.disrupting, now);
 
     for (const view of poolViews) {
-      const drifted = gracefulCandidates(view)
-        .map((claim) => ({ claim, reason: facts.driftOf(claim, view.pool, view.nodeClass) }))
-        .filter((d) => d.reason !== undefined)
-        .sort((a, b) => a.claim.metadata.creationTimestamp.localeCompare(b.claim.metadata.creationTimestamp) || a.claim.metadata.name.localeCompare(b.claim.metadata.name));
-      for (const { claim, reason } of drifted) {
+      const driftKey = records.driftKey(view.pool, view.nodeClass);
+      const drifted: Array<{ record: ClaimRecord; reason: string }> = [];
+      for (const record of gracefulCandidates(view)) {
+        const reason = records.driftOf(record, view.pool, view.nodeClass, driftKey);
+        if (reason !== undefined) drifted.push({ record, reason });
+      }
+      drifted.sort((a, b) => a.record.claim.metadata.creationTimestamp.localeCompare(b.record.claim.metadata.creationTimestamp) || a.record.claim.metadata.name.localeCompare(b.record.claim.metadata.name));
+      for (const { record, reason } of drifted) {
         if (allowance(view, 'Drifted') <= 0) break;
-        decide(view, claim, 'Drifted', reason!);
+        decide(view, record, 'Drifted', reason);
       }
     }
+    records.retainPools(new Set(nodePools.map((p) => p.metadata.name)));
 
     for (const view of poolViews) {
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
-      const empty = gracefulCandidates(view).filter((claim) =>
-        viewOf(claim).pods.reschedulable === 0 && now - (stableSince.get(claim.metadata.name) ?? now) >= consolidateAfter);
-      for (const claim of empty) {
+      const empty = gracefulCandidates(view).filter((record) =>
+        record.pods.reschedulable === 0 && now - (record.stableSince ?? now) >= consolidateAfter);
+      for (const record of empty) {
         if (allowance(view, 'Empty') <= 0) break;
-        decide(view, claim, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
+        decide(view, record, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
       }
     }
 
@@ -307,15 +268,15 @@ export class DisruptionController {
         list.push(pod);
       }
       const podsByClaim = new Map(nodeClaims.map((c) => {
-        const node = viewOf(c).node;
+        const node = recordOf(c).node;
         return [c.metadata.name, (node && podsByNode.get(node.metadata.name)) ?? []];
       }));
-      consolidation = this.consolidateUnderutilized(poolViews, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, stableSince, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
+      consolidation = this.consolidateUnderutilized(poolViews, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
     }
     const { intents } = consolidation;
 
     if (decisions.length === 0 && abandoned.length === 0 && intents.length === 0 && consolidation.simulations === 0) {
-      this.quiet = { versions, specs, dueAt: nextDeadline(poolViews, viewOf, stableSince, now), scheduled: scheduledBudgets(poolViews, now) };
+      this.quiet = { versions, specs, dueAt: nextDeadline(poolViews, now), scheduled: scheduledBudgets(poolViews, now) };
     }
     for (const name of abandoned) await this.unmark(name);
     for (const decision of decisions) await this.delete(decision, nodeClaims);
@@ -371,9 +332,9 @@ export class DisruptionController {
     views: PoolView[],
     ctx: {
       nodeClaims: NodeClaim[]; nodePools: NodePool[]; nodeClasses: AzureFlexNodeClass[]; instanceTypes: InstanceType[]; pods: Pod[];
-      podsByClaim: Map<string, Pod[]>; stableSince: Map<string, number>; now: number; deleted: Set<string>; volumes: VolumeTopology | undefined;
-      decide: (view: PoolView, claim: NodeClaim, kind: DisruptionKind, detail: string) => void;
-      gracefulCandidates: (view: PoolView) => NodeClaim[];
+      podsByClaim: Map<string, Pod[]>; now: number; deleted: Set<string>; volumes: VolumeTopology | undefined;
+      decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string) => void;
+      gracefulCandidates: (view: PoolView) => ClaimRecord[];
       allowance: (view: PoolView, reason: DisruptionReason) => number;
       isNodeReady: (claim: NodeClaim) => boolean;
     },
@@ -399,14 +360,15 @@ export class DisruptionController {
       if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
-      const candidates = ctx.gracefulCandidates(view).filter((c) => ctx.now - (ctx.stableSince.get(c.metadata.name) ?? ctx.now) >= consolidateAfter);
-      for (const claim of consolidationOrder(candidates, ctx.podsByClaim, price)) {
+      const candidates = ctx.gracefulCandidates(view).filter((r) => ctx.now - (r.stableSince ?? ctx.now) >= consolidateAfter);
+      const recordsByName = new Map(candidates.map((r) => [r.claim.metadata.name, r]));
+      for (const claim of consolidationOrder(candidates.map((r) => r.claim), ctx.podsByClaim, price)) {
         if (simulations <= 0 || ctx.allowance(view, 'Underutilized') <= 0) break;
         simulations--;
         const attempt = new Set(removed).add(claim.metadata.name);
         if (canRemoveWithoutReplacement(state, attempt)) {
           removed.add(claim.metadata.name);
-          ctx.decide(view, claim, 'Underutilized', 'its pods fit on other nodes');
+          ctx.decide(view, recordsByName.get(claim.metadata.name)!, 'Underutilized', 'its pods fit on other nodes');
           continue;
         }
         // One replacement per pool per reconcile, as Karpenter's single-node consolidation.
@@ -449,19 +411,18 @@ export class DisruptionController {
  * consolidateAfter while it could be consolidated: an empty claim, or any claim of a pool
  * that consolidates underutilized nodes (a busy claim of a WhenEmpty pool has no such deadline).
  */
-function nextDeadline(views: readonly PoolView[], viewOf: (claim: NodeClaim) => ClaimView, stableSince: ReadonlyMap<string, number>, now: number): number {
+function nextDeadline(views: readonly PoolView[], now: number): number {
   let due = Number.POSITIVE_INFINITY;
   for (const view of views) {
     const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
     const underutilized = view.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized';
-    for (const claim of view.claims) {
-      if (claim.metadata.deletionTimestamp) continue;
-      const claimView = viewOf(claim);
-      const expires = claimView.facts.expiresAt;
+    for (const record of view.claims) {
+      if (record.claim.metadata.deletionTimestamp) continue;
+      const expires = record.facts.expiresAt;
       if (expires !== undefined && expires > now) due = Math.min(due, expires);
-      const since = stableSince.get(claim.metadata.name);
+      const since = record.stableSince;
       if (consolidateAfter === undefined || since === undefined || since + consolidateAfter <= now) continue;
-      if (underutilized || claimView.pods.reschedulable === 0) due = Math.min(due, since + consolidateAfter);
+      if (underutilized || record.pods.reschedulable === 0) due = Math.min(due, since + consolidateAfter);
     }
   }
   return due;

@@ -33,8 +33,8 @@ export class PodChurnTracker {
     return now;
   }
 
-  /** Drops state for NodeClaims that no longer exist, so memory tracks the cluster. */
-  retain(liveNodeClaimNames: ReadonlySet<string>): void {
-    for (const name of this.byClaim.keys()) if (!liveNodeClaimNames.has(name)) this.byClaim.delete(name);
+  /** Drops the state of a NodeClaim that no longer exists. */
+  forget(nodeClaimName: string): void {
+    this.byClaim.delete(nodeClaimName);
   }
 }

@@ -1,17 +1,18 @@
 /**
  * What a disruption pass asks about every NodeClaim, worked out once per change instead of on
  * every pass: a 1,000-node fleet re-derived its pod sets, do-not-disrupt pods, expiry and drift
- * 120 times an hour while almost nothing changed. An object's facts are keyed by its
- * resourceVersion, which the API server bumps on every write (the informer port hands out
- * copies, so object identity would not do); a node's pod facts by its PodIndex version. An
- * object without a resourceVersion is never cached.
+ * 120 times an hour while almost nothing changed. Each NodeClaim has a record that lives from
+ * pass to pass; each part of it is recomputed only when what it is derived from changed: the
+ * claim's or node's resourceVersion (which the API server bumps on every write; an informer
+ * port may hand out copies, so object identity would not do), the node it pairs with, or its
+ * node's PodIndex version. An object without a resourceVersion is never cached.
  */
 import type { AzureFlexNodeClass, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { nodeClaimDoNotDisruptReason, nodeDoNotDisruptReason, podDoNotDisruptReason } from './do-not-disrupt.js';
 import { driftReason, type DriftReason } from './drift.js';
 import { isReschedulable, reschedulableSignature } from './emptiness.js';
 import { expiresAt } from './expiration.js';
-import type { PodsOnNode } from './pod-index.js';
+import type { PodIndex, PodsOnNode } from './pod-index.js';
 import { nodeClassHash } from '../controllers/nodeclass/hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 
@@ -21,11 +22,13 @@ export interface NodeClaimFacts {
   expiresAt: number | undefined;
   /** The NodeClaim's own karpenter.sh/do-not-disrupt. */
   doNotDisrupt: string | undefined;
+  /** status.providerID lowercased (ARM ids compare case-insensitively). */
+  providerId: string | undefined;
 }
 
 export interface NodeFacts {
   ready: boolean;
-  /** spec.providerID lowercased (ARM ids compare case-insensitively). */
+  /** spec.providerID lowercased. */
   providerId: string | undefined;
   /** The Node's own karpenter.sh/do-not-disrupt. */
   doNotDisrupt: string | undefined;
@@ -43,80 +46,189 @@ export interface PodSetFacts {
 
 const NO_PODS: PodSetFacts = { reschedulable: 0, signature: '', doNotDisrupt: undefined };
 
-/** A value per key, kept while the version it was computed for is current. */
-class VersionMemo<V> {
-  private readonly entries = new Map<string, { version: string | number; value: V; pass: number }>();
-  private pass = 0;
-  private touched = 0;
-
-  get(key: string, version: string | number | undefined, compute: () => V): V {
-    if (version === undefined) return compute();
-    let entry = this.entries.get(key);
-    if (entry?.version !== version) this.entries.set(key, (entry = { version, value: compute(), pass: -1 }));
-    if (entry.pass !== this.pass) {
-      entry.pass = this.pass;
-      this.touched++;
-    }
-    return entry.value;
-  }
-
-  /** Ends a pass: entries not asked for in it belong to objects that are gone. */
-  endPass(): void {
-    if (this.entries.size > this.touched) for (const [key, entry] of this.entries) if (entry.pass !== this.pass) this.entries.delete(key);
-    this.pass++;
-    this.touched = 0;
-  }
+/** One NodeClaim in a pass: the claim as the pass uses it, its node, and their facts. */
+export interface ClaimRecord {
+  /** As listed, except that a claim paired with its node by providerID gets the node's name (status.nodeName). */
+  claim: NodeClaim;
+  node: Node | undefined;
+  /** Its node is Ready. */
+  ready: boolean;
+  facts: NodeClaimFacts;
+  pods: PodSetFacts;
+  /** Why voluntary disruption is blocked (karpenter.sh/do-not-disrupt), if it is. */
+  doNotDisrupt: string | undefined;
+  /** When its reschedulable pods last changed (PodChurnTracker); undefined while it is being deleted. */
+  stableSince: number | undefined;
+  /** The claim object as listed. */
+  listed: NodeClaim;
+  nodeFacts: NodeFacts | undefined;
+  onNode: PodsOnNode | undefined;
+  podsVersion: number;
+  drift: { key: string; reason: DriftReason | undefined } | undefined;
+  pass: number;
 }
 
-export class DisruptionFacts {
-  private readonly claims = new VersionMemo<NodeClaimFacts>();
-  private readonly nodes = new VersionMemo<NodeFacts>();
-  private readonly pools = new VersionMemo<string>();
-  private readonly drift = new VersionMemo<DriftReason | undefined>();
-  private readonly podSets = new VersionMemo<PodSetFacts>();
+interface NodeEntry {
+  node: Node;
+  facts: NodeFacts;
+}
 
-  nodeClaim(claim: NodeClaim): NodeClaimFacts {
-    return this.claims.get(claim.metadata.name, claim.metadata.resourceVersion, () => ({
-      initialized: claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True'),
-      expiresAt: expiresAt(claim),
-      doNotDisrupt: nodeClaimDoNotDisruptReason(claim),
-    }));
-  }
+/** The listed nodes by name and by (lowercased) providerID, rebuilt only when the nodes list changed. */
+export class NodeIndex {
+  private byName = new Map<string, NodeEntry>();
+  private byProviderId = new Map<string, NodeEntry>();
+  private version: string | undefined;
 
-  node(node: Node): NodeFacts {
-    return this.nodes.get(node.metadata.name, node.metadata.resourceVersion, () => ({
-      ready: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
-      providerId: node.spec.providerID?.toLowerCase(),
-      doNotDisrupt: nodeDoNotDisruptReason(node),
-    }));
+  /** Brings the index to `nodes`; `version` is the nodes cache's version (undefined: unknown, always rebuild). */
+  update(nodes: readonly Node[], version: string | undefined): void {
+    if (version !== undefined && version === this.version) return;
+    this.version = version;
+    const previous = this.byName;
+    this.byName = new Map();
+    this.byProviderId = new Map();
+    for (const node of nodes) {
+      const name = node.metadata.name;
+      const rv = node.metadata.resourceVersion;
+      const before = previous.get(name);
+      const facts = rv !== undefined && before?.node.metadata.resourceVersion === rv ? before.facts : nodeFacts(node);
+      const entry = before?.node === node ? before : { node, facts };
+      this.byName.set(name, entry);
+      if (facts.providerId) this.byProviderId.set(facts.providerId, entry);
+    }
   }
 
   /**
-   * driftReason, once per version of the claim and of what drift reads of its NodePool (the
-   * template's hash and requirements: status writes do not count) and NodeClass (its hash).
+   * A NodeClaim's node by name once its status says so, by providerID before (Karpenter's
+   * cluster state pairs them by providerID): a node that just registered already has pods
+   * bound while the NodeClaim's status.nodeName is not written yet.
    */
-  driftOf(claim: NodeClaim, pool: NodePool, nodeClass: AzureFlexNodeClass | undefined): DriftReason | undefined {
-    const claimVersion = claim.metadata.resourceVersion;
-    const poolKey = this.pools.get(pool.metadata.name, pool.metadata.resourceVersion, () =>
-      `${nodePoolTemplateHash(pool)}/${JSON.stringify(pool.spec.template.spec.requirements)}`);
-    const version = claimVersion === undefined ? undefined : `${claimVersion}/${poolKey}/${nodeClass ? nodeClassHash(nodeClass) : '-'}`;
-    return this.drift.get(claim.metadata.name, version, () => driftReason(claim, pool, nodeClass));
+  of(claim: NodeClaim, facts: NodeClaimFacts): NodeEntry | undefined {
+    const nodeName = claim.status.nodeName;
+    if (nodeName) return this.byName.get(nodeName);
+    return facts.providerId ? this.byProviderId.get(facts.providerId) : undefined;
+  }
+}
+
+/** The records of the NodeClaims of the latest pass, by name. */
+export class ClaimRecords {
+  private readonly records = new Map<string, ClaimRecord>();
+  private readonly pools = new Map<string, { version: string; key: string }>();
+  private pass = 0;
+  private seen = 0;
+
+  get(name: string): ClaimRecord | undefined {
+    return this.records.get(name);
   }
 
-  /** Facts of the pods bound to `nodeName`, recomputed when one of them changed. */
-  podSet(nodeName: string, onNode: PodsOnNode | undefined): PodSetFacts {
-    if (!onNode || onNode.pods.size === 0) return NO_PODS;
-    return this.podSets.get(nodeName, onNode.version, () => podSetFacts([...onNode.pods]));
+  /** The record of a listed claim in this pass, brought up to date with its node and that node's pods. */
+  observe(listed: NodeClaim, nodes: NodeIndex, pods: PodIndex): ClaimRecord {
+    const name = listed.metadata.name;
+    let record = this.records.get(name);
+    const rv = listed.metadata.resourceVersion;
+    let claimChanged = false;
+    if (!record) {
+      const facts = nodeClaimFacts(listed);
+      record = {
+        claim: listed, node: undefined, ready: false, facts, pods: NO_PODS, doNotDisrupt: undefined, stableSince: undefined,
+        listed, nodeFacts: undefined, onNode: undefined, podsVersion: -1, drift: undefined, pass: -1,
+      };
+      this.records.set(name, record);
+      claimChanged = true;
+    } else if (record.listed !== listed) {
+      if (rv === undefined || record.listed.metadata.resourceVersion !== rv) {
+        record.facts = nodeClaimFacts(listed);
+        record.drift = undefined;
+      }
+      record.listed = listed;
+      claimChanged = true;
+    } else if (rv === undefined) {
+      record.facts = nodeClaimFacts(listed);
+      record.drift = undefined;
+    }
+    record.pass = this.pass;
+    this.seen++;
+    const entry = nodes.of(listed, record.facts);
+    const node = entry?.node;
+    if (claimChanged || node !== record.node || entry?.facts !== record.nodeFacts) {
+      record.node = node;
+      record.nodeFacts = entry?.facts;
+      record.ready = entry?.facts.ready ?? false;
+      // The simulation places pods by node name (hostname anti-affinity, bound pods): give every paired claim its node's.
+      record.claim = !listed.status.nodeName && node ? { ...listed, status: { ...listed.status, nodeName: node.metadata.name } } : listed;
+    }
+    const onNode = node && pods.onNode(node.metadata.name);
+    if (!onNode || onNode.pods.size === 0) {
+      record.pods = NO_PODS;
+      record.onNode = undefined;
+      record.podsVersion = -1;
+    } else if (onNode !== record.onNode || onNode.version !== record.podsVersion) {
+      record.pods = podSetFacts([...onNode.pods]);
+      record.onNode = onNode;
+      record.podsVersion = onNode.version;
+    }
+    record.doNotDisrupt = record.facts.doNotDisrupt ?? record.nodeFacts?.doNotDisrupt ?? record.pods.doNotDisrupt;
+    return record;
   }
 
-  /** Ends a pass, forgetting objects that were not asked about in it (they are gone). */
-  endPass(): void {
-    this.claims.endPass();
-    this.nodes.endPass();
-    this.pools.endPass();
-    this.drift.endPass();
-    this.podSets.endPass();
+  /** Ends a pass: records not observed in it belong to NodeClaims that are gone (each is handed to `gone`). */
+  endPass(gone: (name: string) => void): void {
+    if (this.records.size > this.seen) {
+      for (const [name, record] of this.records) {
+        if (record.pass === this.pass) continue;
+        this.records.delete(name);
+        gone(name);
+      }
+    }
+    this.pass++;
+    this.seen = 0;
   }
+
+  /**
+   * What drift reads of a NodePool (the template's hash and requirements: status writes do not
+   * count) and its NodeClass (its hash), once per pass and pool: driftOf's cache key.
+   */
+  driftKey(pool: NodePool, nodeClass: AzureFlexNodeClass | undefined): string | undefined {
+    const rv = pool.metadata.resourceVersion;
+    let poolKey: string;
+    const cached = this.pools.get(pool.metadata.name);
+    if (rv !== undefined && cached?.version === rv) poolKey = cached.key;
+    else {
+      poolKey = `${nodePoolTemplateHash(pool)}/${JSON.stringify(pool.spec.template.spec.requirements)}`;
+      if (rv !== undefined) this.pools.set(pool.metadata.name, { version: rv, key: poolKey });
+      else this.pools.delete(pool.metadata.name);
+    }
+    return rv === undefined ? undefined : `${poolKey}/${nodeClass ? nodeClassHash(nodeClass) : '-'}`;
+  }
+
+  /** driftReason, once per version of the claim and of its pool's driftKey. */
+  driftOf(record: ClaimRecord, pool: NodePool, nodeClass: AzureFlexNodeClass | undefined, driftKey: string | undefined): DriftReason | undefined {
+    const rv = record.listed.metadata.resourceVersion;
+    if (rv === undefined || driftKey === undefined) return driftReason(record.claim, pool, nodeClass);
+    if (record.drift?.key !== driftKey) record.drift = { key: driftKey, reason: driftReason(record.claim, pool, nodeClass) };
+    return record.drift.reason;
+  }
+
+  /** Forgets pools that no longer exist. */
+  retainPools(names: ReadonlySet<string>): void {
+    for (const name of this.pools.keys()) if (!names.has(name)) this.pools.delete(name);
+  }
+}
+
+function nodeClaimFacts(claim: NodeClaim): NodeClaimFacts {
+  return {
+    initialized: claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True'),
+    expiresAt: expiresAt(claim),
+    doNotDisrupt: nodeClaimDoNotDisruptReason(claim),
+    providerId: claim.status.providerID?.toLowerCase(),
+  };
+}
+
+function nodeFacts(node: Node): NodeFacts {
+  return {
+    ready: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    providerId: node.spec.providerID?.toLowerCase(),
+    doNotDisrupt: nodeDoNotDisruptReason(node),
+  };
 }
 
 function podSetFacts(pods: readonly Pod[]): PodSetFacts {

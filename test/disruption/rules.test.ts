@@ -86,7 +86,7 @@ describe('emptiness', () => {
     expect(tracker.observe('a', web, 100)).toBe(100);
     expect(tracker.observe('a', web, 200)).toBe(100);
     expect(tracker.observe('a', none, 300)).toBe(300);
-    tracker.retain(new Set());
+    tracker.forget('a');
     expect(tracker.observe('a', none, 400)).toBe(400);
   });
 });
