@@ -104,6 +104,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
       /** A VM PUT was issued (annotation) but no VM exists: that attempt failed or never landed. */
       attemptLeftNoVm: ({ context }) => context.observed.vmAttemptAt !== undefined && context.observed.vm === undefined,
       nicExists: ({ context }) => context.observed.nicExists,
+      /** No Node was ever seen for it (none observed, never marked Registered): there is nothing to drain. */
+      neverRegistered: ({ context }) => !context.observed.registered && context.observed.node === undefined,
       observedGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists,
       observedDeleting: ({ event }) => event.type === 'OBSERVED' && event.observed.exists && event.observed.deleting,
       observedVmSucceeded: ({ event }) => event.type === 'OBSERVED' && event.observed.vm === 'Succeeded',
@@ -305,6 +307,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
         entry: 'announceFailure',
         always: 'deleting-claim',
       },
+      // A launch that failed before any Node registered has no pods to drain: its VM (a Failed
+      // one ARM kept, if any) is deleted next. A Node seen meanwhile is drained as usual.
       'deleting-claim': {
         invoke: {
           src: 'failLaunch',
@@ -312,7 +316,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
             name: context.name,
             failure: context.failure ?? { code: 'Unknown', action: 'transient', nicReserved: false },
           }),
-          onDone: 'terminating',
+          onDone: [{ guard: 'neverRegistered', target: 'terminating.deleting-vm' }, { target: 'terminating' }],
           onError: { target: 'deleting-claim-backoff', actions: 'scheduleBackoff' },
         },
       },

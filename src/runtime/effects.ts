@@ -434,9 +434,10 @@ export class Effects {
 
   /**
    * Node object goes first (Karpenter's order), then the finalizer that held the NodeClaim.
-   * Before the finalizer goes, GETs verify that ARM holds nothing of the claim: the NIC is
-   * gone (its machine reaped it), and so is the OS disk (a VM delete cascades it; one that
-   * survived, detached, is deleted here). Lists cannot be trusted for this: they lag.
+   * Before the finalizer goes, ARM's own answers verify that it holds nothing of the claim:
+   * the NIC is gone (its machine's DELETE finished, else a GET), and so is the OS disk (a GET:
+   * a VM delete cascades it; one that survived, detached, is deleted here). Lists cannot be
+   * trusted for this: they lag.
    */
   async finalize(name: string): Promise<void> {
     const nc = this.world()?.nodeClaims.get(name);
@@ -450,8 +451,13 @@ export class Effects {
   }
 
   private async verifyNothingLeft(name: string, cls: AzureFlexNodeClass): Promise<void> {
-    const nic = await this.deps.arm.getNic(this.ref(cls, nicNameFor(name)));
-    if (nic) throw new AzureError('NicInUse', 409, `NIC ${nic.name} still exists; the finalizer stays until it is reaped`);
+    const nicName = nicNameFor(name);
+    // The NIC machine's DELETE finished (or a GET found nothing) and nothing since showed the
+    // NIC: that is ARM's own answer, as good as another GET. A list's absence is not.
+    if (!this.world()?.nicAnsweredGone(nicName)) {
+      const nic = await this.deps.arm.getNic(this.ref(cls, nicName));
+      if (nic) throw new AzureError('NicInUse', 409, `NIC ${nic.name} still exists; the finalizer stays until it is reaped`);
+    }
     const diskRef = this.ref(cls, osDiskNameFor(name));
     const disk = await this.deps.arm.getDisk(diskRef);
     if (!disk) return;

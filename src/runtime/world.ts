@@ -16,6 +16,8 @@ export interface WorldView {
   disks: Map<string, Disk> | undefined;
   /** Whether a VM in the view uses the NIC. */
   isAttached(nic: Nic): boolean;
+  /** Whether ARM itself said the NIC is gone (a GET's 404, a finished DELETE) and nothing since showed it (see ArmView.answeredGone). */
+  nicAnsweredGone(name: string): boolean;
 }
 
 export function ownsNodeClaim(nc: NodeClaim): boolean {
@@ -233,6 +235,15 @@ export class ArmView {
     return taken;
   }
 
+  /**
+   * Whether the last word on the resource was ARM's own answer that it is gone (a GET's 404,
+   * a DELETE whose operation finished), with nothing since showing it (no PUT's answer, no
+   * list that had it). A list's absence is not enough: lists trail ARM.
+   */
+  answeredGone(kind: 'nic' | 'vm', name: string): boolean {
+    return this.learnedAt.has(`${kind}/${name}`) && !(kind === 'nic' ? this.nics : this.vms).has(name);
+  }
+
   /** Whether a VM in the view uses the NIC: one references it, or the NIC names one as its VM. */
   isAttached(nic: Nic): boolean {
     if ((this.vmRefs.get(lowerIdOf(nic)) ?? 0) > 0) return true;
@@ -412,7 +423,7 @@ export async function listArm(deps: RuntimeDeps, nodeClasses: Iterable<AzureFlex
 
 /** One pass's world: the cluster as listed now, ARM as the view knows it. */
 export function worldOf(cluster: ClusterView, arm: ArmView): WorldView {
-  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, isAttached: (nic) => arm.isAttached(nic) };
+  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, isAttached: (nic) => arm.isAttached(nic), nicAnsweredGone: (name) => arm.answeredGone('nic', name) };
 }
 
 /** Lowercased ARM ids, once per object (ARM answers are new objects, never changed). */

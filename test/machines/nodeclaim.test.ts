@@ -19,6 +19,7 @@ function start(
   const clock = new VirtualClock(5_000_000);
   const failures: LaunchFailure[] = [];
   const emitted: string[] = [];
+  const drains: number[] = [];
   const machine = createNodeClaimMachine({ clock, random: new SeededRandom(1) }).provide({
     actors: {
       recordVmAttempt: fromPromise(async () => clock.now()),
@@ -30,7 +31,10 @@ function start(
       failLaunch: fromPromise(async ({ input }) => {
         failures.push(input.failure);
       }),
-      drain: fromPromise(async () => true),
+      drain: fromPromise(async () => {
+        drains.push(clock.now());
+        return true;
+      }),
       deleteVm: fromPromise<void, { name: string }>(async () => undefined),
       finalize: fromPromise<void, { name: string }>(async () => undefined),
     },
@@ -38,7 +42,7 @@ function start(
   const actor = createActor(machine, { input: { name: 'h200-abcde', nicName: 'azflex-h200-abcde-nic', observed }, clock: xstateClock(clock) });
   for (const type of ['nic.requested', 'vm.launched', 'vm.failed', 'launch.failed'] as const) actor.on(type, (e) => emitted.push(e.type));
   actor.start();
-  return { clock, actor, failures, emitted, state: () => stateName(actor.getSnapshot().value) };
+  return { clock, actor, failures, emitted, drains, state: () => stateName(actor.getSnapshot().value) };
 }
 
 describe('NodeClaim machine, rebuilt from observed state', () => {
@@ -85,6 +89,27 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
     actor.send({ type: 'NIC_REAPED' });
     await settle();
     expect(state()).toBe('deleted');
+  });
+
+  it('a failed launch with no Node ever seen goes on to the VM delete without a drain; one whose Node was seen is drained', async () => {
+    const refused = async (): Promise<never> => {
+      throw new AzureError('OperationNotAllowed', 409, 'quota');
+    };
+    const never = start({ ...base, nicExists: true }, refused);
+    await settle();
+    expect(never.state()).toBe('terminating.awaiting-nic-release');
+    expect(never.drains).toEqual([]);
+    // A Node seen while the create was still out (its VM booted, then ARM failed it): drained.
+    let fail: (err: unknown) => void = () => undefined;
+    const seen = start({ ...base, nicExists: true }, () => new Promise((_, reject) => (fail = reject)));
+    await settle();
+    expect(seen.state()).toBe('launching.creating-vm');
+    seen.actor.send({ type: 'OBSERVED', observed: { ...base, nicExists: true, vm: 'Creating', node: { name: 'n', ready: false } } });
+    fail(new AzureError('AllocationFailed', 409, 'allocation'));
+    await settle();
+    await settle();
+    expect(seen.drains).toHaveLength(1);
+    expect(seen.state()).toBe('terminating.awaiting-nic-release');
   });
 
   it('a throttled VM create is retried after Retry-After without giving up the NodeClaim', async () => {

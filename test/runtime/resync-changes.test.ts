@@ -31,6 +31,27 @@ function answering(): { port: AzurePort; nics: Map<string, Nic>; vms: Map<string
 }
 
 describe('ArmView: what changed since the runtime last looked', () => {
+  it('a NIC is "answered gone" only on ARM\'s own word (a GET\'s 404, a finished DELETE), never on a list\'s absence', async () => {
+    const view = new ArmView('c');
+    view.install({ nics: [], vms: [] }, 0);
+    expect(view.answeredGone('nic', 'a')).toBe(false);
+    const { port, nics } = answering();
+    const arm = view.observing({ ...port, deleteNic: async () => undefined } as AzurePort, { now: () => 1 });
+    await arm.getNic(ref('a'));
+    expect(view.answeredGone('nic', 'a')).toBe(true);
+    // Shown again (a GET, a PUT's answer, a list): no longer gone.
+    nics.set('a', nic('a'));
+    await arm.getNic(ref('a'));
+    expect(view.answeredGone('nic', 'a')).toBe(false);
+    await arm.deleteNic(ref('a'));
+    expect(view.answeredGone('nic', 'a')).toBe(true);
+    // A list long after the answer (lists trail ARM) that still shows it wins, and one without it is only a list.
+    view.install({ nics: [nic('a')], vms: [] }, 10 * 60_000);
+    expect(view.answeredGone('nic', 'a')).toBe(false);
+    view.install({ nics: [], vms: [] }, 20 * 60_000);
+    expect(view.answeredGone('nic', 'a')).toBe(false);
+  });
+
   it('an answer or a list that shows an entry as it was changes nothing and keeps its object', async () => {
     const view = new ArmView('c');
     const a = nic('a');
