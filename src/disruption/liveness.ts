@@ -34,8 +34,8 @@ function isTrue(claim: NodeClaim, type: string): boolean {
   return condition(claim, type)?.status === 'True';
 }
 
-/** Why the NodeClaim has outlived its launch or registration deadline, or undefined. */
-export function livenessFailure(claim: NodeClaim, now: number): LivenessFailure | undefined {
+/** When the NodeClaim times out, and why; undefined while no timeout runs (deleting, registered, throttled). */
+export function livenessDeadline(claim: NodeClaim): { at: number; failure: LivenessFailure } | undefined {
   if (claim.metadata.deletionTimestamp) return undefined;
   if (isTrue(claim, 'Registered')) return undefined;
   const created = Date.parse(claim.metadata.creationTimestamp);
@@ -46,11 +46,18 @@ export function livenessFailure(claim: NodeClaim, now: number): LivenessFailure 
     // VM attempt after a throttled wait (Throttled -> Launching), else the NodeClaim's creation.
     const transitioned = launched ? Date.parse(launched.lastTransitionTime) : Number.NaN;
     const since = Number.isNaN(transitioned) ? created : Math.max(created, transitioned);
-    return now - since >= LAUNCH_TIMEOUT_MS ? 'LaunchTimeout' : undefined;
+    return { at: since + LAUNCH_TIMEOUT_MS, failure: 'LaunchTimeout' };
   }
   const launchedAt = Date.parse(launched.lastTransitionTime);
   const since = Number.isNaN(launchedAt) ? created : launchedAt;
-  return now - since >= REGISTRATION_TIMEOUT_MS ? 'RegistrationTimeout' : undefined;
+  return { at: since + REGISTRATION_TIMEOUT_MS, failure: 'RegistrationTimeout' };
+}
+
+/** Why the NodeClaim has outlived its launch or registration deadline, or undefined. */
+export function livenessFailure(claim: NodeClaim, now: number): LivenessFailure | undefined {
+  const deadline = livenessDeadline(claim);
+  // (An unparseable timestamp makes `at` NaN: never due.)
+  return deadline && now >= deadline.at ? deadline.failure : undefined;
 }
 
 export function withCondition(conditions: readonly Condition[], next: Omit<Condition, 'lastTransitionTime'>, nowIso: string): Condition[] {
@@ -72,7 +79,18 @@ export interface LivenessAction {
   failure: LivenessFailure;
 }
 
+type Deadline = ReturnType<typeof livenessDeadline>;
+
 export class LivenessController {
+  /** Each NodeClaim's deadline, by name, while its resourceVersion is the one it was worked out for. */
+  private readonly deadlines = new Map<string, { version: string; deadline: Deadline }>();
+  /**
+   * The last pass that deleted nothing and found every pool healthy, and its earliest deadline:
+   * with the same NodeClaim objects (all with resourceVersions) and pools, a pass before that
+   * deadline would do nothing either (a 1,000-node fleet re-parsed every claim's timestamps twice a minute).
+   */
+  private idle: { claims: readonly NodeClaim[]; pools: string; dueAt: number } | undefined;
+
   constructor(private readonly options: LivenessOptions) {}
 
   async reconcile(): Promise<LivenessAction[]> {
@@ -81,13 +99,25 @@ export class LivenessController {
     const nowIso = new Date(now).toISOString();
     const [nodeClaims, nodePools] = await Promise.all([cluster.listNodeClaims(), cluster.listNodePools()]);
     const flexPools = new Map(nodePools.filter(isFlexNodePool).map((p) => [p.metadata.name, p]));
+    const pools = [...flexPools.keys()].join('\n');
+    const healthy = [...flexPools.values()].every((p) => !p.status.conditions.some((c) => c.type === CONDITION_NODE_REGISTRATION_HEALTHY && c.status === 'False'));
+    const idle = this.idle;
+    if (healthy && idle && now < idle.dueAt && idle.pools === pools && sameClaims(idle.claims, nodeClaims)) return [];
+    this.idle = undefined;
     const actions: LivenessAction[] = [];
     const failedPools = new Map<string, LivenessAction>();
+    let dueAt = Number.POSITIVE_INFINITY;
+    const seen = new Set<string>();
     for (const claim of nodeClaims) {
       const poolName = claim.metadata.labels[LABEL_NODEPOOL];
       if (poolName === undefined || !flexPools.has(poolName)) continue;
-      const failure = livenessFailure(claim, now);
-      if (!failure) continue;
+      const deadline = this.deadlineOf(claim);
+      seen.add(claim.metadata.name);
+      if (!deadline) continue;
+      // (A claim whose delete fails below keeps a deadline already due: the next pass looks again.)
+      if (deadline.at < dueAt) dueAt = deadline.at;
+      if (!(now >= deadline.at)) continue;
+      const failure = deadline.failure;
       const action: LivenessAction = { nodeClaim: claim.metadata.name, nodePool: poolName, failure };
       try {
         await cluster.deleteNodeClaim(claim.metadata.name);
@@ -107,6 +137,8 @@ export class LivenessController {
           : `Node not registered within ${REGISTRATION_TIMEOUT_MS / 60_000}m of launch; deleting`,
       }).catch(() => undefined);
     }
+    for (const name of this.deadlines.keys()) if (!seen.has(name)) this.deadlines.delete(name);
+    if (actions.length === 0 && healthy) this.idle = { claims: nodeClaims, pools, dueAt };
     for (const pool of flexPools.values()) {
       const failed = failedPools.get(pool.metadata.name);
       const next = failed
@@ -124,6 +156,16 @@ export class LivenessController {
     return actions;
   }
 
+  private deadlineOf(claim: NodeClaim): Deadline {
+    const version = claim.metadata.resourceVersion;
+    if (version === undefined) return livenessDeadline(claim);
+    const cached = this.deadlines.get(claim.metadata.name);
+    if (cached?.version === version) return cached.deadline;
+    const deadline = livenessDeadline(claim);
+    this.deadlines.set(claim.metadata.name, { version, deadline });
+    return deadline;
+  }
+
   /** True again once some NodeClaim of the pool registered after the failure was recorded. */
   private recovered(pool: NodePool, nodeClaims: readonly NodeClaim[]): Omit<Condition, 'lastTransitionTime'> | undefined {
     const current = pool.status.conditions.find((c) => c.type === CONDITION_NODE_REGISTRATION_HEALTHY);
@@ -136,6 +178,13 @@ export class LivenessController {
     });
     return registeredSince ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'True', reason: 'NodeRegistered', message: '' } : undefined;
   }
+}
+
+/** The same NodeClaim objects, each with a resourceVersion (so none was changed in place). */
+function sameClaims(a: readonly NodeClaim[], b: readonly NodeClaim[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] || b[i]!.metadata.resourceVersion === undefined) return false;
+  return true;
 }
 
 function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {

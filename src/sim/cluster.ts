@@ -43,6 +43,12 @@ class JournaledMap<V> extends Map<string, V> {
   private visibleRv = 0;
   /** Bumped by every write: a simulated component can tell "nothing changed since I looked" without a scan. */
   writes = 0;
+  /** The last list handed out with nothing pending in the journal, and the write count it shows. */
+  private listed: { writes: number; values: V[] } | undefined;
+  /** Position of each key in the map's order (its first insertion since it last went away). */
+  private readonly order = new Map<string, number>();
+  private inserted = 0;
+  private readonly watchers: Array<(key: string) => void> = [];
 
   configure(clock: Clock, lagMs: number, rv: (bump: boolean) => number): this {
     this.clock = clock;
@@ -54,7 +60,10 @@ class JournaledMap<V> extends Map<string, V> {
   override set(key: string, value: V): this {
     this.writes++;
     if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv: this.rv(false) });
-    return super.set(key, value);
+    if (!super.has(key)) this.order.set(key, this.inserted++);
+    super.set(key, value);
+    for (const watcher of this.watchers) watcher(key);
+    return this;
   }
 
   override delete(key: string): boolean {
@@ -62,7 +71,20 @@ class JournaledMap<V> extends Map<string, V> {
     this.writes++;
     const rv = this.rv(true);
     if (this.lagMs > 0) this.journal.push({ t: this.clock!.now(), key, before: super.get(key), rv });
-    return super.delete(key);
+    this.order.delete(key);
+    super.delete(key);
+    for (const watcher of this.watchers) watcher(key);
+    return true;
+  }
+
+  /** Where `key` is in the map's order (smaller: earlier); undefined when absent. */
+  position(key: string): number | undefined {
+    return this.order.get(key);
+  }
+
+  /** Calls `watcher` with the key of every later write or delete, right after it (a simulated component's change feed). */
+  watch(watcher: (key: string) => void): void {
+    this.watchers.push(watcher);
   }
 
   /** resourceVersion through which the lagging view has applied writes. */
@@ -78,7 +100,12 @@ class JournaledMap<V> extends Map<string, V> {
 
   /** The values as the lagging informer shows them. */
   lagged(): V[] {
-    if (!this.prune()) return [...this.values()];
+    if (!this.prune()) {
+      // One frozen array per version of the map: a controller listing an unchanged kind again
+      // gets the same array back (a 10,000-pod list was copied on every call), and may index it by identity.
+      if (this.listed?.writes !== this.writes) this.listed = { writes: this.writes, values: Object.freeze([...this.values()]) as V[] };
+      return this.listed.values;
+    }
     const view = new Map<string, V>(this);
     for (let i = this.journal.length - 1; i >= 0; i--) {
       const { key, before } = this.journal[i]!;
@@ -127,21 +154,17 @@ class PodMap extends JournaledMap<Pod> {
   private readonly keysByNode = new Map<string, Set<string>>();
   /** Per node: bumped by every write of a pod bound to it (before or after the write). */
   private readonly nodeWrites = new Map<string, number>();
-  /** Position of each key in the map's order. */
-  private readonly order = new Map<string, number>();
-  private inserted = 0;
 
   override set(key: string, pod: Pod): this {
     const before = super.get(key);
     const nodeName = pod.spec.nodeName;
     // A pending pod written again (marked Unschedulable) keeps its place among the unbound.
     const stillUnbound = before !== undefined && !before.spec.nodeName && !nodeName;
-    if (!before) this.order.set(key, this.inserted++);
-    else if (!stillUnbound) this.unindex(key, before);
+    if (before && !stillUnbound) this.unindex(key, before);
     super.set(key, pod);
     if (stillUnbound) return this;
     if (!nodeName) {
-      const position = this.order.get(key)!;
+      const position = this.position(key)!;
       if (this.unboundKeys.size === 0) this.unboundInOrder = true;
       else if (position < this.lastUnbound) this.unboundInOrder = false;
       this.lastUnbound = position;
@@ -159,7 +182,6 @@ class PodMap extends JournaledMap<Pod> {
     const before = super.get(key);
     if (!before) return false;
     this.unindex(key, before);
-    this.order.delete(key);
     return super.delete(key);
   }
 
@@ -206,7 +228,7 @@ class PodMap extends JournaledMap<Pod> {
   }
 
   private inOrder(keys: ReadonlySet<string>): Pod[] {
-    const sorted = [...keys].sort((a, b) => this.order.get(a)! - this.order.get(b)!);
+    const sorted = [...keys].sort((a, b) => this.position(a)! - this.position(b)!);
     return sorted.map((k) => super.get(k)!);
   }
 }

@@ -34,8 +34,8 @@ export class SimKubelet {
    * either (pods that fit nowhere stay pending, already marked Unschedulable).
    */
   private idleAt: string | undefined;
-  /** What the last registration pass saw, and when its first boot plan comes due. */
-  private lastRegistration: { vms: readonly Vm[]; nodeWrites: number; nextBootAt: number } | undefined;
+  /** The registration side's state, kept from tick to tick (see registerNodes). */
+  private registration: Registration | undefined;
   private readonly vmProviderIds = new WeakMap<Vm, string>();
   private readonly nodeProviderIds = new WeakMap<Node, string>();
   /** Every pod bound so far: seconds from its creation to Running, and its node's NodePool. */
@@ -66,45 +66,159 @@ export class SimKubelet {
     return `${c.nodes.writes},${c.pods.writes},${c.persistentVolumeClaims.writes},${c.persistentVolumes.writes},${c.storageClasses.writes}`;
   }
 
+  /**
+   * Registers the nodes of booted VMs and marks Ready nodes whose VM is gone NotReady. Works on
+   * what changed since the last tick (the VMs that ARM's list shows differently, the nodes
+   * written since, the boot plans that came due), not on the whole fleet; the outcome, and the
+   * order of boot-plan draws and node writes (VM list order, node map order), is what a pass
+   * over every VM and node makes.
+   */
   private registerNodes(): void {
     const now = this.clock.now();
-    const vms = this.arm.currentVms();
-    // A tick is a function of the VMs, the nodes and the boot plans: with the same VMs (ARM
-    // hands out one frozen view per VM state), no node written and no boot plan due, it would
-    // register nothing and mark nothing NotReady (most ticks of a settled fleet).
-    const last = this.lastRegistration;
-    if (last && last.nodeWrites === this.cluster.nodes.writes && now < last.nextBootAt && sameElements(last.vms, vms)) return;
-    const live = new Set<string>();
-    const byProviderId = new Map<string, Node>();
-    for (const node of this.cluster.nodes.values()) {
-      const pid = this.nodeProviderId(node);
-      if (pid) byProviderId.set(pid, node);
-    }
-    for (const vm of vms) {
-      if (vm.provisioningState !== 'Succeeded') continue;
-      const providerID = this.vmProviderId(vm);
-      live.add(providerID);
-      if (byProviderId.has(providerID)) continue;
-      let at = this.readyAt.get(providerID);
-      if (at === undefined) {
-        at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
-        if (this.neverJoinRate > 0 && this.random.next() < this.neverJoinRate) at = Number.POSITIVE_INFINITY;
-        this.readyAt.set(providerID, at);
+    const reg = this.registration ??= this.startRegistration();
+    this.diffVms(reg, this.arm.currentVms());
+    for (const name of reg.changedNodes) this.noteNode(reg, name);
+    reg.changedNodes.clear();
+    // Boot plans: VMs waiting for their node, in VM list order (draws and registrations follow it).
+    if (reg.unplanned.size > 0 || now >= reg.nextBootAt) {
+      const waiting = [...reg.unplanned];
+      for (const [pid, at] of this.readyAt) if (now >= at && reg.awaiting.has(pid) && !reg.unplanned.has(pid)) waiting.push(pid);
+      waiting.sort((a, b) => reg.vms.get(a)!.seq - reg.vms.get(b)!.seq);
+      reg.unplanned.clear();
+      for (const pid of waiting) {
+        let at = this.readyAt.get(pid);
+        if (at === undefined) {
+          at = now + this.bootMs.min + Math.floor(this.random.next() * (this.bootMs.max - this.bootMs.min));
+          if (this.neverJoinRate > 0 && this.random.next() < this.neverJoinRate) at = Number.POSITIVE_INFINITY;
+          this.readyAt.set(pid, at);
+        }
+        if (now < at) continue;
+        this.readyAt.delete(pid);
+        const vm = reg.vms.get(pid)!.vm;
+        this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
       }
-      if (now < at) continue;
-      this.readyAt.delete(providerID);
-      this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
+      reg.nextBootAt = Number.POSITIVE_INFINITY;
+      for (const at of this.readyAt.values()) reg.nextBootAt = Math.min(reg.nextBootAt, at);
     }
-    // Forget boot plans of VMs that went away (a node that never joined has one forever).
-    for (const id of this.readyAt.keys()) if (!live.has(id)) this.readyAt.delete(id);
-    for (const node of this.cluster.nodes.values()) {
-      const pid = this.nodeProviderId(node);
-      if (!pid || live.has(pid) || !isReady(node)) continue;
-      this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
+    // Ready nodes whose VM is gone (or was never there) turn NotReady, in node map order.
+    if (reg.suspects.size > 0) {
+      const suspects = [...reg.suspects].filter((name) => this.cluster.nodes.has(name));
+      reg.suspects.clear();
+      suspects.sort((a, b) => this.cluster.nodes.position(a)! - this.cluster.nodes.position(b)!);
+      for (const name of suspects) {
+        const node = this.cluster.nodes.get(name)!;
+        const pid = this.nodeProviderId(node);
+        if (!pid || reg.live.has(pid) || !isReady(node)) continue;
+        this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
+      }
     }
-    let nextBootAt = Number.POSITIVE_INFINITY;
-    for (const at of this.readyAt.values()) nextBootAt = Math.min(nextBootAt, at);
-    this.lastRegistration = { vms, nodeWrites: this.cluster.nodes.writes, nextBootAt };
+  }
+
+  private startRegistration(): Registration {
+    const reg: Registration = {
+      vms: new Map(), lastVms: [], live: new Set(), awaiting: new Set(), unplanned: new Set(), nextBootAt: Number.POSITIVE_INFINITY,
+      nodePids: new Map(), nodesByPid: new Map(), changedNodes: new Set(), suspects: new Set(), seq: 0,
+    };
+    for (const name of this.cluster.nodes.keys()) reg.changedNodes.add(name);
+    this.cluster.nodes.watch((name) => reg.changedNodes.add(name));
+    return reg;
+  }
+
+  /**
+   * Brings the VM side to ARM's list by walking it alongside the last one: ARM hands out one
+   * frozen view per VM state and keeps its list in creation order, so only VMs that changed,
+   * came or went cost anything.
+   */
+  private diffVms(reg: Registration, vms: readonly Vm[]): void {
+    const last = reg.lastVms;
+    if (vms === last) return;
+    let i = 0;
+    for (let j = 0; j < vms.length; ) {
+      const vm = vms[j]!;
+      const old = i < last.length ? last[i] : undefined;
+      if (old === vm) {
+        i++;
+        j++;
+        continue;
+      }
+      const pid = this.vmProviderId(vm);
+      const entry = reg.vms.get(pid);
+      if (old && entry && this.vmProviderId(old) === pid) {
+        this.vmChanged(reg, pid, entry, vm);
+        i++;
+        j++;
+      } else if (old && entry) {
+        // `old` went away (or comes later: it is added back when the walk reaches it).
+        this.vmGone(reg, this.vmProviderId(old));
+        i++;
+      } else {
+        reg.vms.set(pid, { vm, seq: reg.seq++ });
+        this.vmChanged(reg, pid, reg.vms.get(pid)!, vm, true);
+        j++;
+      }
+    }
+    for (; i < last.length; i++) this.vmGone(reg, this.vmProviderId(last[i]!));
+    reg.lastVms = vms;
+  }
+
+  private vmChanged(reg: Registration, pid: string, entry: { vm: Vm; seq: number }, vm: Vm, added = false): void {
+    const wasLive = !added && entry.vm.provisioningState === 'Succeeded';
+    entry.vm = vm;
+    const live = vm.provisioningState === 'Succeeded';
+    if (live === wasLive) return;
+    if (live) {
+      reg.live.add(pid);
+      if (!reg.nodesByPid.has(pid)) this.await(reg, pid);
+    } else this.notLive(reg, pid);
+  }
+
+  private vmGone(reg: Registration, pid: string): void {
+    const entry = reg.vms.get(pid);
+    if (!entry) return;
+    reg.vms.delete(pid);
+    if (entry.vm.provisioningState === 'Succeeded') this.notLive(reg, pid);
+  }
+
+  private notLive(reg: Registration, pid: string): void {
+    reg.live.delete(pid);
+    reg.awaiting.delete(pid);
+    reg.unplanned.delete(pid);
+    // A boot plan is forgotten with its VM (a node that never joined has one forever).
+    this.readyAt.delete(pid);
+    for (const name of reg.nodesByPid.get(pid) ?? []) reg.suspects.add(name);
+  }
+
+  private await(reg: Registration, pid: string): void {
+    reg.awaiting.add(pid);
+    if (!this.readyAt.has(pid)) reg.unplanned.add(pid);
+  }
+
+  /** A node was written or deleted: its provider ID's bookkeeping, and a look at its readiness. */
+  private noteNode(reg: Registration, name: string): void {
+    const node = this.cluster.nodes.get(name);
+    const pid = node ? this.nodeProviderId(node) : '';
+    const before = reg.nodePids.get(name);
+    if (before !== pid) {
+      if (before !== undefined) {
+        const names = reg.nodesByPid.get(before)!;
+        names.delete(name);
+        if (names.size === 0) {
+          reg.nodesByPid.delete(before);
+          if (reg.live.has(before)) this.await(reg, before);
+        }
+      }
+      if (pid) {
+        reg.nodePids.set(name, pid);
+        let names = reg.nodesByPid.get(pid);
+        if (!names) {
+          reg.nodesByPid.set(pid, (names = new Set()));
+          reg.awaiting.delete(pid);
+          reg.unplanned.delete(pid);
+        }
+        names.add(name);
+      } else reg.nodePids.delete(name);
+    }
+    if (node) reg.suspects.add(name);
   }
 
   /**
@@ -315,6 +429,28 @@ export class SimKubelet {
   }
 }
 
+/** What registerNodes carries from tick to tick, by lowercased provider ID (pid) or node name. */
+interface Registration {
+  /** Every VM in ARM's list, with its place in it. */
+  vms: Map<string, { vm: Vm; seq: number }>;
+  lastVms: readonly Vm[];
+  seq: number;
+  /** VMs that are Succeeded. */
+  live: Set<string>;
+  /** Live VMs without a node. */
+  awaiting: Set<string>;
+  /** Awaiting VMs without a boot plan. */
+  unplanned: Set<string>;
+  /** The earliest boot plan. */
+  nextBootAt: number;
+  nodePids: Map<string, string>;
+  nodesByPid: Map<string, Set<string>>;
+  /** Nodes written or deleted since the last tick (FakeCluster's change feed). */
+  changedNodes: Set<string>;
+  /** Nodes that may have to turn NotReady. */
+  suspects: Set<string>;
+}
+
 /** The pods bound to one node: whether any has pod topology, and the node's free capacity given them. */
 class BoundPods {
   readonly topology: boolean;
@@ -336,12 +472,6 @@ class BoundPods {
     }
     return this.free.resources;
   }
-}
-
-function sameElements<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function hasPodTopology(pod: Pod): boolean {

@@ -54,4 +54,28 @@ describe('liveness', () => {
     await liveness.reconcile();
     expect(healthy()).toMatchObject({ status: 'True' });
   });
+
+  it('looks again at a NodeClaim whose delete failed, and at one whose deadline came while nothing else changed', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('gpu'));
+    cluster.putNodeClaim(makeNodeClaim('gpu-aaaaa', { nodePool: 'gpu', conditions: launched(T0) }));
+    let refuse = 1;
+    const port = new Proxy(cluster, {
+      get(target, prop) {
+        if (prop === 'deleteNodeClaim' && refuse > 0) return async () => { refuse--; throw new Error('conflict'); };
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const liveness = new LivenessController({ cluster: port, clock, log: silentLog });
+    expect(await liveness.reconcile()).toEqual([]);
+    await clock.runUntil(T0 + 10 * MINUTE);
+    expect(await liveness.reconcile()).toEqual([]);
+    await clock.runUntil(T0 + 15 * MINUTE);
+    expect(await liveness.reconcile()).toEqual([]); // the delete failed
+    expect((await liveness.reconcile()).map((a) => a.nodeClaim)).toEqual(['gpu-aaaaa']);
+    expect(cluster.nodeClaims.get('gpu-aaaaa')!.metadata.deletionTimestamp).toBeDefined();
+  });
 });

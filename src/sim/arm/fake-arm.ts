@@ -657,8 +657,18 @@ export class FakeArm implements AzurePort {
    * For the simulated world (kubelet, invariants), which should not pay for snapshot().
    */
   currentVms(): Vm[] {
-    return [...this.vms.values()].map(vmView);
+    // The same (frozen) array while every VM still has the view it had: the simulated kubelet
+    // asks every 10 s, and a 1,000-VM fleet built the list afresh each time.
+    const last = this.currentVmList;
+    if (last && last.length === this.vms.size) {
+      let i = 0;
+      let same = true;
+      for (const rec of this.vms.values()) if (rec.view === undefined || rec.view !== last[i++]) { same = false; break; }
+      if (same) return last;
+    }
+    return (this.currentVmList = Object.freeze([...this.vms.values()].map(vmView)) as Vm[]);
   }
+  private currentVmList: Vm[] | undefined;
 
   armCalls(): Record<string, Record<string, number>> {
     const out: Record<string, Record<string, number>> = {};
