@@ -43,7 +43,12 @@ export class FirstFitIndex {
     index.capacity = capacity;
     index.count = vectors.length;
     index.tree = new Float64Array(2 * capacity * D).fill(-1);
-    for (let i = 0; i < vectors.length; i++) index.tree.set(vectors[i]!.subarray(0, D), (capacity + i) * D);
+    const tree = index.tree;
+    for (let i = 0; i < vectors.length; i++) {
+      const v = vectors[i]!;
+      const base = (capacity + i) * D;
+      for (let d = 0; d < D; d++) tree[base + d] = v[d]!;
+    }
     index.rebuildInner();
     return index;
   }

@@ -22,6 +22,7 @@ import { syncNodePoolStatus } from '../controllers/nodepool/status.js';
 import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
+import { PodsViewTracker, type PodsView } from './pods-view.js';
 import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
 import {
   ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
@@ -97,37 +98,12 @@ export interface ProvisioningSummary {
   result: SchedulingResult;
 }
 
-/** A pod the kube-scheduler marked unschedulable that nobody has bound or is deleting. */
-export function isProvisionable(pod: Pod): boolean {
-  if (pod.spec.nodeName || pod.metadata.deletionTimestamp || pod.status.phase !== 'Pending') return false;
-  if (pod.ownerKind === 'DaemonSet') return false;
-  return pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
-}
-
-/**
- * One pod per DaemonSet. Pods carry no owner name here, so DaemonSet pods are told apart by
- * namespace and name minus the controller's 5-character suffix.
- */
-export function daemonSetRepresentatives(pods: readonly Pod[]): Pod[] {
-  const byOwner = new Map<string, Pod>();
-  for (const pod of pods) {
-    if (pod.ownerKind !== 'DaemonSet') continue;
-    const owner = `${pod.metadata.namespace}/${pod.metadata.name.replace(/-[a-z0-9]{5}$/, '')}`;
-    if (!byOwner.has(owner)) byOwner.set(owner, pod);
-  }
-  return [...byOwner.values()];
-}
+export { daemonSetRepresentatives, isProvisionable } from './pods-view.js';
 
 /** What a provisioning pass reads; their cache versions together say whether anything it read changed. */
 const PLANNED_KINDS: readonly CachedKind[] = [
   'pods', 'nodePools', 'nodeClasses', 'nodeClaims', 'persistentVolumeClaims', 'persistentVolumes', 'storageClasses',
 ];
-
-interface PodsView {
-  pending: Pod[];
-  bound: Pod[];
-  daemonSets: Pod[];
-}
 
 const MAX_NAME_ATTEMPTS = 3;
 /** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
@@ -140,7 +116,9 @@ export class Provisioner {
   private readonly random: Random;
   private readonly log: ProvisionerLog;
   private readonly options: ProvisionerOptions;
-  private readonly sentEvents = new Map<string, string>();
+  /** Pod uid → reason → the message last sent (by uid, so forgetting a pod is one delete). */
+  private readonly sentEvents = new Map<string, Map<string, string>>();
+  private sentEventCount = 0;
   private readonly warnedPools = new Map<string, string>();
   private lastDecision = '';
   private last: ProvisioningSummary | undefined;
@@ -163,6 +141,7 @@ export class Provisioner {
   private readonly memo = new SchedulingMemo();
   private running: Promise<void> | undefined;
   private lastPods: { version: string; view: PodsView } | undefined;
+  private readonly podsTracker = new PodsViewTracker();
   /** What the last NodePool status sync that failed nothing read (see plan). */
   private lastStatusKey: string | undefined;
 
@@ -254,7 +233,7 @@ export class Provisioner {
       this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
       const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
       const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-      const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
+      let podsByKey: Map<string, Pod> | undefined;
       const canaries = new Set<string>();
       for (const planned of result.nodeClaims) {
         const plan = marks ? oneCanaryEach(planned, classesByName.get(planned.nodeClassName)!.spec.location, marks, canaries) : planned;
@@ -266,6 +245,7 @@ export class Provisioner {
         if (!claim) continue;
         this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });
         created.push(claim);
+        podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
         for (const key of plan.podKeys) {
           const pod = podsByKey.get(key);
           if (pod) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, `Pod should schedule on: nodeclaim/${claim.metadata.name}`);
@@ -276,7 +256,7 @@ export class Provisioner {
       }
     }
     // Events are only ever sent for pending pods, so with the same pending pods there is nothing to forget.
-    if (!fromPods.reused) this.forgetEventsOfGonePods(pending);
+    if (fromPods.pendingChanged) this.forgetEventsOfGonePods(pending);
     // NodePool status reads NodePools, NodeClasses, NodeClaims and the catalog, not pods: a
     // pass where only pods moved would compute what the last sync wrote (or found) again.
     const statusKey = versions !== undefined && created.length === 0 && passIssues.size === 0
@@ -327,16 +307,12 @@ export class Provisioner {
    * What a pass reads of the pods, kept while the pod cache's version is the same: a fleet
    * holds 10,000 pods, and most passes that plan at all do so because NodeClaims changed.
    */
-  private podsView(pods: readonly Pod[], version: string | undefined): PodsView & { reused: boolean } {
+  private podsView(pods: readonly Pod[], version: string | undefined): PodsView & { pendingChanged: boolean } {
     const kept = this.lastPods;
-    if (version !== undefined && kept?.version === version) return { ...kept.view, reused: true };
-    const view: PodsView = {
-      pending: pods.filter(isProvisionable),
-      bound: pods.filter((p) => p.spec.nodeName !== undefined),
-      daemonSets: daemonSetRepresentatives(pods),
-    };
+    if (version !== undefined && kept?.version === version) return { ...kept.view, pendingChanged: false };
+    const { pendingChanged, ...view } = this.podsTracker.update(pods);
     this.lastPods = version === undefined ? undefined : { version, view };
-    return { ...view, reused: false };
+    return { ...view, pendingChanged };
   }
 
   /**
@@ -444,10 +420,16 @@ export class Provisioner {
   }
 
   private async recordPodEvent(pod: Pod, type: KubeEvent['type'], reason: string, message: string): Promise<void> {
-    const key = `${pod.metadata.uid}/${reason}`;
-    if (this.sentEvents.get(key) === message) return;
-    if (this.sentEvents.size >= MAX_REMEMBERED_EVENTS) this.sentEvents.clear();
-    this.sentEvents.set(key, message);
+    const uid = pod.metadata.uid;
+    if (this.sentEvents.get(uid)?.get(reason) === message) return;
+    if (this.sentEventCount >= MAX_REMEMBERED_EVENTS) {
+      this.sentEvents.clear();
+      this.sentEventCount = 0;
+    }
+    let sent = this.sentEvents.get(uid);
+    if (!sent) this.sentEvents.set(uid, (sent = new Map()));
+    if (!sent.has(reason)) this.sentEventCount++;
+    sent.set(reason, message);
     try {
       await this.cluster.recordEvent({
         involvedObject: { kind: 'Pod', name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
@@ -455,7 +437,11 @@ export class Provisioner {
       });
     } catch (error) {
       // Events are best effort; forget it so the next reconcile tries again.
-      this.sentEvents.delete(key);
+      const remembered = this.sentEvents.get(uid);
+      if (remembered?.delete(reason)) {
+        this.sentEventCount--;
+        if (remembered.size === 0) this.sentEvents.delete(uid);
+      }
       this.failures++;
       this.log.warn({ pod: podKey(pod), err: error instanceof Error ? error.message : String(error) }, 'recording event failed');
     }
@@ -463,9 +449,12 @@ export class Provisioner {
 
   private forgetEventsOfGonePods(pending: readonly Pod[]): void {
     if (this.sentEvents.size === 0) return;
-    const live = new Set(pending.map((p) => p.metadata.uid));
-    for (const key of this.sentEvents.keys()) {
-      if (!live.has(key.slice(0, key.lastIndexOf('/')))) this.sentEvents.delete(key);
+    const live = new Set<string>();
+    for (const pod of pending) live.add(pod.metadata.uid);
+    for (const [uid, sent] of this.sentEvents) {
+      if (live.has(uid)) continue;
+      this.sentEventCount -= sent.size;
+      this.sentEvents.delete(uid);
     }
   }
 }

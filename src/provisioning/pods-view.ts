@@ -1,0 +1,104 @@
+/**
+ * What a provisioning pass reads of the pods: the pending ones it plans for, the bound ones
+ * whose requests use up NodeClaims, and one pod per DaemonSet. A fleet holds 10,000 pods and
+ * most passes see a handful of them changed, so each list is walked alongside the last one
+ * and only a pod that is not the very same object (informer caches hand out an unchanged pod
+ * as the same object) is classified again. The lists come out exactly as filtering the whole
+ * list would make them, in list order.
+ */
+import type { Pod } from '../ports/cluster.js';
+
+export interface PodsView {
+  pending: Pod[];
+  bound: Pod[];
+  daemonSets: Pod[];
+}
+
+const PENDING = 1;
+const BOUND = 2;
+const DAEMON_SET = 4;
+
+/** A pod the kube-scheduler marked unschedulable that nobody has bound or is deleting. */
+export function isProvisionable(pod: Pod): boolean {
+  if (pod.spec.nodeName || pod.metadata.deletionTimestamp || pod.status.phase !== 'Pending') return false;
+  if (pod.ownerKind === 'DaemonSet') return false;
+  return pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+}
+
+/**
+ * One pod per DaemonSet. Pods carry no owner name here, so DaemonSet pods are told apart by
+ * namespace and name minus the controller's 5-character suffix.
+ */
+export function daemonSetRepresentatives(pods: readonly Pod[]): Pod[] {
+  const byOwner = new Map<string, Pod>();
+  for (const pod of pods) {
+    if (pod.ownerKind !== 'DaemonSet') continue;
+    const owner = `${pod.metadata.namespace}/${pod.metadata.name.replace(/-[a-z0-9]{5}$/, '')}`;
+    if (!byOwner.has(owner)) byOwner.set(owner, pod);
+  }
+  return [...byOwner.values()];
+}
+
+function classify(pod: Pod): number {
+  return (isProvisionable(pod) ? PENDING : 0) | (pod.spec.nodeName !== undefined ? BOUND : 0) | (pod.ownerKind === 'DaemonSet' ? DAEMON_SET : 0);
+}
+
+export class PodsViewTracker {
+  private last: readonly Pod[] = [];
+  private classes: Uint8Array = new Uint8Array(0);
+  private view: PodsView = { pending: [], bound: [], daemonSets: [] };
+
+  /**
+   * The view of `pods`; `pendingChanged` is false when the pending pods are the very same
+   * objects as in the last view (so what was derived from them still holds).
+   */
+  update(pods: readonly Pod[]): PodsView & { pendingChanged: boolean } {
+    const classes = this.classify(pods);
+    const pending: Pod[] = [];
+    const bound: Pod[] = [];
+    const daemonSets: Pod[] = [];
+    for (let j = 0; j < pods.length; j++) {
+      const c = classes[j]!;
+      if (c === 0) continue;
+      const pod = pods[j]!;
+      if (c & PENDING) pending.push(pod);
+      if (c & BOUND) bound.push(pod);
+      if (c & DAEMON_SET) daemonSets.push(pod);
+    }
+    const pendingChanged = !sameItems(pending, this.view.pending);
+    this.view = { pending, bound, daemonSets: daemonSetRepresentatives(daemonSets) };
+    this.last = pods.slice();
+    this.classes = classes;
+    return { ...this.view, pendingChanged };
+  }
+
+  /** Each pod's class, copied from the last list where the pod is the same object. */
+  private classify(pods: readonly Pod[]): Uint8Array {
+    const last = this.last;
+    const lastClasses = this.classes;
+    const classes = new Uint8Array(pods.length);
+    let i = 0;
+    let j = 0;
+    while (j < pods.length) {
+      const pod = pods[j]!;
+      const old = i < last.length ? last[i]! : undefined;
+      if (old === pod) {
+        classes[j++] = lastClasses[i++]!;
+      } else if (!old || (old.metadata.name === pod.metadata.name && old.metadata.namespace === pod.metadata.namespace)) {
+        // Written again (same place, new object) or added at the end.
+        classes[j++] = classify(pod);
+        if (old) i++;
+      } else {
+        // Gone, or moved: either way the next old entry may be this pod.
+        i++;
+      }
+    }
+    return classes;
+  }
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
