@@ -115,7 +115,21 @@ class Lane {
   }
 }
 
-export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean): AzurePort {
+/** The gated port, and what the gate would say to a VM PUT right now. */
+export interface GatedArm extends AzurePort {
+  /**
+   * The refusal a VM PUT of the subscription would meet now because Compute's policy window
+   * is full (taken as that PUT's refusal: it is told its own opening), or undefined. Lets a
+   * create that will not be sent skip its GET: reads share the subscription's bucket with
+   * every tool. A block by ARM's own bucket (a second or two, the same end for every waiting
+   * write) is not answered here: its creates still GET first, and the reads' spread is what
+   * keeps them from all coming back in the same instant (without it the fleet world's ramp
+   * drew three times the 429s).
+   */
+  vmPutRefusal(subscriptionId: string): AzureError | undefined;
+}
+
+export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean): GatedArm {
   const lanes = new Map<string, Lane>();
   const lane = (key: string): Lane => {
     let l = lanes.get(key);
@@ -170,6 +184,13 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
     for (const l of by === undefined ? r.all : [r.arm]) l.blockedUntil = Math.max(l.blockedUntil, until);
   };
 
+  /** Why a write of the route may not go now (a running block, or the provider's window full), if it may not. */
+  const writeRefusal = (r: Route, now: number): AzureError | undefined => {
+    if (r.arm.blockedUntil > now) return refuseWrite(r.arm.blockedUntil - now);
+    if (!r.rp.admits(now)) return refuseWrite(r.rp.retryAt(now) - now);
+    return undefined;
+  };
+
   const guard = async <T>(scope: ResourceGroupScope & { name?: string }, op: Operation, call: () => Promise<T>): Promise<T> => {
     const r = routeOf(scope.subscriptionId, op);
     if (op.type === 'read') {
@@ -186,8 +207,8 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
       // Fencing at the last moment (nothing awaits between here and the call): leadership may have moved since the actor decided.
       if (isLeader && !isLeader()) throw new Error('not the leader: ARM writes are fenced');
       const now = clock.now();
-      if (r.arm.blockedUntil > now) throw refuseWrite(r.arm.blockedUntil - now);
-      if (!r.rp.admits(now)) throw refuseWrite(r.rp.retryAt(now) - now);
+      const refused = writeRefusal(r, now);
+      if (refused) throw refused;
       r.rp.sentAt(now);
       sentAt = now;
     }
@@ -203,6 +224,11 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
     }
   };
   return {
+    vmPutRefusal: (subscriptionId) => {
+      const r = routeOf(subscriptionId, OPS.vmPut);
+      const now = clock.now();
+      return r.rp.admits(now) ? undefined : refuseWrite(r.rp.retryAt(now) - now);
+    },
     getNic: (ref) => guard(ref, OPS.nicGet, () => arm.getNic(ref)),
     createNic: (spec) => guard(spec.ref, OPS.nicPut, () => arm.createNic(spec)),
     deleteNic: (ref) => guard(ref, OPS.nicDelete, () => arm.deleteNic(ref)),

@@ -86,10 +86,11 @@ export class Runtime {
   constructor(deps: RuntimeDeps) {
     this.armView = new ArmView(deps.config.clusterName);
     this.clusterObserver = new ClusterObserver(deps.cluster, deps.clock);
-    this.deps = { ...deps, arm: this.armView.observing(gateArm(deps.arm, deps.clock, deps.isLeader), deps.clock) };
+    const gate = gateArm(deps.arm, deps.clock, deps.isLeader);
+    this.deps = { ...deps, arm: this.armView.observing(gate, deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
-    this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name));
+    this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name), (subscriptionId) => gate.vmPutRefusal(subscriptionId));
     this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.effects);
     const e = this.effects;
     this.nodeClaimMachine = createNodeClaimMachine(env).provide({

@@ -7,7 +7,7 @@ import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
 import { LAUNCH_REASON_THROTTLED } from '../disruption/liveness.js';
 import { ALLOCATION_TTL_MAX_SECONDS, classifyAzureError } from '../azure/errors.js';
-import type { RuntimeDeps } from './deps.js';
+import type { RuntimeDeps, VmCreateAttempt } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 import { registrationPatch } from './registration.js';
@@ -37,6 +37,8 @@ export class Effects {
     private readonly world: () => WorldView | undefined,
     /** Asks a periodic controller to run now (a refused launch replans at once). */
     private readonly kick: (controller: string) => void = () => {},
+    /** The refusal the ARM gate would give a VM PUT of the subscription now (see GatedArm.vmPutRefusal). */
+    private readonly vmPutRefusal: (subscriptionId: string) => AzureError | undefined = () => undefined,
   ) {}
 
   private nodeClaim(name: string): NodeClaim {
@@ -173,12 +175,19 @@ export class Effects {
     const nc = this.nodeClaim(name);
     const cls = this.validNodeClassOf(nc);
     const ref = this.ref(cls, vmNameFor(name));
+    // A PUT the gate would refuse now (Compute's policy window full) is refused before its
+    // GET: the read would be spent for nothing. The attempt it is told to make GETs first.
+    const refused = this.vmPutRefusal(cls.spec.subscriptionID);
+    if (refused) {
+      this.createFailed(name, this.createAttempt(nc, cls, await this.chooseInstanceType(nc, cls)), this.deps.clock.now(), refused);
+      throw refused;
+    }
     const existing = await this.deps.arm.getVm(ref);
     if (existing) return existing.provisioningState;
     const instanceType = await this.chooseInstanceType(nc, cls);
     const zone = await this.chooseZone(nc, cls, instanceType);
     const nicId = armId(this.ref(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces');
-    const attempt = { nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
+    const attempt = this.createAttempt(nc, cls, instanceType);
     const started = this.deps.clock.now();
     const observer = this.deps.observer;
     const vm = await this.deps.arm.createVm({
@@ -197,13 +206,22 @@ export class Effects {
       priority: 'Regular',
       tags: this.tags(nc, cls),
     }).catch((error: unknown) => {
-      this.lastCreateError.set(name, error);
-      observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000, error });
-      observer?.vmCreateFailed?.(attempt, error);
+      this.createFailed(name, attempt, started, error);
       throw error;
     });
     observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000 });
     return vm.provisioningState;
+  }
+
+  private createAttempt(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): VmCreateAttempt {
+    return { nodeClaim: nc.metadata.name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', sku: instanceType.name, region: cls.spec.location, subscription: cls.spec.subscriptionID };
+  }
+
+  /** A create that failed (or was refused) is remembered for its failure Event and reported to the observer. */
+  private createFailed(name: string, attempt: VmCreateAttempt, started: number, error: unknown): void {
+    this.lastCreateError.set(name, error);
+    this.deps.observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000, error });
+    this.deps.observer?.vmCreateFailed?.(attempt, error);
   }
 
   /** Zones the NodeClaim may launch the type in (its zone requirement ∩ the type's zones there); empty: regional. */

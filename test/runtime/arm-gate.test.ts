@@ -151,6 +151,19 @@ describe('ARM gate', () => {
     expect(await tryPut(clock, gated, 'vm-c', SUB2)).not.toHaveProperty('local');
   });
 
+  it('tells a create it would refuse before the create spends its GET, as that create\'s own refusal', async () => {
+    const { clock, arm } = world(false, [{ name: 'PutVM1Min', ops: ['vm.put'], limit: 1, windowSeconds: 60 }]);
+    const gated = gateArm(arm, clock);
+    expect(gated.vmPutRefusal(SUB)).toBeUndefined();
+    expect(await tryPut(clock, gated, 'vm-0')).not.toHaveProperty('local');
+    expect(await tryPut(clock, gated, 'vm-1')).toEqual({ sent: 429 });
+    // Asked, the gate answers what the PUT would get, and counts it: the next one is told a later opening.
+    expect(gated.vmPutRefusal(SUB)).toMatchObject({ code: 'TooManyRequests', statusCode: 429, retryAfterSeconds: 61 });
+    expect(await tryPut(clock, gated, 'vm-2')).toEqual({ local: 122 });
+    expect(gated.vmPutRefusal(SUB2)).toBeUndefined();
+    expect(vmPuts(arm)['429']).toBe(1);
+  });
+
   it('a drained ARM write bucket holds back PUTs of that subscription only: its deletes and reads go on', async () => {
     const { clock, arm } = world(true);
     arm.injectFault({ kind: 'throttle', subscriptionId: SUB, bucket: 'writes', drain: true });
