@@ -110,6 +110,8 @@ export class SchedulingMemo {
   basis: SchedulingBasis | undefined;
   /** @internal requests per node of the bound pods, carried from list to list */
   readonly bound = new BoundUsage();
+  /** @internal the last pass's in-flight NodeClaims, carried to the next pass and updated where they changed */
+  inFlight: InFlightCache | undefined;
   private readonly contexts = new Map<string, string>();
 
   /** @internal one string per distinct pool context, so entries compare contexts by reference */
@@ -141,6 +143,8 @@ export class BoundUsage {
   private readonly podsByNode = new Map<string, Set<Pod>>();
   private readonly byNode = new Map<string, NodeUsage>();
   private versions = 0;
+  /** Nodes whose usage changed since takeChanged() last answered; 'all' after starting afresh. */
+  private changed: Set<string> | 'all' = 'all';
 
   /** Brings the sums to `pods`; throws what podRequests throws for a bound pod (and then starts afresh next time). */
   update(pods: readonly Pod[]): ReadonlyMap<string, NodeUsage> {
@@ -166,10 +170,19 @@ export class BoundUsage {
       this.last = [];
       this.podsByNode.clear();
       this.byNode.clear();
+      this.changed = 'all';
       throw error;
     }
+    if (this.changed !== 'all') for (const name of dirty) this.changed.add(name);
     this.last = pods;
     return this.byNode;
+  }
+
+  /** The nodes whose usage changed since the last call (every node: 'all'). */
+  takeChanged(): ReadonlySet<string> | 'all' {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
   }
 
   /** Applies the differences from the last list; false when there are too many to be worth it. */
@@ -356,9 +369,35 @@ interface InFlightClaim {
   variants: Requirements[];
   taints: readonly Taint[];
   allocatable: Resources;
+  /** What it holds before this pass places anything; `used` starts as (and is reset to) base.used. */
   used: Resources;
   podKeys: string[];
   position: number;
+  base: { used: Resources; free: Float64Array };
+  pool: string;
+  nodeName: string | undefined;
+  /** Its NodeClaim's position in the sorted list it was built from. */
+  at: number;
+}
+
+/**
+ * A pass's in-flight NodeClaims as the next pass starts from them (SchedulingMemo.inFlight):
+ * the entries and first-fit indexes of each pool, put back to what they were before the pass
+ * placed pods, then updated for the NodeClaims that are other objects now and the nodes whose
+ * bound pods changed. A fleet's 1,000 NodeClaims were each looked at on every pass.
+ */
+interface InFlightCache {
+  /** Pool names, contexts and limits, in order: when they differ, everything is rebuilt. */
+  poolsKey: string;
+  /** The sorted NodeClaims it holds, each one's state (undefined: no pool) and entry (none: no capacity). */
+  claims: NodeClaim[];
+  states: Array<ExistingClaimState | undefined>;
+  entries: Array<InFlightClaim | undefined>;
+  pools: Map<string, { entries: InFlightClaim[]; index: FirstFitIndex; remaining: Resources | undefined; limitNames: string[] }>;
+  all: InFlightClaim[];
+  byNode: Map<string, InFlightClaim[]>;
+  /** Entries the last pass placed pods on. */
+  touched: Set<InFlightClaim>;
 }
 
 /** karpenter.sh/v1 minValues: enough distinct values of the key must remain among the options. */
@@ -437,6 +476,8 @@ function describeAmount(name: string, amount: number): string {
 
 class Scheduler {
   private readonly cache = new RequirementsCache();
+  /** In-flight entries this pass placed pods on (the next pass with the memo puts them back). */
+  private readonly touched = new Set<InFlightClaim>();
   private readonly pools: PoolTemplate[];
   private readonly inFlight: InFlightClaim[];
   private readonly planned: PlannedClaim[] = [];
@@ -530,67 +571,209 @@ class Scheduler {
    */
   private buildInFlight(): InFlightClaim[] {
     const memo = this.input.memo;
-    const usage = memo ? memo.bound.update(this.input.boundPods ?? []) : undefined;
-    const usedByNode = memo ? undefined : this.usedByNode();
-    // Per pool, once: its context, the names of its limits (a for-in over a pass's fresh
-    // limits object, once per NodeClaim, deoptimised this loop pass after pass), its vectors.
-    const perPool = new Map<string, { pool: PoolTemplate; context: string; limitNames: string[]; vectors: Float64Array[] }>();
+    if (!memo) return this.buildFresh(undefined).all;
+    const usage = memo.bound.update(this.input.boundPods ?? []);
+    const changedNodes = memo.bound.takeChanged();
+    const perPool = this.poolContexts(memo);
+    const sorted = this.sortedClaims(memo);
+    const kept = memo.inFlight;
+    memo.inFlight = undefined;
+    let cache: InFlightCache;
+    if (kept && kept.poolsKey === perPool.key && this.updateInFlight(kept, sorted, usage, changedNodes, perPool.pools, memo)) {
+      cache = kept;
+    } else {
+      cache = this.buildFresh(usage, sorted, perPool);
+    }
+    cache.touched = this.touched;
+    for (const pool of this.pools) {
+      const held = cache.pools.get(pool.name)!;
+      pool.inFlight = held.entries;
+      pool.inFlightIndex = held.index;
+      if (pool.remaining) pool.remaining = { ...held.remaining! };
+    }
+    if (memo.claims.size > this.input.existingNodeClaims.length) {
+      const live = new Set(this.input.existingNodeClaims.map((c) => c.metadata.name));
+      for (const name of memo.claims.keys()) if (!live.has(name)) memo.claims.delete(name);
+    }
+    memo.inFlight = cache;
+    return cache.all;
+  }
+
+  /**
+   * Per pool, once: its context, the names of its limits (a for-in over a pass's fresh limits
+   * object, once per NodeClaim, deoptimised the loop below pass after pass), and a key of all
+   * of them that says whether the last pass's in-flight entries were derived alike.
+   */
+  private poolContexts(memo: SchedulingMemo | undefined): { key: string; pools: Map<string, { pool: PoolTemplate; context: string; limitNames: string[] }> } {
+    const pools = new Map<string, { pool: PoolTemplate; context: string; limitNames: string[] }>();
+    let key = '';
     for (const pool of this.pools) {
       const context = memo ? memo.intern(poolContext(pool)) : poolContext(pool);
-      perPool.set(pool.name, { pool, context, limitNames: pool.limits && pool.remaining ? Object.keys(pool.limits) : [], vectors: [] });
+      pools.set(pool.name, { pool, context, limitNames: pool.limits && pool.remaining ? Object.keys(pool.limits) : [] });
+      key += `${pool.name}\u0000${context}\u0000${pool.limits ? JSON.stringify(pool.limits) : '-'}\u0001`;
     }
-    const inFlight: InFlightClaim[] = [];
-    for (const claim of this.sortedClaims(memo)) {
-      const of = perPool.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
+    return { key, pools };
+  }
+
+  /** The state of an existing NodeClaim in its pool: the memo's while the claim and the context are the same. */
+  private stateOf(claim: NodeClaim, pool: PoolTemplate, context: string, memo: SchedulingMemo | undefined): ExistingClaimState {
+    let state = memo?.claims.get(claim.metadata.name);
+    // Contexts are interned, so the comparison is usually one of references.
+    if (!state || state.context !== context || !sameVersion(state, claim)) {
+      state = this.existingClaimState(claim, pool, context);
+      memo?.claims.set(claim.metadata.name, state);
+    }
+    return state;
+  }
+
+  /**
+   * Every existing NodeClaim counts against its pool's limits (until it is gone), and those
+   * not being deleted are capacity that pending pods can land on.
+   */
+  private buildFresh(
+    usage: ReadonlyMap<string, NodeUsage> | undefined,
+    sorted: readonly NodeClaim[] = this.sortedClaims(undefined),
+    perPool = this.poolContexts(undefined),
+  ): InFlightCache {
+    const memo = this.input.memo;
+    const usedByNode = usage ? undefined : this.usedByNode();
+    const pools: InFlightCache['pools'] = new Map();
+    const vectors = new Map<string, Float64Array[]>();
+    for (const { pool, limitNames } of perPool.pools.values()) {
+      pools.set(pool.name, { entries: [], index: new FirstFitIndex(), remaining: pool.remaining ? { ...pool.remaining } : undefined, limitNames });
+      vectors.set(pool.name, []);
+    }
+    const cache: InFlightCache = {
+      poolsKey: perPool.key, claims: [...sorted], states: [], entries: [], pools, all: [], byNode: new Map(), touched: new Set(),
+    };
+    for (let at = 0; at < sorted.length; at++) {
+      const claim = sorted[at]!;
+      const of = perPool.pools.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '');
+      cache.states.push(undefined);
+      cache.entries.push(undefined);
       if (!of) continue;
       const { pool, context, limitNames } = of;
-      let state = memo?.claims.get(claim.metadata.name);
-      // Contexts are interned, so the comparison is usually one of references.
-      if (!state || state.context !== context || !sameVersion(state, claim)) {
-        state = this.existingClaimState(claim, pool, context);
-        memo?.claims.set(claim.metadata.name, state);
-      }
+      const state = this.stateOf(claim, pool, context, memo);
+      cache.states[at] = state;
+      const held = pools.get(pool.name)!;
       for (let i = 0; i < limitNames.length; i++) {
         const name = limitNames[i]!;
-        pool.remaining![name]! -= state.limitUsage![name] ?? 0;
+        held.remaining![name]! -= state.limitUsage![name] ?? 0;
       }
       const capacity = state.capacity;
       if (!capacity) continue;
       const nodeName = claim.status.nodeName;
-      let used: Resources;
-      let free: Float64Array;
+      let base: InFlightClaim['base'];
       if (usage) {
-        const node = nodeName ? usage.get(nodeName) : undefined;
-        const version = node?.version ?? 0;
-        let withBound = state.withBound;
-        if (withBound?.version !== version) {
-          const summed: Resources = { ...capacity.baseUsed };
-          if (node) addInto(summed, node.used);
-          state.withBound = withBound = { version, used: summed, free: indexVector(subtractResources(capacity.allocatable, summed)) };
-        }
-        used = withBound.used;
-        free = withBound.free;
+        base = withBoundOf(state, usage, nodeName);
       } else {
-        used = { ...capacity.baseUsed };
+        const used = { ...capacity.baseUsed };
         const bound = nodeName ? usedByNode!.get(nodeName) : undefined;
         if (bound) addInto(used, bound);
-        free = indexVector(subtractResources(capacity.allocatable, used));
+        base = { used, free: indexVector(subtractResources(capacity.allocatable, used)) };
       }
-      const poolVectors = of.vectors;
       const entry: InFlightClaim = {
         name: claim.metadata.name, source: capacity.source, variants: capacity.variants, taints: claim.spec.taints,
-        allocatable: capacity.allocatable, used, podKeys: [], position: poolVectors.length,
+        allocatable: capacity.allocatable, used: base.used, podKeys: [], position: held.entries.length, base, pool: pool.name, nodeName, at,
       };
-      poolVectors.push(free);
-      pool.inFlight.push(entry);
-      inFlight.push(entry);
+      vectors.get(pool.name)!.push(base.free);
+      held.entries.push(entry);
+      cache.entries[at] = entry;
+      cache.all.push(entry);
+      if (nodeName) {
+        const onNode = cache.byNode.get(nodeName);
+        if (onNode) onNode.push(entry);
+        else cache.byNode.set(nodeName, [entry]);
+      }
     }
-    for (const { pool, vectors } of perPool.values()) pool.inFlightIndex = FirstFitIndex.of(vectors);
-    if (memo && memo.claims.size > this.input.existingNodeClaims.length) {
-      const live = new Set(this.input.existingNodeClaims.map((c) => c.metadata.name));
-      for (const name of memo.claims.keys()) if (!live.has(name)) memo.claims.delete(name);
+    for (const [name, held] of pools) held.index = FirstFitIndex.of(vectors.get(name)!);
+    if (!memo) {
+      // A pass without a memo hands the pools their entries here.
+      for (const pool of this.pools) {
+        const held = pools.get(pool.name)!;
+        pool.inFlight = held.entries;
+        pool.inFlightIndex = held.index;
+        if (pool.remaining) pool.remaining = held.remaining!;
+      }
     }
-    return inFlight;
+    return cache;
+  }
+
+  /**
+   * Brings the last pass's entries to this pass: puts back what it placed, then updates the
+   * NodeClaims that are other objects now and the entries on nodes whose bound pods changed.
+   * False (and the caller rebuilds) when NodeClaims came or went, moved pools, or gained or
+   * lost capacity (being deleted): those change positions.
+   */
+  private updateInFlight(
+    cache: InFlightCache, sorted: readonly NodeClaim[], usage: ReadonlyMap<string, NodeUsage>, changedNodes: ReadonlySet<string> | 'all',
+    perPool: ReadonlyMap<string, { pool: PoolTemplate; context: string; limitNames: string[] }>, memo: SchedulingMemo,
+  ): boolean {
+    if (sorted.length !== cache.claims.length) return false;
+    const changed: Array<{ at: number; state: ExistingClaimState | undefined }> = [];
+    for (let at = 0; at < sorted.length; at++) {
+      const claim = sorted[at]!;
+      const was = cache.claims[at]!;
+      if (claim === was) continue;
+      const poolName = claim.metadata.labels[LABEL_NODEPOOL] ?? '';
+      if (claim.metadata.name !== was.metadata.name || poolName !== (was.metadata.labels[LABEL_NODEPOOL] ?? '')) return false;
+      const of = perPool.get(poolName);
+      const state = of ? this.stateOf(claim, of.pool, of.context, memo) : undefined;
+      if ((state?.capacity === undefined) !== (cache.entries[at] === undefined)) return false;
+      changed.push({ at, state });
+    }
+    for (const entry of cache.touched) {
+      entry.used = entry.base.used;
+      entry.podKeys = [];
+      cache.pools.get(entry.pool)!.index.set(entry.position, entry.base.free);
+    }
+    for (const { at, state } of changed) {
+      const claim = sorted[at]!;
+      cache.claims[at] = claim;
+      const before = cache.states[at];
+      cache.states[at] = state;
+      if (!state) continue;
+      const held = cache.pools.get(claim.metadata.labels[LABEL_NODEPOOL] ?? '')!;
+      // Integer amounts: adding back the old usage and taking the new is exact.
+      for (const name of held.limitNames) held.remaining![name]! += (before!.limitUsage![name] ?? 0) - (state.limitUsage![name] ?? 0);
+      const entry = cache.entries[at];
+      const capacity = state.capacity;
+      if (!entry || !capacity) continue;
+      entry.source = capacity.source;
+      entry.variants = capacity.variants;
+      entry.taints = claim.spec.taints;
+      entry.allocatable = capacity.allocatable;
+      const nodeName = claim.status.nodeName;
+      if (nodeName !== entry.nodeName) {
+        if (entry.nodeName) {
+          const onNode = cache.byNode.get(entry.nodeName)!.filter((e) => e !== entry);
+          if (onNode.length > 0) cache.byNode.set(entry.nodeName, onNode);
+          else cache.byNode.delete(entry.nodeName);
+        }
+        if (nodeName) {
+          const onNode = cache.byNode.get(nodeName);
+          if (onNode) onNode.push(entry);
+          else cache.byNode.set(nodeName, [entry]);
+        }
+        entry.nodeName = nodeName;
+      }
+      this.rebase(cache, entry, withBoundOf(state, usage, nodeName));
+    }
+    const refresh = (entry: InFlightClaim): void => this.rebase(cache, entry, withBoundOf(cache.states[entry.at]!, usage, entry.nodeName));
+    if (changedNodes === 'all') {
+      for (const entries of cache.byNode.values()) for (const entry of entries) refresh(entry);
+    } else {
+      for (const name of changedNodes) for (const entry of cache.byNode.get(name) ?? []) refresh(entry);
+    }
+    return true;
+  }
+
+  /** Sets what an entry holds before placement (and its slot in the index), when it changed. */
+  private rebase(cache: InFlightCache, entry: InFlightClaim, base: InFlightClaim['base']): void {
+    if (entry.base === base) return;
+    entry.base = base;
+    entry.used = base.used;
+    cache.pools.get(entry.pool)!.index.set(entry.position, base.free);
   }
 
   /** What the catalog and kube-reserved model give every pass; the memo is emptied when either changed. */
@@ -608,6 +791,7 @@ class Scheduler {
     };
     if (memo) {
       memo.claims.clear();
+      memo.inFlight = undefined;
       memo.basis = basis;
     }
     return basis;
@@ -946,6 +1130,7 @@ class Scheduler {
         if (!narrowed || [...narrowed].some(([key, values]) => values.length !== (claim.source.domains(key)?.length ?? 0))) continue;
         // A copy: claim.used may be the memo's (ExistingClaimState.withBound).
         claim.used = addInto({ ...claim.used }, group.requests);
+        this.touched.add(claim);
         pool.inFlightIndex.set(position, indexVector(subtractResources(claim.allocatable, claim.used)));
         claim.podKeys.push(podKey(pod));
         record(pod, topology, r, claim.source);
@@ -1179,6 +1364,7 @@ class Scheduler {
         const count = Math.min(fit, group.pods.length - next);
         // A copy: claim.used may be the memo's (ExistingClaimState.withBound).
         claim.used = addInto({ ...claim.used }, group.requests, count);
+        this.touched.add(claim);
         pool.inFlightIndex.set(position, indexVector(subtractResources(claim.allocatable, claim.used)));
         for (let i = 0; i < count; i++) claim.podKeys.push(podKey(group.pods[next + i]!));
         next += count;
@@ -1529,6 +1715,20 @@ function inFlightSource(claim: NodeClaim, requirements: Requirements, variants: 
       return domainsFor(key, requirements, variants.map((v) => ({ requirements: v })));
     },
   };
+}
+
+/** A claim's usage with the pods bound to its node, per node usage version (kept on its state). */
+function withBoundOf(state: ExistingClaimState, usage: ReadonlyMap<string, NodeUsage>, nodeName: string | undefined): InFlightClaim['base'] {
+  const capacity = state.capacity!;
+  const node = nodeName ? usage.get(nodeName) : undefined;
+  const version = node?.version ?? 0;
+  let withBound = state.withBound;
+  if (withBound?.version !== version) {
+    const summed: Resources = { ...capacity.baseUsed };
+    if (node) addInto(summed, node.used);
+    state.withBound = withBound = { version, used: summed, free: indexVector(subtractResources(capacity.allocatable, summed)) };
+  }
+  return withBound;
 }
 
 /** Bound to a node and not finished: its requests and rules still hold there. */

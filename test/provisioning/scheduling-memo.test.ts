@@ -134,6 +134,49 @@ describe('SchedulingMemo', () => {
     );
   });
 
+  it('decides what a fresh pass decides when only NodeClaims and bound pods change (in-flight entries carried over)', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 2, maxLength: 8 }), (steps) => {
+        const world = new World();
+        const memo = new SchedulingMemo();
+        const first = steps[0]!;
+        for (const raw of steps) {
+          // The pools' side as in the first step, and the same NodeClaim names: the last pass's entries are updated, not rebuilt.
+          const step: Step = {
+            ...raw, daemonCpu: first.daemonCpu, cpuLimit: first.cpuLimit, osDisk: first.osDisk, dropType: first.dropType,
+            claims: first.claims.map((c, i) => (c ? { ...(raw.claims[i] ?? c), pool: c.pool } : undefined)),
+          };
+          const withMemo = schedule(inputOf(world, step, memo));
+          const fresh = schedule(inputOf(world, step, undefined));
+          expect(withMemo).toEqual(fresh);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a NodeClaim that stays the same object follows the pods bound to its node', () => {
+    const world = new World();
+    const memo = new SchedulingMemo();
+    const claim = (boundCpu: 0 | 1 | 3, second: 'none' | 'Running' | 'Succeeded'): Step['claims'][number] =>
+      ({ pool: 'cpu', stage: 'registered', types: ['Standard_D8s_v5'], deleting: false, boundCpu, second });
+    const base: Step = {
+      claims: [claim(1, 'none'), undefined, undefined, undefined, undefined, undefined],
+      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: false, reverse: false, unversioned: false, freshBoundList: false,
+    };
+    const steps = [base, { ...base, claims: [claim(3, 'Running'), ...base.claims.slice(1)] }, { ...base, claims: [claim(3, 'Succeeded'), ...base.claims.slice(1)] }, base];
+    const placed: number[] = [];
+    for (const step of steps) {
+      const withMemo = schedule(inputOf(world, step, memo));
+      expect(withMemo).toEqual(schedule(inputOf(world, step, undefined)));
+      placed.push(withMemo.existingPlacements.reduce((n, p) => n + p.podKeys.length, 0));
+    }
+    // Room on the claim shrinks and grows back with what is bound to its node.
+    expect(placed[1]).toBeLessThan(placed[0]!);
+    expect(placed[2]).toBeGreaterThan(placed[1]!);
+    expect(placed[3]).toBe(placed[0]);
+  });
+
   it('rebuilds only the NodeClaims that changed', () => {
     const world = new World();
     const memo = new SchedulingMemo();
