@@ -79,11 +79,21 @@ export interface LivenessAction {
   failure: LivenessFailure;
 }
 
-type Deadline = ReturnType<typeof livenessDeadline>;
+interface ClaimTimes {
+  version: string | undefined;
+  pass: number;
+  deadline: ReturnType<typeof livenessDeadline>;
+  /** When its Registered condition turned True; undefined while it is not True. */
+  registeredAt: number | undefined;
+}
 
 export class LivenessController {
-  /** Each NodeClaim's deadline, by name, while its resourceVersion is the one it was worked out for. */
-  private readonly deadlines = new Map<string, { version: string; deadline: Deadline }>();
+  /**
+   * Each NodeClaim's deadline and registration time, by name, while its resourceVersion is the
+   * one they were worked out for; `pass` marks the entries a pass looked at (the others are gone).
+   */
+  private readonly claims = new Map<string, ClaimTimes>();
+  private pass = 0;
   /**
    * The last pass that deleted nothing and found every pool healthy, and its earliest deadline:
    * with the same NodeClaim objects (all with resourceVersions) and pools, a pass before that
@@ -107,12 +117,17 @@ export class LivenessController {
     const actions: LivenessAction[] = [];
     const failedPools = new Map<string, LivenessAction>();
     let dueAt = Number.POSITIVE_INFINITY;
-    const seen = new Set<string>();
+    const pass = ++this.pass;
+    let looked = 0;
     for (const claim of nodeClaims) {
       const poolName = claim.metadata.labels[LABEL_NODEPOOL];
       if (poolName === undefined || !flexPools.has(poolName)) continue;
-      const deadline = this.deadlineOf(claim);
-      seen.add(claim.metadata.name);
+      const times = this.timesOf(claim);
+      if (times.pass !== pass) {
+        times.pass = pass;
+        looked++;
+      }
+      const deadline = times.deadline;
       if (!deadline) continue;
       // (A claim whose delete fails below keeps a deadline already due: the next pass looks again.)
       if (deadline.at < dueAt) dueAt = deadline.at;
@@ -137,7 +152,7 @@ export class LivenessController {
           : `Node not registered within ${REGISTRATION_TIMEOUT_MS / 60_000}m of launch; deleting`,
       }).catch(() => undefined);
     }
-    for (const name of this.deadlines.keys()) if (!seen.has(name)) this.deadlines.delete(name);
+    if (this.claims.size > looked) for (const [name, times] of this.claims) if (times.pass !== pass) this.claims.delete(name);
     if (actions.length === 0 && healthy) this.idle = { claims: nodeClaims, pools, dueAt };
     for (const pool of flexPools.values()) {
       const failed = failedPools.get(pool.metadata.name);
@@ -156,14 +171,18 @@ export class LivenessController {
     return actions;
   }
 
-  private deadlineOf(claim: NodeClaim): Deadline {
+  private timesOf(claim: NodeClaim): ClaimTimes {
     const version = claim.metadata.resourceVersion;
-    if (version === undefined) return livenessDeadline(claim);
-    const cached = this.deadlines.get(claim.metadata.name);
-    if (cached?.version === version) return cached.deadline;
-    const deadline = livenessDeadline(claim);
-    this.deadlines.set(claim.metadata.name, { version, deadline });
-    return deadline;
+    let times = this.claims.get(claim.metadata.name);
+    if (version === undefined || times?.version !== version) {
+      const registered = condition(claim, 'Registered');
+      const fresh: ClaimTimes = {
+        version, pass: times?.pass ?? 0, deadline: livenessDeadline(claim),
+        registeredAt: registered?.status === 'True' ? Date.parse(registered.lastTransitionTime) : undefined,
+      };
+      this.claims.set(claim.metadata.name, (times = fresh));
+    }
+    return times;
   }
 
   /** True again once some NodeClaim of the pool registered after the failure was recorded. */
@@ -173,8 +192,8 @@ export class LivenessController {
     const failedAt = Date.parse(current.lastTransitionTime);
     const registeredSince = nodeClaims.some((c) => {
       if (c.metadata.labels[LABEL_NODEPOOL] !== pool.metadata.name) return false;
-      const registered = condition(c, 'Registered');
-      return registered?.status === 'True' && Date.parse(registered.lastTransitionTime) > failedAt;
+      const registeredAt = this.claims.get(c.metadata.name)?.registeredAt;
+      return registeredAt !== undefined && registeredAt > failedAt;
     });
     return registeredSince ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'True', reason: 'NodeRegistered', message: '' } : undefined;
   }

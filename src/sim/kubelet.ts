@@ -34,6 +34,7 @@ export class SimKubelet {
    * either (pods that fit nowhere stay pending, already marked Unschedulable).
    */
   private idleAt: string | undefined;
+  private schedulable: { writes: number; nodes: Node[]; labels: Requirements[] } | undefined;
   /** The registration side's state, kept from tick to tick (see registerNodes). */
   private registration: Registration | undefined;
   private readonly vmProviderIds = new WeakMap<Vm, string>();
@@ -293,9 +294,13 @@ export class SimKubelet {
     if (pods.unboundCount === 0) return;
     const now = this.clock.now();
     const pending = pods.unbound();
-    const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
-    const free = new Map<string, Resources>();
-    for (const n of nodes) free.set(n.metadata.name, { ...this.boundTo(n.metadata.name).freeOn(n) });
+    const { nodes, labels: nodeLabels } = this.schedulableNodes();
+    // Each node's free capacity as the pass found it, worked out when the pass first looks at
+    // the node; a node the pass places pods on gets its own copy.
+    const found: Array<Readonly<Resources> | undefined> = new Array(nodes.length);
+    const placed: Array<Resources | undefined> = new Array(nodes.length);
+    const freeAt = (index: number): Readonly<Resources> =>
+      placed[index] ?? found[index] ?? (found[index] = this.boundTo(nodes[index]!.metadata.name).freeOn(nodes[index]!));
     let boundTopology = false;
     for (const nodeName of pods.nodeNames()) if ((boundTopology = this.boundTo(nodeName).topology)) break;
     this.forgetGoneNodes();
@@ -303,7 +308,6 @@ export class SimKubelet {
       ? this.topologyOf(pending, [...pods.values()].filter((p) => p.spec.nodeName), nodes)
       : undefined;
     const volumes = VolumeTopology.needed(pending) ? this.volumeTopology() : undefined;
-    const nodeLabels = nodes.map((n) => this.labelRequirements(n));
     // First fit, as the real scheduler's result for a pod is one of the nodes it fits. Without
     // pod topology or volumes, pods of one shape resume where the previous one of that shape
     // stopped: free capacity only shrinks during a pass, so a node one skipped fits no later one
@@ -326,7 +330,7 @@ export class SimKubelet {
       for (; index < nodes.length; index++) {
         const n = nodes[index]!;
         if (
-          fitsWithin(req, free.get(n.metadata.name)!) &&
+          fitsWithin(req, freeAt(index)) &&
           firstUntoleratedTaint(pod.spec.tolerations, n.spec.taints) === undefined &&
           terms.some((t) => nodeLabels[index]!.compatible(t, NO_UNDEFINED_LABELS) === undefined) &&
           (!rules || decide(pod, rules, requiredOnly(rules), topology!.source(n)) !== undefined)
@@ -337,7 +341,7 @@ export class SimKubelet {
       if (node && rules) record(pod, rules, requiredOnly(rules), topology!.source(node));
       if (node) {
         if (volumes) this.provisionVolumes(pod, node);
-        subtractInto(free.get(node.metadata.name)!, req);
+        subtractInto((placed[index] ??= { ...freeAt(index) }), req);
         this.podStarts.push({ nodePool: node.metadata.labels[LABEL_NODEPOOL] ?? '(none)', seconds: (now - Date.parse(pod.metadata.creationTimestamp)) / 1000 });
         this.cluster.putPod({
           ...pod,
@@ -348,6 +352,16 @@ export class SimKubelet {
         this.cluster.putPod({ ...pod, status: { phase: 'Pending', conditions: [condition('PodScheduled', 'False', 'Unschedulable', now)] } });
       }
     }
+  }
+
+  /** The Ready, schedulable nodes in map order, and their labels as requirements, while no node is written. */
+  private schedulableNodes(): { nodes: Node[]; labels: Requirements[] } {
+    const writes = this.cluster.nodes.writes;
+    if (this.schedulable?.writes !== writes) {
+      const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
+      this.schedulable = { writes, nodes, labels: nodes.map((n) => this.labelRequirements(n)) };
+    }
+    return this.schedulable;
   }
 
   /** What is bound to a node, worked out again only once a pod bound to it was written. */
@@ -487,8 +501,12 @@ function isReady(node: Node): boolean {
   return node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+let lastIso: { at: number; iso: string } = { at: Number.NaN, iso: '' };
+
 function condition(type: string, status: Condition['status'], reason: string, now: number): Condition {
-  return { type, status, reason, message: '', lastTransitionTime: new Date(now).toISOString() };
+  // Pods bound in one pass share the instant (a pass binding thousands formatted it for each).
+  if (lastIso.at !== now) lastIso = { at: now, iso: new Date(now).toISOString() };
+  return { type, status, reason, message: '', lastTransitionTime: lastIso.iso };
 }
 
 /** a -= b, in place (`free` holds this tick's own copies). */

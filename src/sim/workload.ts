@@ -6,20 +6,33 @@ import type { FakeCluster } from './cluster.js';
 /**
  * Submits the workloads' pods (Deployments' replicas, Jobs, researchers' waves) and removes
  * them when their lifetime is up. Lifetimes count from when a pod first runs.
+ *
+ * A tick looks only at pods with a lifetime that were written since the last tick (the pods
+ * store's change feed) and at those whose lifetime ran out, not at every pod with a lifetime:
+ * a pod nobody wrote is as the last look left it.
  */
 export class Workload {
   private readonly runningSince = new Map<string, number>();
   private readonly lifetimes = new Map<string, number>();
+  /** Each lifetimes key's place in that map's order: removals happen in it. */
+  private readonly order = new Map<string, number>();
+  private inserted = 0;
+  /** Lifetime ends of running pods (runningSince + lifetime), and the earliest of them. */
+  private readonly ends = new Map<string, number>();
+  private nextEnd = Number.POSITIVE_INFINITY;
+  /** Pods with a lifetime written or deleted since the last tick. */
+  private readonly written = new Set<string>();
   private frozen = false;
-  /** The pods store's write count after the last tick, and the first lifetime end it saw ahead. */
-  private pods = -1;
-  private nextEnd = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly cluster: FakeCluster,
     private readonly clock: Clock,
     private readonly workloads: readonly WorkloadSpec[],
-  ) {}
+  ) {
+    cluster.pods.watch((key) => {
+      if (this.lifetimes.has(key)) this.written.add(key);
+    });
+  }
 
   /** Schedules every workload (and its repeats) up to the absolute time `untilMs`. */
   start(untilMs: number): void {
@@ -43,28 +56,55 @@ export class Workload {
   tick(): void {
     if (this.lifetimes.size === 0) return;
     const now = this.clock.now();
-    // With no pod written since the last look, every bound pod already has its start time:
-    // nothing changes until the first lifetime runs out.
-    if (this.pods === this.cluster.pods.writes && now < this.nextEnd) return;
-    let nextEnd = Number.POSITIVE_INFINITY;
-    for (const [key, lifetime] of this.lifetimes) {
-      const pod = this.cluster.pods.get(key);
-      if (!pod) {
-        this.lifetimes.delete(key);
-        this.runningSince.delete(key);
-        continue;
-      }
-      if (!pod.spec.nodeName) continue;
-      const since = this.runningSince.get(key) ?? now;
-      this.runningSince.set(key, since);
-      if (now - since >= lifetime) {
-        this.cluster.removePod(pod.metadata.namespace, pod.metadata.name);
-        this.runningSince.delete(key);
-        this.lifetimes.delete(key);
-      } else nextEnd = Math.min(nextEnd, since + lifetime);
+    if (this.written.size === 0 && now < this.nextEnd) return;
+    const look = this.written.size > 0 ? new Set(this.written) : new Set<string>();
+    this.written.clear();
+    if (now >= this.nextEnd) for (const [key, end] of this.ends) if (now >= end) look.add(key);
+    // Pods whose lifetime is up go in the order they were submitted (what looking at every pod did).
+    const rescan = now >= this.nextEnd;
+    if (rescan) this.nextEnd = Number.POSITIVE_INFINITY;
+    const done: Array<{ key: string; pod: Pod; order: number }> = [];
+    for (const key of look) {
+      const pod = this.look(key, now);
+      if (pod) done.push({ key, pod, order: this.order.get(key)! });
     }
-    this.pods = this.cluster.pods.writes;
-    this.nextEnd = nextEnd;
+    done.sort((a, b) => a.order - b.order);
+    for (const { key, pod } of done) {
+      this.forget(key);
+      this.cluster.removePod(pod.metadata.namespace, pod.metadata.name);
+    }
+    // (An end that went away leaves nextEnd early: that tick looks again and finds nothing due.)
+    if (rescan) for (const end of this.ends.values()) if (end < this.nextEnd) this.nextEnd = end;
+  }
+
+  /** One pod with a lifetime: starts its clock once it runs; returns it once its lifetime is up. */
+  private look(key: string, now: number): Pod | undefined {
+    const lifetime = this.lifetimes.get(key);
+    if (lifetime === undefined) return undefined;
+    const pod = this.cluster.pods.get(key);
+    if (!pod) {
+      this.forget(key);
+      return undefined;
+    }
+    if (!pod.spec.nodeName) {
+      // Evicted: its clock keeps running (runningSince stays); it is looked at again once it is written.
+      this.ends.delete(key);
+      return undefined;
+    }
+    const since = this.runningSince.get(key) ?? now;
+    this.runningSince.set(key, since);
+    if (now - since >= lifetime) return pod;
+    const end = since + lifetime;
+    this.ends.set(key, end);
+    if (end < this.nextEnd) this.nextEnd = end;
+    return undefined;
+  }
+
+  private forget(key: string): void {
+    this.lifetimes.delete(key);
+    this.order.delete(key);
+    this.runningSince.delete(key);
+    this.ends.delete(key);
   }
 
   private submit(w: WorkloadSpec, name: string): void {
@@ -86,7 +126,11 @@ export class Workload {
       },
       status: { phase: 'Pending', conditions: [] },
     };
+    if (w.lifetimeSeconds) {
+      if (!this.lifetimes.has(key)) this.order.set(key, this.inserted++);
+      this.lifetimes.set(key, w.lifetimeSeconds * 1000);
+      this.written.add(key);
+    }
     this.cluster.putPod(pod);
-    if (w.lifetimeSeconds) this.lifetimes.set(key, w.lifetimeSeconds * 1000);
   }
 }
