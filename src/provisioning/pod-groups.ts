@@ -106,6 +106,7 @@ function sameSelectors(a: readonly NodeSelectorRequirement[], b: readonly NodeSe
 }
 
 function sameContainers(a: Pod['spec']['containers'], b: Pod['spec']['containers']): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!sameList(a[i]!.resources.requests, b[i]!.resources.requests)) return false;
   return true;
@@ -145,6 +146,21 @@ function compareGroupsDecreasing(a: PodGroup, b: PodGroup): number {
   );
 }
 
+/**
+ * Each pod's two hashes, per pod object (a written pod is a new object): the provisioner
+ * groups the same pending pods pass after pass, thousands of them while a fleet ramps up.
+ */
+const hashes = new WeakMap<Pod, { placement: number; hash: number }>();
+
+function hashesOf(pod: Pod): { placement: number; hash: number } {
+  let h = hashes.get(pod);
+  if (!h) {
+    const placement = placementHash(pod);
+    hashes.set(pod, (h = { placement, hash: (Math.imul(requestsHash(pod), FNV_PRIME) ^ placement) >>> 0 }));
+  }
+  return h;
+}
+
 /** Groups pods by shape, largest first (first-fit decreasing order). */
 export function groupPods(pods: readonly Pod[]): PodGroup[] {
   const groups: PodGroup[] = [];
@@ -153,8 +169,7 @@ export function groupPods(pods: readonly Pod[]): PodGroup[] {
   // memoised intersection/compatibility answer is reused across them.
   const byPlacement = new Map<number, PodGroup[]>();
   for (const pod of pods) {
-    const placement = placementHash(pod);
-    const hash = (Math.imul(requestsHash(pod), FNV_PRIME) ^ placement) >>> 0;
+    const { placement, hash } = hashesOf(pod);
     let bucket = byHash.get(hash);
     if (!bucket) byHash.set(hash, (bucket = []));
     const existing = bucket.find((g) => sameRequests(g.pods[0]!, pod) && samePlacement(g.pods[0]!, pod));

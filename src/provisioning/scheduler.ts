@@ -1742,12 +1742,14 @@ export function schedule(input: SchedulingInput): SchedulingResult {
 }
 
 /**
- * A NodeClaim's requirements with its labels, per NodeClaim object (writers replace a
- * NodeClaim, never mutate it; Requirements are immutable): every scheduling pass builds
- * every in-flight NodeClaim, and with 1,000 of them parsing their selectors again was most
- * of a pass.
+ * A NodeClaim's requirements with its labels, per (requirements list, labels) object pair:
+ * writers replace a NodeClaim and what they change, never mutate them, and a status write
+ * keeps the spec and labels it does not touch (Requirements are immutable). With 1,000
+ * NodeClaims parsing their selectors again was most of a pass; per pair, a status write does
+ * not parse them again either, and the intersections with each SKU (keyed by the result)
+ * are found again.
  */
-const requirementsOfClaim = new WeakMap<NodeClaim, Requirements>();
+const requirementsOfClaim = new WeakMap<readonly NodeSelectorRequirement[], WeakMap<Record<string, string>, Requirements>>();
 
 /**
  * a ∩ b, per pair of Requirements objects: a NodeClaim's requirements (above) and an
@@ -1818,8 +1820,10 @@ function insertSorted(lastSorted: readonly NodeClaim[], claims: readonly NodeCla
 }
 
 function claimRequirements(claim: NodeClaim): Requirements {
-  let r = requirementsOfClaim.get(claim);
-  if (!r) requirementsOfClaim.set(claim, (r = Requirements.fromSelectors(claim.spec.requirements).intersect(Requirements.fromLabels(claim.metadata.labels))));
+  let byLabels = requirementsOfClaim.get(claim.spec.requirements);
+  if (!byLabels) requirementsOfClaim.set(claim.spec.requirements, (byLabels = new WeakMap()));
+  let r = byLabels.get(claim.metadata.labels);
+  if (!r) byLabels.set(claim.metadata.labels, (r = Requirements.fromSelectors(claim.spec.requirements).intersect(Requirements.fromLabels(claim.metadata.labels))));
   return r;
 }
 

@@ -8,7 +8,7 @@
  * The provisioner calls this at the end of each pass with the lists it already read, so the
  * status costs no extra list calls and is written only when it changed.
  */
-import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, ResourceList } from '../../ports/cluster.js';
+import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, NodeSelectorRequirement, ResourceList } from '../../ports/cluster.js';
 import type { InstanceType } from '../../catalog/skus.js';
 import { addInto, resourcesFromList, resourcesToList, type Resources } from '../../provisioning/resources.js';
 import { instanceTypeCapacity } from '../../provisioning/overhead.js';
@@ -143,10 +143,23 @@ function issueCondition(type: string, issues: readonly SupportIssue[]): Omit<Con
 export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Readonly<Resources> {
   if (claim.status.capacity) return reportedCapacity(claim.status.capacity);
   const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
-  const names = launched ? [launched] : [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
+  const names = launched ? [launched] : instanceTypeNames(claim.spec.requirements);
   const candidates = names.map((n) => typesByName.get(n)).filter((t): t is InstanceType => t !== undefined);
   candidates.sort((a, b) => a.pricePerHour - b.pricePerHour);
   return candidates[0] ? instanceTypeCapacity(candidates[0], nodeClass?.spec) : {};
+}
+
+/**
+ * The instance types a NodeClaim's requirements allow, per requirements list (writers replace
+ * what they change, and a status write keeps the spec): every pass sums each NodeClaim of a
+ * fleet, and parsing the selectors of those not launched yet was most of it.
+ */
+const allowedTypes = new WeakMap<readonly NodeSelectorRequirement[], readonly string[]>();
+
+function instanceTypeNames(requirements: readonly NodeSelectorRequirement[]): readonly string[] {
+  let names = allowedTypes.get(requirements);
+  if (!names) allowedTypes.set(requirements, (names = [...(Requirements.fromSelectors(requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])]));
+  return names;
 }
 
 function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean {
