@@ -63,14 +63,14 @@ export class PodIndex {
       if (++changes > limit) return this.rebuild(pods);
       this.remove(last[i]!);
     }
-    this.last = pods.slice();
+    this.last = keep(pods);
   }
 
   private rebuild(pods: readonly Pod[]): void {
     this.byNode.clear();
     this.provisionable = 0;
     for (const pod of pods) this.add(pod);
-    this.last = pods.slice();
+    this.last = keep(pods);
   }
 
   private add(pod: Pod): void {
@@ -97,4 +97,9 @@ export class PodIndex {
     onNode.version = ++this.versions;
     if (onNode.pods.size === 0) this.byNode.delete(nodeName);
   }
+}
+
+/** The list to walk the next one against: a frozen list (FakeCluster's) cannot change under us, any other is copied. */
+function keep(pods: readonly Pod[]): readonly Pod[] {
+  return Object.isFrozen(pods) ? pods : pods.slice();
 }

@@ -34,7 +34,12 @@ export class SimKubelet {
    * either (pods that fit nowhere stay pending, already marked Unschedulable).
    */
   private idleAt: string | undefined;
-  private schedulable: { writes: number; nodes: Node[]; labels: Requirements[] } | undefined;
+  /** The Ready, schedulable nodes in map order (with their labels as requirements and map positions), kept from pass to pass. */
+  private schedulable: { nodes: Node[]; labels: Requirements[]; positions: number[] } | undefined;
+  /** Nodes written or deleted since the schedulable list was brought up to date. */
+  private readonly nodesWritten = new Set<string>();
+  /** The map position each listed node was put in the schedulable list with. */
+  private readonly listedAt = new Map<string, number>();
   /** The registration side's state, kept from tick to tick (see registerNodes). */
   private registration: Registration | undefined;
   private readonly vmProviderIds = new WeakMap<Vm, string>();
@@ -51,7 +56,9 @@ export class SimKubelet {
     private readonly bootMs: { min: number; max: number },
     /** Fraction of booted VMs whose node never registers (failed bootstrap, expired join token). */
     private readonly neverJoinRate = 0,
-  ) {}
+  ) {
+    cluster.nodes.watch((name) => this.nodesWritten.add(name));
+  }
 
   tick(): void {
     this.registerNodes();
@@ -356,13 +363,38 @@ export class SimKubelet {
 
   /** The Ready, schedulable nodes in map order, and their labels as requirements, while no node is written. */
   private schedulableNodes(): { nodes: Node[]; labels: Requirements[] } {
-    const writes = this.cluster.nodes.writes;
-    if (this.schedulable?.writes !== writes) {
-      const nodes = [...this.cluster.nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
-      this.schedulable = { writes, nodes, labels: nodes.map((n) => this.labelRequirements(n)) };
+    const nodes = this.cluster.nodes;
+    let list = this.schedulable;
+    if (!list) {
+      const all = [...nodes.values()].filter((n) => isReady(n) && !n.spec.unschedulable);
+      list = this.schedulable = { nodes: all, labels: all.map((n) => this.labelRequirements(n)), positions: all.map((n) => nodes.position(n.metadata.name)!) };
+      this.listedAt.clear();
+      all.forEach((n, i) => this.listedAt.set(n.metadata.name, list!.positions[i]!));
+      this.nodesWritten.clear();
+      return list;
     }
-    return this.schedulable;
+    // Only the nodes written since the last pass move in or out (kept in the map's order).
+    for (const name of this.nodesWritten) {
+      const listed = list.nodes.length > 0 ? lowerBound(list.positions, this.listedAt.get(name) ?? -1) : 0;
+      if (list.nodes[listed]?.metadata.name === name) {
+        list.nodes.splice(listed, 1);
+        list.labels.splice(listed, 1);
+        list.positions.splice(listed, 1);
+        this.listedAt.delete(name);
+      }
+      const node = nodes.get(name);
+      if (!node || !isReady(node) || node.spec.unschedulable) continue;
+      const position = nodes.position(name)!;
+      const lo = lowerBound(list.positions, position);
+      this.listedAt.set(name, position);
+      list.nodes.splice(lo, 0, node);
+      list.labels.splice(lo, 0, this.labelRequirements(node));
+      list.positions.splice(lo, 0, position);
+    }
+    this.nodesWritten.clear();
+    return list;
   }
+
 
   /** What is bound to a node, worked out again only once a pod bound to it was written. */
   private boundTo(nodeName: string): BoundPods {
@@ -486,6 +518,18 @@ class BoundPods {
     }
     return this.free.resources;
   }
+}
+
+/** The first index of sorted `values` whose value is not below `value`. */
+function lowerBound(values: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function hasPodTopology(pod: Pod): boolean {
