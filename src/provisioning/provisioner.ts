@@ -18,7 +18,7 @@ import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
 import { isProvisioningSupported, type SupportIssue } from '../controllers/nodepool/support.js';
-import { syncNodePoolStatus } from '../controllers/nodepool/status.js';
+import { NodePoolTotals, syncNodePoolStatus } from '../controllers/nodepool/status.js';
 import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
@@ -120,6 +120,7 @@ export class Provisioner {
   private readonly sentEvents = new Map<string, Map<string, string>>();
   private sentEventCount = 0;
   private readonly warnedPools = new Map<string, string>();
+  private readonly poolTotals = new NodePoolTotals();
   private lastDecision = '';
   private last: ProvisioningSummary | undefined;
   /**
@@ -273,6 +274,7 @@ export class Provisioner {
         passIssues,
         log: this.log,
         warned: this.warnedPools,
+        totals: this.poolTotals,
       });
       this.failures += status.failures;
       this.lastStatusKey = status.failures === 0 ? statusKey : undefined;

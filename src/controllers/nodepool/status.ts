@@ -39,6 +39,8 @@ export interface NodePoolStatusInput {
   log: NodePoolStatusLog;
   /** uid → last Warning text sent, so a steady problem gets one Event, not one per pass. */
   warned: Map<string, string>;
+  /** Each pool's summed NodeClaim capacity kept from the last call (a caller that syncs again and again). */
+  totals?: NodePoolTotals;
 }
 
 export interface NodePoolStatusSummary {
@@ -72,12 +74,9 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
     const blocking = passIssue ? [...support.blocking, passIssue] : support.blocking;
     if (blocking.length > 0) blocked.push(name);
 
-    const total: Resources = {};
-    let nodes = 0;
-    for (const claim of claimsByPool.get(name) ?? []) {
-      addInto(total, claimCapacity(claim, typesByName, nodeClass));
-      if (claim.status.nodeName) nodes++;
-    }
+    const { total, nodes } = input.totals
+      ? input.totals.sum(name, claimsByPool.get(name) ?? [], nodeClass, typesByName, input.instanceTypes)
+      : sumClaims(claimsByPool.get(name) ?? [], typesByName, nodeClass);
     const resources = resourcesToList(total);
 
     // The provisioner's view: unknown readiness counts as ready (a fresh NodeClass has no
@@ -131,7 +130,110 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
     }
   }
   for (const uid of [...input.warned.keys()]) if (!live.has(uid)) input.warned.delete(uid);
+  input.totals?.retain(input.pools.map((p) => p.metadata.name));
   return { blocked, failures };
+}
+
+/** What a pool's NodeClaims hold (what its limits count) and how many have a node. */
+function sumClaims(claims: readonly NodeClaim[], typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): { total: Resources; nodes: number } {
+  const total: Resources = {};
+  let nodes = 0;
+  for (const claim of claims) {
+    addInto(total, claimCapacity(claim, typesByName, nodeClass));
+    if (claim.status.nodeName) nodes++;
+  }
+  return { total, nodes };
+}
+
+interface PoolTotals {
+  nodeClass: AzureFlexNodeClass | undefined;
+  claims: Map<string, { claim: NodeClaim; capacity: Readonly<Resources>; node: boolean; seen: number }>;
+  total: Resources;
+  /** How many NodeClaims' capacities name each resource: a resource none names is left out, as a fresh sum leaves it. */
+  counts: Map<string, number>;
+  nodes: number;
+}
+
+/**
+ * Each NodePool's summed NodeClaim capacity, carried from sync to sync: a NodeClaim that is
+ * the same object adds what it added before, so a sync pays for the NodeClaims written since
+ * the last one, not for each of a fleet's 1,000 (the provisioner syncs whenever NodeClaims
+ * changed). Amounts are integers, so taking a replaced NodeClaim's capacity out is exact, and
+ * the sum equals a fresh one.
+ */
+export class NodePoolTotals {
+  private instanceTypes: readonly InstanceType[] = [];
+  private readonly pools = new Map<string, PoolTotals>();
+  private generation = 0;
+
+  sum(
+    pool: string, claims: readonly NodeClaim[], nodeClass: AzureFlexNodeClass | undefined,
+    typesByName: ReadonlyMap<string, InstanceType>, instanceTypes: readonly InstanceType[],
+  ): { total: Resources; nodes: number } {
+    if (!sameItems(this.instanceTypes, instanceTypes)) {
+      this.pools.clear();
+      this.instanceTypes = [...instanceTypes];
+    }
+    let totals = this.pools.get(pool);
+    if (!totals || totals.nodeClass !== nodeClass) {
+      totals = { nodeClass, claims: new Map(), total: {}, counts: new Map(), nodes: 0 };
+      this.pools.set(pool, totals);
+    }
+    const seen = ++this.generation;
+    for (const claim of claims) {
+      const name = claim.metadata.name;
+      const held = totals.claims.get(name);
+      if (held?.seen === seen) {
+        // The same name twice: sum this list afresh.
+        this.pools.delete(pool);
+        return sumClaims(claims, typesByName, nodeClass);
+      }
+      if (held?.claim === claim) {
+        held.seen = seen;
+        continue;
+      }
+      if (held) take(totals, held.capacity, held.node, -1);
+      const entry = { claim, capacity: claimCapacity(claim, typesByName, nodeClass), node: Boolean(claim.status.nodeName), seen };
+      take(totals, entry.capacity, entry.node, 1);
+      totals.claims.set(name, entry);
+    }
+    if (totals.claims.size > claims.length) {
+      for (const [name, held] of totals.claims) {
+        if (held.seen === seen) continue;
+        take(totals, held.capacity, held.node, -1);
+        totals.claims.delete(name);
+      }
+    }
+    return { total: totals.total, nodes: totals.nodes };
+  }
+
+  /** Forgets pools no longer synced. */
+  retain(pools: readonly string[]): void {
+    if (this.pools.size <= pools.length) return;
+    const live = new Set(pools);
+    for (const name of this.pools.keys()) if (!live.has(name)) this.pools.delete(name);
+  }
+}
+
+/** Adds (sign 1) or takes out (sign -1) one NodeClaim's share. */
+function take(totals: PoolTotals, capacity: Readonly<Resources>, node: boolean, sign: 1 | -1): void {
+  if (node) totals.nodes += sign;
+  for (const name in capacity) {
+    const count = (totals.counts.get(name) ?? 0) + sign;
+    if (count === 0) {
+      totals.counts.delete(name);
+      delete totals.total[name];
+    } else {
+      totals.counts.set(name, count);
+      totals.total[name] = (totals.total[name] ?? 0) + sign * capacity[name]!;
+    }
+  }
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function issueCondition(type: string, issues: readonly SupportIssue[]): Omit<Condition, 'lastTransitionTime'> {
