@@ -6,6 +6,7 @@
  */
 import type { Pod } from '../ports/cluster.js';
 import { isProvisionable } from '../provisioning/provisioner.js';
+import { sameNamespacedName, walkAlongside, type ListChanges } from '../utils/list-walk.js';
 
 export interface PodsOnNode {
   pods: Set<Pod>;
@@ -30,41 +31,20 @@ export class PodIndex {
 
   /** Brings the index to `pods` (the cache's list, in its order). */
   update(pods: readonly Pod[]): void {
-    const last = this.last;
     // Past this many differences a rebuild is cheaper than matching them up one by one.
-    const limit = Math.max(64, pods.length >> 2);
-    let changes = 0;
-    let i = 0;
-    let j = 0;
-    while (j < pods.length) {
-      const pod = pods[j]!;
-      const old = i < last.length ? last[i]! : undefined;
-      if (old === pod) {
-        i++;
-        j++;
-        continue;
-      }
-      if (++changes > limit) return this.rebuild(pods);
-      if (old && old.metadata.name === pod.metadata.name && old.metadata.namespace === pod.metadata.namespace) {
-        this.remove(old);
-        this.add(pod);
-        i++;
-        j++;
-      } else if (old) {
-        // Gone (or moved: it is added back where the new list has it).
-        this.remove(old);
-        i++;
-      } else {
-        this.add(pod);
-        j++;
-      }
-    }
-    for (; i < last.length; i++) {
-      if (++changes > limit) return this.rebuild(pods);
-      this.remove(last[i]!);
-    }
+    const walked = walkAlongside(this.last, pods, sameNamespacedName, this.changes, Math.max(64, pods.length >> 2));
+    if (!walked) return this.rebuild(pods);
     this.last = keep(pods);
   }
+
+  private readonly changes: ListChanges<Pod> = {
+    replaced: (old, pod) => {
+      this.remove(old);
+      this.add(pod);
+    },
+    removed: (old) => this.remove(old),
+    added: (pod) => this.add(pod),
+  };
 
   private rebuild(pods: readonly Pod[]): void {
     this.byNode.clear();

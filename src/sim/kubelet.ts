@@ -11,6 +11,7 @@ import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from './arm/fake-arm.js';
 import type { FakeCluster } from './cluster.js';
+import { walkAlongside } from '../utils/list-walk.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
@@ -138,34 +139,24 @@ export class SimKubelet {
    * came or went cost anything.
    */
   private diffVms(reg: Registration, vms: readonly Vm[]): void {
-    const last = reg.lastVms;
-    if (vms === last) return;
-    let i = 0;
-    for (let j = 0; j < vms.length; ) {
-      const vm = vms[j]!;
-      const old = i < last.length ? last[i] : undefined;
-      if (old === vm) {
-        i++;
-        j++;
-        continue;
-      }
+    if (vms === reg.lastVms) return;
+    const added = (vm: Vm): void => {
       const pid = this.vmProviderId(vm);
-      const entry = reg.vms.get(pid);
-      if (old && entry && this.vmProviderId(old) === pid) {
-        this.vmChanged(reg, pid, entry, vm);
-        i++;
-        j++;
-      } else if (old && entry) {
-        // `old` went away (or comes later: it is added back when the walk reaches it).
-        this.vmGone(reg, this.vmProviderId(old));
-        i++;
-      } else {
-        reg.vms.set(pid, { vm, seq: reg.seq++ });
-        this.vmChanged(reg, pid, reg.vms.get(pid)!, vm, true);
-        j++;
-      }
-    }
-    for (; i < last.length; i++) this.vmGone(reg, this.vmProviderId(last[i]!));
+      reg.vms.set(pid, { vm, seq: reg.seq++ });
+      this.vmChanged(reg, pid, reg.vms.get(pid)!, vm, true);
+    };
+    walkAlongside(reg.lastVms, vms, (a, b) => this.vmProviderId(a) === this.vmProviderId(b), {
+      isNew: (vm) => !reg.vms.has(this.vmProviderId(vm)),
+      replaced: (_old, vm) => {
+        const pid = this.vmProviderId(vm);
+        const entry = reg.vms.get(pid);
+        if (entry) this.vmChanged(reg, pid, entry, vm);
+        else added(vm);
+      },
+      // Gone (or later in the list: it is added back when the walk reaches it).
+      removed: (old) => this.vmGone(reg, this.vmProviderId(old)),
+      added,
+    });
     reg.lastVms = vms;
   }
 
