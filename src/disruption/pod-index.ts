@@ -5,7 +5,7 @@
  * that copies every list (or a reordered list) costs one rebuild, what a plain walk costs.
  */
 import type { Pod } from '../ports/cluster.js';
-import { isProvisionable } from '../provisioning/provisioner.js';
+import { isProvisionable } from '../provisioning/pods-view.js';
 import { sameNamespacedName, walkAlongside, type ListChanges } from '../utils/list-walk.js';
 
 export interface PodsOnNode {

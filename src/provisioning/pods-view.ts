@@ -7,6 +7,7 @@
  * list would make them, in list order.
  */
 import type { Pod } from '../ports/cluster.js';
+import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
 
 export interface PodsView {
   pending: Pod[];
@@ -74,25 +75,20 @@ export class PodsViewTracker {
 
   /** Each pod's class, copied from the last list where the pod is the same object. */
   private classify(pods: readonly Pod[]): Uint8Array {
-    const last = this.last;
     const lastClasses = this.classes;
     const classes = new Uint8Array(pods.length);
-    let i = 0;
-    let j = 0;
-    while (j < pods.length) {
-      const pod = pods[j]!;
-      const old = i < last.length ? last[i]! : undefined;
-      if (old === pod) {
-        classes[j++] = lastClasses[i++]!;
-      } else if (!old || (old.metadata.name === pod.metadata.name && old.metadata.namespace === pod.metadata.namespace)) {
-        // Written again (same place, new object) or added at the end.
-        classes[j++] = classify(pod);
-        if (old) i++;
-      } else {
-        // Gone, or moved: either way the next old entry may be this pod.
-        i++;
-      }
-    }
+    walkAlongside(this.last, pods, sameNamespacedName, {
+      unchanged: (_pod, i, j) => {
+        classes[j] = lastClasses[i]!;
+      },
+      replaced: (_old, pod, _i, j) => {
+        classes[j] = classify(pod);
+      },
+      added: (pod, j) => {
+        classes[j] = classify(pod);
+      },
+      removed: () => {},
+    });
     return classes;
   }
 }

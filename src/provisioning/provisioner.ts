@@ -98,8 +98,6 @@ export interface ProvisioningSummary {
   result: SchedulingResult;
 }
 
-export { daemonSetRepresentatives, isProvisionable } from './pods-view.js';
-
 /** What a provisioning pass reads; their cache versions together say whether anything it read changed. */
 const PLANNED_KINDS: readonly CachedKind[] = [
   'pods', 'nodePools', 'nodeClasses', 'nodeClaims', 'persistentVolumeClaims', 'persistentVolumes', 'storageClasses',

@@ -33,6 +33,7 @@ import {
   CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE,
   NODECLASS_GROUP, NODECLASS_KIND,
 } from '../apis/well-known.js';
+import { sameNamespacedName, walkAlongside, type ListChanges } from '../utils/list-walk.js';
 
 export { podKey, podRequirementTerms };
 
@@ -187,39 +188,15 @@ export class BoundUsage {
 
   /** Applies the differences from the last list; false when there are too many to be worth it. */
   private walk(pods: readonly Pod[], dirty: Set<string>): boolean {
-    const last = this.last;
-    const limit = Math.max(64, pods.length >> 2);
-    let changes = 0;
-    let i = 0;
-    let j = 0;
-    while (j < pods.length) {
-      const pod = pods[j]!;
-      const old = i < last.length ? last[i]! : undefined;
-      if (old === pod) {
-        i++;
-        j++;
-        continue;
-      }
-      if (++changes > limit) return false;
-      if (old && old.metadata.name === pod.metadata.name && old.metadata.namespace === pod.metadata.namespace) {
+    const changes: ListChanges<Pod> = {
+      replaced: (old, pod) => {
         this.remove(old, dirty);
         this.add(pod, dirty);
-        i++;
-        j++;
-      } else if (old) {
-        // Gone (or moved: it is added back where the new list has it).
-        this.remove(old, dirty);
-        i++;
-      } else {
-        this.add(pod, dirty);
-        j++;
-      }
-    }
-    for (; i < last.length; i++) {
-      if (++changes > limit) return false;
-      this.remove(last[i]!, dirty);
-    }
-    return true;
+      },
+      removed: (old) => this.remove(old, dirty),
+      added: (pod) => this.add(pod, dirty),
+    };
+    return walkAlongside(this.last, pods, sameNamespacedName, changes, Math.max(64, pods.length >> 2));
   }
 
   private add(pod: Pod, dirty: Set<string>): void {
