@@ -444,7 +444,9 @@ export class FakeCluster implements ClusterPort {
 
   async updateNodePoolStatus(name: string, status: NodePool['status']): Promise<void> {
     const np = this.nodePools.get(name);
-    if (np) this.nodePools.set(name, this.stamp({ ...np, status }));
+    // The status subresource of a missing object is 404, as on the API server.
+    if (!np) throw new ClusterError('NotFound', `nodepools.karpenter.sh "${name}" not found`);
+    this.nodePools.set(name, this.stamp({ ...np, status }));
   }
 
   async listNodeClasses(): Promise<AzureFlexNodeClass[]> {
@@ -462,7 +464,8 @@ export class FakeCluster implements ClusterPort {
 
   async updateNodeClassStatus(name: string, status: AzureFlexNodeClass['status']): Promise<void> {
     const nc = this.nodeClasses.get(name);
-    if (nc) this.nodeClasses.set(name, this.stamp({ ...nc, status }));
+    if (!nc) throw new ClusterError('NotFound', `azureflexnodeclasses "${name}" not found`);
+    this.nodeClasses.set(name, this.stamp({ ...nc, status }));
   }
 
   async recordEvent(event: KubeEvent): Promise<void> {

@@ -317,6 +317,8 @@ const scenarios: Array<[string, (h: Hooks, p: string) => Promise<void>]> = [
     expect(await reason(port.updateNodeClaimStatus(`${p}-x`, { conditions: [] }))).toBe('NotFound');
     expect(await reason(port.patchNode(`${p}-x`, { unschedulable: true }))).toBe('NotFound');
     expect(await reason(port.patchNodeClassMetadata(`${p}-x`, { finalizers: ['x'] }))).toBe('NotFound');
+    expect(await reason(port.updateNodePoolStatus(`${p}-x`, { conditions: [] }))).toBe('NotFound');
+    expect(await reason(port.updateNodeClassStatus(`${p}-x`, { conditions: [] }))).toBe('NotFound');
   }],
   ['a NodePool the upstream CRD refuses is Invalid (schema and CEL rules) and never listed; a valid one is listed', async ({ port, applyNodePool }, p) => {
     const refused: Array<[string, Record<string, unknown>]> = [
