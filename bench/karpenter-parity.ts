@@ -26,7 +26,6 @@ const RUNS = 5;
 const CREATED = '2026-01-01T00:00:00Z';
 const REGION = 'test-region';
 const ZONES = ['test-zone-1', 'test-zone-2', 'test-zone-3'];
-const GiB = 2 ** 30;
 
 /** fake.InstanceTypes(total). */
 export function fakeInstanceTypes(total: number): InstanceType[] {

@@ -17,13 +17,13 @@
  * respects the NodePool's budget for its reason; every deletion (of any reason, including
  * NodeClaims already terminating) counts against all of the pool's budgets.
  */
-import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { buildNodeClaim, type ProvisionerLog } from '../provisioning/provisioner.js';
-import { daemonSetRepresentatives, isProvisionable } from '../provisioning/pods-view.js';
+import { daemonSetRepresentatives } from '../provisioning/pods-view.js';
 import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';

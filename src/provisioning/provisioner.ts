@@ -6,7 +6,7 @@
  * moment the API server accepts them, even while its informer does not show them yet.
  */
 import type {
-  AzureFlexNodeClass, CachedKind, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod, ResourceList,
+  AzureFlexNodeClass, CachedKind, ClusterPort, KubeEvent, NodeClaim, NodePool, Pod,
 } from '../ports/cluster.js';
 import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';

@@ -3,7 +3,7 @@ import { NIC_RESERVATION_MS, type MachineEnv } from '../machines/env.js';
 import { createNicMachine } from '../machines/nic.js';
 import { createNodeClaimMachine } from '../machines/nodeclaim.js';
 import { machineToGraph, type MachineGraph } from './graph.js';
-import { MACHINE_NAMES, type MachineName } from './names.js';
+import type { MachineName } from './names.js';
 
 
 /**

@@ -2,7 +2,7 @@ import { renderDot } from './dot.js';
 import { machineGraph } from './machines.js';
 import { renderMermaid } from './mermaid.js';
 import { renderSvg } from './svg.js';
-import { MACHINE_NAMES, VIZ_FORMATS, type MachineName, type VizFormat } from './names.js';
+import { MACHINE_NAMES, type MachineName, type VizFormat } from './names.js';
 
 export const FILE_EXTENSIONS: Readonly<Record<VizFormat, string>> = { svg: 'svg', dot: 'dot', mermaid: 'mmd', json: 'json' };
 

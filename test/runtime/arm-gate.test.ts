@@ -11,7 +11,6 @@ const SUB = '00000000-0000-0000-0000-000000000001';
 const scope = { subscriptionId: SUB, resourceGroup: 'rg' };
 
 const SUB2 = '00000000-0000-0000-0000-000000000002';
-const scope2 = { subscriptionId: SUB2, resourceGroup: 'rg' };
 
 /** Two subscriptions' fake ARM with instant answers, ARM's throttling on or off, Compute's policies as given. */
 function world(throttling: boolean, computeThrottling?: ComputeThrottlePolicy[]): { clock: VirtualClock; arm: FakeArm } {

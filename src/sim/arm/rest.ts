@@ -6,7 +6,7 @@ import { SUPPORTED_API_VERSIONS } from './defaults.js';
 import { digest } from './model.js';
 import { diskJson, errorJson, nicJson, operationJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
 import { resourceSkuList } from './resource-skus.js';
-import type { ArmFault, BucketKind, DeleteOption } from './types.js';
+import type { ArmFault, DeleteOption } from './types.js';
 
 /**
  * An ARM REST dialect over FakeArm, close enough to management.azure.com that the official
