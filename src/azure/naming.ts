@@ -65,13 +65,15 @@ export const TAG = {
 } as const;
 
 export function ownershipTags(cluster: string, nodePool: string, nodeClaim: string, nodeClass: string, createdAtMs: number): Tags {
+  // The keys of TAG spelled out: an object literal with computed keys is built key by key at
+  // run time, and every NIC and VM PUT's tags (then every answer's copy) are built from this.
   return {
-    [TAG.cluster]: cluster,
-    [TAG.nodePool]: nodePool,
-    [TAG.nodeClaim]: nodeClaim,
-    [TAG.nodeClass]: nodeClass,
-    [TAG.createdAt]: new Date(createdAtMs).toISOString(),
-  };
+    'azflex.io_cluster': cluster,
+    'karpenter.sh_nodepool': nodePool,
+    'karpenter.sh_nodeclaim': nodeClaim,
+    'azflex.io_nodeclass': nodeClass,
+    'azflex.io_created-at': new Date(createdAtMs).toISOString(),
+  } satisfies Record<(typeof TAG)[keyof typeof TAG], string>;
 }
 
 export function armId(ref: ResourceRef, provider: 'Microsoft.Network/networkInterfaces' | 'Microsoft.Compute/virtualMachines' | 'Microsoft.Compute/disks'): string {

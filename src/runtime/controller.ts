@@ -281,7 +281,6 @@ export class Runtime {
     const now = cluster.at;
     const vms: ResourceRef[] = [];
     const nics: ResourceRef[] = [];
-    const scopeOf = (nc: NodeClaim) => cluster.nodeClasses.get(nc.spec.nodeClassRef.name)?.spec;
     // Only a NodeClaim that was pending when last looked at, or changed since, can be pending now.
     const all = this.dirty.all;
     for (const [name, nc] of cluster.nodeClaims) {
@@ -290,7 +289,7 @@ export class Runtime {
       const vm = this.armView.vms.get(vmName);
       if (!this.notePendingVm(name, nc, vm)) continue;
       if (now - Math.max(vmAttemptAt(nc)!, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;
-      const spec = scopeOf(nc);
+      const spec = cluster.nodeClasses.get(nc.spec.nodeClassRef.name)?.spec;
       if (spec) vms.push({ subscriptionId: spec.subscriptionID, resourceGroup: spec.resourceGroup, name: vmName });
     }
     for (const [name, nic] of this.armView.nics) {
@@ -299,18 +298,21 @@ export class Runtime {
       nics.push(refFromId(nic.id));
     }
     // A failed GET or list (throttled) teaches nothing and holds the pass back for nothing: the next pass asks again.
-    const classes = [...cluster.nodeClasses.values()];
-    const failed = (what: string) => (err: unknown) => this.log(what, 'get-error', errorCode(err));
     if (vms.length > MAX_TARGETED_GETS) {
-      await listArm(this.deps, classes, { nics: false, vms: true, disks: false }).then((list) => this.armView.install(list, now), failed('controller'));
-    } else {
-      await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch(failed(`vm/${ref.name}`))));
+      await listArm(this.deps, cluster.nodeClasses.values(), { nics: false, vms: true, disks: false }).then((list) => this.armView.install(list, now), this.getFailed('controller'));
+    } else if (vms.length > 0) {
+      await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch(this.getFailed(`vm/${ref.name}`))));
     }
     if (nics.length > MAX_TARGETED_GETS) {
-      await listArm(this.deps, classes, { nics: true, vms: false, disks: false }).then((list) => this.armView.install(list, now), failed('controller'));
-    } else {
-      await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch(failed(`nic/${ref.name}`))));
+      await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: false, disks: false }).then((list) => this.armView.install(list, now), this.getFailed('controller'));
+    } else if (nics.length > 0) {
+      await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch(this.getFailed(`nic/${ref.name}`))));
     }
+  }
+
+  /** What a failed GET or list logs (a method, not a closure built on every pass). */
+  private getFailed(what: string): (err: unknown) => void {
+    return (err) => this.log(what, 'get-error', errorCode(err));
   }
 
   /** Whether the NodeClaim waits on ARM for its VM: a create in flight, or a VM still Creating (kept in pendingVms). */

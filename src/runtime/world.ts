@@ -203,6 +203,10 @@ export class ArmView {
 
   constructor(private readonly clusterName: string) {}
 
+  /** The view's answers as WorldView hands them out, built once (every pass builds a WorldView). */
+  readonly isAttachedFn = (nic: Nic): boolean => this.isAttached(nic);
+  readonly nicAnsweredGoneFn = (name: string): boolean => this.answeredGone('nic', name);
+
   /** When each kind was last listed on its own (between full lists, when many of one kind were due). */
   private readonly kindListedAt = new Map<string, number>();
 
@@ -423,7 +427,7 @@ export async function listArm(deps: RuntimeDeps, nodeClasses: Iterable<AzureFlex
 
 /** One pass's world: the cluster as listed now, ARM as the view knows it. */
 export function worldOf(cluster: ClusterView, arm: ArmView): WorldView {
-  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, isAttached: (nic) => arm.isAttached(nic), nicAnsweredGone: (name) => arm.answeredGone('nic', name) };
+  return { ...cluster, nics: arm.nics, vms: arm.vms, disks: arm.disks, isAttached: arm.isAttachedFn, nicAnsweredGone: arm.nicAnsweredGoneFn };
 }
 
 /** Lowercased ARM ids, once per object (ARM answers are new objects, never changed). */
