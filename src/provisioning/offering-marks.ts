@@ -127,7 +127,23 @@ export interface MarkState {
   marks: ReadonlyMap<string, readonly { mark: OfferingMark; nodeClass: string }[]>;
   familyOf: (sku: string) => string | undefined;
   now: number;
-  claimsByRegion: ReadonlyMap<string, readonly NodeClaim[]>;
+  /** NodeClaims by the location of their NodeClass, worked out on first use (most passes ask about no mark). */
+  claimsByRegion: () => ReadonlyMap<string, readonly NodeClaim[]>;
+}
+
+/** Family by lowercased SKU name, per catalog list (the catalog hands out the same list until it changes). */
+const familiesOf = new WeakMap<readonly InstanceType[], ReadonlyMap<string, string | undefined>>();
+
+/** Parsed creationTimestamps: proven() compares every launched NodeClaim's with each probation mark, pass after pass. */
+const createdAt = new Map<string, number>();
+
+function parseCreated(timestamp: string): number {
+  let at = createdAt.get(timestamp);
+  if (at === undefined) {
+    if (createdAt.size >= 10_000) createdAt.clear();
+    createdAt.set(timestamp, (at = Date.parse(timestamp)));
+  }
+  return at;
 }
 
 export class OfferingMarks {
@@ -146,16 +162,23 @@ export class OfferingMarks {
         list.push({ mark, nodeClass: nc.metadata.name });
       }
     }
-    const claimsByRegion = new Map<string, NodeClaim[]>();
-    for (const claim of nodeClaims) {
-      const region = locationOf.get(claim.spec.nodeClassRef.name);
-      if (!region) continue;
-      let list = claimsByRegion.get(region);
-      if (!list) claimsByRegion.set(region, (list = []));
-      list.push(claim);
-    }
-    const families = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t.family]));
-    return new OfferingMarks({ marks, familyOf: (sku) => families.get(sku.toLowerCase()), now, claimsByRegion });
+    let claimsByRegion: Map<string, NodeClaim[]> | undefined;
+    const byRegion = (): ReadonlyMap<string, readonly NodeClaim[]> => {
+      if (claimsByRegion) return claimsByRegion;
+      claimsByRegion = new Map();
+      for (const claim of nodeClaims) {
+        const region = locationOf.get(claim.spec.nodeClassRef.name);
+        if (!region) continue;
+        let list = claimsByRegion.get(region);
+        if (!list) claimsByRegion.set(region, (list = []));
+        list.push(claim);
+      }
+      return claimsByRegion;
+    };
+    let families = familiesOf.get(instanceTypes);
+    if (!families) familiesOf.set(instanceTypes, (families = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t.family]))));
+    const known = families;
+    return new OfferingMarks({ marks, familyOf: (sku) => known.get(sku.toLowerCase()), now, claimsByRegion: byRegion });
   }
 
   private matching(sku: string, region: string, capacityType: string, zone?: string): { mark: OfferingMark; nodeClass: string }[] {
@@ -176,7 +199,7 @@ export class OfferingMarks {
 
   /** Whether a NodeClaim not launched yet may launch as this SKU in the region, or in that zone (the canary). */
   canaryInFlight(sku: string, region: string, zone?: string): boolean {
-    return (this.state.claimsByRegion.get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku, zone));
+    return (this.state.claimsByRegion().get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku, zone));
   }
 
   /**
@@ -198,10 +221,11 @@ export class OfferingMarks {
   proven(): Map<string, OfferingMark[]> {
     const out = new Map<string, OfferingMark[]>();
     for (const [region, list] of this.state.marks) {
-      const launched = (this.state.claimsByRegion.get(region) ?? []).filter((c) => c.status.providerID && c.metadata.labels[LABEL_INSTANCE_TYPE]);
+      let launched: NodeClaim[] | undefined;
       for (const { mark, nodeClass } of list) {
         if (mark.expiresAt > this.state.now) continue;
-        const ok = launched.some((c) => Date.parse(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
+        launched ??= (this.state.claimsByRegion().get(region) ?? []).filter((c) => c.status.providerID && c.metadata.labels[LABEL_INSTANCE_TYPE]);
+        const ok = launched.some((c) => parseCreated(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
           covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType, c.metadata.labels[LABEL_ZONE]));
         if (!ok) continue;
         let marks = out.get(nodeClass);

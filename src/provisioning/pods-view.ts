@@ -78,8 +78,8 @@ export class PodsViewTracker {
     const lastClasses = this.classes;
     const classes = new Uint8Array(pods.length);
     walkAlongside(this.last, pods, sameNamespacedName, {
-      unchanged: (_pod, i, j) => {
-        classes[j] = lastClasses[i]!;
+      unchanged: (i, j, count) => {
+        classes.set(lastClasses.subarray(i, i + count), j);
       },
       replaced: (_old, pod, _i, j) => {
         classes[j] = classify(pod);

@@ -1,8 +1,9 @@
 /**
  * NodePoolTotals carries each pool's summed NodeClaim capacity from sync to sync; whatever
  * the NodeClaims do in between (launched, registered, replaced, deleted, added, listed in
- * another order), the sum and the node count must be what summing the list afresh gives,
- * down to which resources are named at all.
+ * another order, named twice, moved between pools, their pool's NodeClass changed), each
+ * pool's sum and node count must be what summing its NodeClaims afresh gives, down to which
+ * resources are named at all.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -23,15 +24,24 @@ const claimArb = fc.record({
 
 describe('NodePoolTotals', () => {
   it('sums what a fresh sum gives, however the NodeClaims changed', () => {
-    const nodeClass = makeNodeClass();
+    const classes = [makeNodeClass(), { ...makeNodeClass('small-pods'), spec: { ...makeNodeClass().spec, maxPodsPerNode: 30 } }];
     const typesByName = new Map(STATIC_INSTANCE_TYPES.map((t) => [t.name, t]));
+    const pools = ['cpu', 'gpu'];
+    const stepArb = fc.record({
+      claims: fc.array(fc.option(claimArb, { nil: undefined }), { minLength: 6, maxLength: 6 }),
+      reverse: fc.boolean(),
+      /** The NodeClass of pool gpu this step. */
+      gpuClass: fc.constantFrom(0, 1),
+      /** A NodeClaim listed twice. */
+      twice: fc.option(fc.nat(5), { nil: undefined }),
+    });
     fc.assert(
-      fc.property(fc.array(fc.array(fc.option(claimArb, { nil: undefined }), { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), (steps, reverse) => {
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 6 }), (steps) => {
         const totals = new NodePoolTotals();
         const kept = new Map<string, { spec: string; claim: NodeClaim }>();
-        steps.forEach((step, s) => {
+        for (const step of steps) {
           let claims: NodeClaim[] = [];
-          step.forEach((spec, i) => {
+          step.claims.forEach((spec, i) => {
             if (!spec) return;
             const name = `claim-${i}`;
             const json = JSON.stringify(spec);
@@ -43,21 +53,27 @@ describe('NodePoolTotals', () => {
             const it = STATIC_INSTANCE_TYPES.find((t) => t.name === spec.types[0])!;
             const size = { cpu: String(it.vcpu), memory: `${it.memoryMiB}Mi`, ...(spec.extra ? { 'example.com/fpga': '1' } : {}) };
             const claim = makeNodeClaim(name, {
-              nodePool: 'cpu', instanceTypes: spec.types,
+              nodePool: pools[spec.types.length % 2]!, instanceTypes: spec.types,
               ...(spec.stage !== 'planned' ? { launchedAs: it.name, capacity: size, allocatable: size } : {}),
               ...(spec.stage === 'registered' ? { nodeName: `node-${i}` } : {}),
             });
             kept.set(name, { spec: json, claim });
             claims.push(claim);
           });
-          if (reverse[s]) claims = claims.reverse();
-          const fresh: Resources = {};
-          for (const c of claims) addInto(fresh, claimCapacity(c, typesByName, nodeClass));
-          const got = totals.sum('cpu', claims, nodeClass, typesByName, STATIC_INSTANCE_TYPES);
-          expect({ ...got.total }).toEqual(fresh);
-          expect(Object.keys(got.total).sort()).toEqual(Object.keys(fresh).sort());
-          expect(got.nodes).toBe(claims.filter((c) => c.status.nodeName).length);
-        });
+          if (step.twice !== undefined && claims.length > 0) claims.push(claims[step.twice % claims.length]!);
+          if (step.reverse) claims = claims.reverse();
+          const classOf = (pool: string) => (pool === 'gpu' ? classes[step.gpuClass] : classes[0]);
+          totals.update(claims, classOf, typesByName, STATIC_INSTANCE_TYPES);
+          for (const pool of pools) {
+            const mine = claims.filter((c) => c.metadata.labels['karpenter.sh/nodepool'] === pool);
+            const fresh: Resources = {};
+            for (const c of mine) addInto(fresh, claimCapacity(c, typesByName, classOf(pool)));
+            const got = totals.of(pool);
+            expect({ ...got.total }).toEqual(fresh);
+            expect(Object.keys(got.total).sort()).toEqual(Object.keys(fresh).sort());
+            expect(got.nodes).toBe(mine.filter((c) => c.status.nodeName).length);
+          }
+        }
       }),
       { numRuns: 300 },
     );

@@ -39,9 +39,9 @@ function replay(last: Item[], now: Item[], withIndex: boolean, limit?: number): 
     (a, b) => a.key === b.key,
     {
       ...(withIndex ? { isNew: (item: Item) => !lastKeys.has(item.key) } : {}),
-      unchanged: (item, li, ni) => {
-        expect(last[li]).toBe(item);
-        expect(now[ni]).toBe(item);
+      unchanged: (li, ni, count) => {
+        expect(count).toBeGreaterThan(0);
+        for (let k = 0; k < count; k++) expect(last[li + k]).toBe(now[ni + k]);
       },
       replaced: (old, item) => {
         reported++;

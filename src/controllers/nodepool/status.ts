@@ -16,6 +16,7 @@ import { Requirements } from '../../provisioning/requirements.js';
 import { conditionsEqual, rfc3339, setCondition } from '../nodeclass/conditions.js';
 import { nodePoolSupport, type SupportIssue } from './support.js';
 import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { walkAlongside } from '../../utils/list-walk.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_NODECLASS_READY = 'NodeClassReady';
@@ -57,13 +58,19 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
   const blocked: string[] = [];
   let failures = 0;
   const live = new Set<string>();
-  const claimsByPool = new Map<string, NodeClaim[]>();
-  for (const claim of input.nodeClaims) {
-    const pool = claim.metadata.labels[LABEL_NODEPOOL];
-    if (pool === undefined) continue;
-    let list = claimsByPool.get(pool);
-    if (!list) claimsByPool.set(pool, (list = []));
-    list.push(claim);
+  let claimsByPool: Map<string, NodeClaim[]> | undefined;
+  if (input.totals) {
+    const poolClasses = new Map(input.pools.map((p) => [p.metadata.name, classesByName.get(p.spec.template.spec.nodeClassRef.name)]));
+    input.totals.update(input.nodeClaims, (pool) => poolClasses.get(pool), typesByName, input.instanceTypes);
+  } else {
+    claimsByPool = new Map();
+    for (const claim of input.nodeClaims) {
+      const pool = claim.metadata.labels[LABEL_NODEPOOL];
+      if (pool === undefined) continue;
+      let list = claimsByPool.get(pool);
+      if (!list) claimsByPool.set(pool, (list = []));
+      list.push(claim);
+    }
   }
   for (const pool of input.pools) {
     live.add(pool.metadata.uid);
@@ -74,9 +81,7 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
     const blocking = passIssue ? [...support.blocking, passIssue] : support.blocking;
     if (blocking.length > 0) blocked.push(name);
 
-    const { total, nodes } = input.totals
-      ? input.totals.sum(name, claimsByPool.get(name) ?? [], nodeClass, typesByName, input.instanceTypes)
-      : sumClaims(claimsByPool.get(name) ?? [], typesByName, nodeClass);
+    const { total, nodes } = input.totals ? input.totals.of(name) : sumClaims(claimsByPool!.get(name) ?? [], typesByName, nodeClass);
     const resources = resourcesToList(total);
 
     // The provisioner's view: unknown readiness counts as ready (a fresh NodeClass has no
@@ -130,7 +135,6 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
     }
   }
   for (const uid of [...input.warned.keys()]) if (!live.has(uid)) input.warned.delete(uid);
-  input.totals?.retain(input.pools.map((p) => p.metadata.name));
   return { blocked, failures };
 }
 
@@ -146,73 +150,135 @@ function sumClaims(claims: readonly NodeClaim[], typesByName: ReadonlyMap<string
 }
 
 interface PoolTotals {
+  /** The NodeClass its NodeClaims' capacities were worked out with. */
   nodeClass: AzureFlexNodeClass | undefined;
-  claims: Map<string, { claim: NodeClaim; capacity: Readonly<Resources>; node: boolean; seen: number }>;
+  claims: Set<ClaimShare>;
   total: Resources;
   /** How many NodeClaims' capacities name each resource: a resource none names is left out, as a fresh sum leaves it. */
   counts: Map<string, number>;
   nodes: number;
 }
 
+interface ClaimShare {
+  claim: NodeClaim;
+  pool: string | undefined;
+  capacity: Readonly<Resources>;
+  node: boolean;
+}
+
 /**
- * Each NodePool's summed NodeClaim capacity, carried from sync to sync: a NodeClaim that is
- * the same object adds what it added before, so a sync pays for the NodeClaims written since
- * the last one, not for each of a fleet's 1,000 (the provisioner syncs whenever NodeClaims
- * changed). Amounts are integers, so taking a replaced NodeClaim's capacity out is exact, and
- * the sum equals a fresh one.
+ * Each NodePool's summed NodeClaim capacity, carried from sync to sync: the NodeClaims list is
+ * walked alongside the last one (src/utils/list-walk.ts; an unchanged NodeClaim is the same
+ * object), so a sync pays for the NodeClaims written, added or gone since the last one, not
+ * for each of a fleet's 1,000 (the provisioner syncs whenever NodeClaims changed). Amounts are
+ * integers, so taking a replaced NodeClaim's capacity out is exact, and the sum equals a fresh one.
  */
 export class NodePoolTotals {
   private instanceTypes: readonly InstanceType[] = [];
+  private last: readonly NodeClaim[] = [];
+  /** By NodeClaim name: one per item of `last`. */
+  private readonly shares = new Map<string, ClaimShare>();
   private readonly pools = new Map<string, PoolTotals>();
-  private generation = 0;
+  /** Fresh sums of a list that named a NodeClaim twice (kept for that list only). */
+  private fresh: Map<string, { total: Resources; nodes: number }> | undefined;
 
-  sum(
-    pool: string, claims: readonly NodeClaim[], nodeClass: AzureFlexNodeClass | undefined,
+  /** Brings the sums to `claims`; `nodeClassOf` names the NodeClass each pool's capacities are reckoned with. */
+  update(
+    claims: readonly NodeClaim[], nodeClassOf: (pool: string) => AzureFlexNodeClass | undefined,
     typesByName: ReadonlyMap<string, InstanceType>, instanceTypes: readonly InstanceType[],
-  ): { total: Resources; nodes: number } {
+  ): void {
+    this.fresh = undefined;
     if (!sameItems(this.instanceTypes, instanceTypes)) {
-      this.pools.clear();
+      this.reset();
       this.instanceTypes = [...instanceTypes];
     }
-    let totals = this.pools.get(pool);
-    if (!totals || totals.nodeClass !== nodeClass) {
-      totals = { nodeClass, claims: new Map(), total: {}, counts: new Map(), nodes: 0 };
-      this.pools.set(pool, totals);
-    }
-    const seen = ++this.generation;
-    for (const claim of claims) {
-      const name = claim.metadata.name;
-      const held = totals.claims.get(name);
-      if (held?.seen === seen) {
-        // The same name twice: sum this list afresh.
-        this.pools.delete(pool);
-        return sumClaims(claims, typesByName, nodeClass);
+    try {
+      for (const [pool, totals] of this.pools) {
+        const nodeClass = nodeClassOf(pool);
+        if (totals.nodeClass === nodeClass) continue;
+        totals.nodeClass = nodeClass;
+        totals.total = {};
+        totals.counts.clear();
+        totals.nodes = 0;
+        for (const share of totals.claims) {
+          share.capacity = claimCapacity(share.claim, typesByName, nodeClass);
+          take(totals, share.capacity, share.node, 1);
+        }
       }
-      if (held?.claim === claim) {
-        held.seen = seen;
-        continue;
+      const add = (claim: NodeClaim): boolean => {
+        if (this.shares.has(claim.metadata.name)) return false;
+        const pool = claim.metadata.labels[LABEL_NODEPOOL];
+        let totals = pool === undefined ? undefined : this.pools.get(pool);
+        if (pool !== undefined && !totals) this.pools.set(pool, (totals = { nodeClass: nodeClassOf(pool), claims: new Set(), total: {}, counts: new Map(), nodes: 0 }));
+        const share: ClaimShare = { claim, pool, capacity: totals ? claimCapacity(claim, typesByName, totals.nodeClass) : {}, node: Boolean(claim.status.nodeName) };
+        this.shares.set(claim.metadata.name, share);
+        if (totals) {
+          totals.claims.add(share);
+          take(totals, share.capacity, share.node, 1);
+        }
+        return true;
+      };
+      const remove = (name: string): void => {
+        const share = this.shares.get(name)!;
+        this.shares.delete(name);
+        const totals = share.pool === undefined ? undefined : this.pools.get(share.pool);
+        if (!totals) return;
+        totals.claims.delete(share);
+        take(totals, share.capacity, share.node, -1);
+        if (totals.claims.size === 0) this.pools.delete(share.pool!);
+      };
+      let distinct = true;
+      const walked = walkAlongside(this.last, claims, sameName, {
+        replaced: (old, claim) => {
+          remove(old.metadata.name);
+          distinct &&= add(claim);
+        },
+        removed: (old) => remove(old.metadata.name),
+        added: (claim) => {
+          distinct &&= add(claim);
+        },
+      }, Math.max(64, claims.length >> 2));
+      if (!walked && distinct) {
+        this.reset();
+        for (const claim of claims) if (!add(claim)) distinct = false;
       }
-      if (held) take(totals, held.capacity, held.node, -1);
-      const entry = { claim, capacity: claimCapacity(claim, typesByName, nodeClass), node: Boolean(claim.status.nodeName), seen };
-      take(totals, entry.capacity, entry.node, 1);
-      totals.claims.set(name, entry);
-    }
-    if (totals.claims.size > claims.length) {
-      for (const [name, held] of totals.claims) {
-        if (held.seen === seen) continue;
-        take(totals, held.capacity, held.node, -1);
-        totals.claims.delete(name);
+      if (!distinct) {
+        // The same name twice: sum this list afresh, and start afresh next time.
+        this.reset();
+        this.fresh = new Map();
+        const byPool = new Map<string, NodeClaim[]>();
+        for (const claim of claims) {
+          const pool = claim.metadata.labels[LABEL_NODEPOOL];
+          if (pool === undefined) continue;
+          const list = byPool.get(pool);
+          if (list) list.push(claim);
+          else byPool.set(pool, [claim]);
+        }
+        for (const [pool, list] of byPool) this.fresh.set(pool, sumClaims(list, typesByName, nodeClassOf(pool)));
+        return;
       }
+    } catch (error) {
+      this.reset();
+      throw error;
     }
-    return { total: totals.total, nodes: totals.nodes };
+    this.last = claims;
   }
 
-  /** Forgets pools no longer synced. */
-  retain(pools: readonly string[]): void {
-    if (this.pools.size <= pools.length) return;
-    const live = new Set(pools);
-    for (const name of this.pools.keys()) if (!live.has(name)) this.pools.delete(name);
+  /** A pool's sum and node count as of the last update. */
+  of(pool: string): { total: Resources; nodes: number } {
+    const totals = this.fresh ? this.fresh.get(pool) : this.pools.get(pool);
+    return totals ? { total: totals.total, nodes: totals.nodes } : { total: {}, nodes: 0 };
   }
+
+  private reset(): void {
+    this.last = [];
+    this.shares.clear();
+    this.pools.clear();
+  }
+}
+
+function sameName(a: NodeClaim, b: NodeClaim): boolean {
+  return a.metadata.name === b.metadata.name;
 }
 
 /** Adds (sign 1) or takes out (sign -1) one NodeClaim's share. */

@@ -457,6 +457,7 @@ export class FakeArm implements AzurePort {
       };
       if (req.customDataHash !== undefined) vm.customDataHash = req.customDataHash;
       this.vms.set(key, vm);
+      this.vmWrites++;
       this.vmTombs.delete(key);
       for (const nic of nics) this.attach(nic, key);
       this.addCores(region, vm.family, vm.cores);
@@ -497,6 +498,7 @@ export class FakeArm implements AzurePort {
       }
       rec.provisioningState = 'Deleting';
       rec.view = undefined;
+      this.vmWrites++;
       rec.etag++;
       const op = this.newOp('delete');
       rec.deleteOp = op;
@@ -663,18 +665,17 @@ export class FakeArm implements AzurePort {
    * For the simulated world (kubelet, invariants), which should not pay for snapshot().
    */
   currentVms(): Vm[] {
-    // The same (frozen) array while every VM still has the view it had: the simulated kubelet
-    // asks every 10 s, and a 1,000-VM fleet built the list afresh each time.
-    const last = this.currentVmList;
-    if (last && last.length === this.vms.size) {
-      let i = 0;
-      let same = true;
-      for (const rec of this.vms.values()) if (rec.view === undefined || rec.view !== last[i++]) { same = false; break; }
-      if (same) return last;
-    }
+    // The same (frozen) array while no VM was added, changed or removed (vmWrites): the
+    // simulated kubelet asks every 10 s, and a 1,000-VM fleet built the list afresh each time
+    // (and then compared 1,000 views to tell it had not changed).
+    if (this.currentVmList && this.currentVmListAt === this.vmWrites) return this.currentVmList;
+    this.currentVmListAt = this.vmWrites;
     return (this.currentVmList = Object.freeze([...this.vms.values()].map(vmView)) as Vm[]);
   }
   private currentVmList: Vm[] | undefined;
+  private currentVmListAt = -1;
+  /** Bumped on every write that changes a VM's view or the VM map (currentVms' cache key). */
+  private vmWrites = 0;
 
   armCalls(): Record<string, Record<string, number>> {
     const out: Record<string, Record<string, number>> = {};
@@ -1032,6 +1033,7 @@ export class FakeArm implements AzurePort {
     this.admitVm(req, vm.region);
     vm.provisioningState = 'Creating';
     vm.view = undefined;
+    this.vmWrites++;
     vm.etag++;
     vm.coresHeld = true;
     this.addCores(vm.region, vm.family, vm.cores);
@@ -1091,6 +1093,7 @@ export class FakeArm implements AzurePort {
   private succeedCreate(vm: VmRecord, op: OpRecord): void {
     vm.provisioningState = 'Succeeded';
     vm.view = undefined;
+    this.vmWrites++;
     vm.etag++;
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
@@ -1137,6 +1140,7 @@ export class FakeArm implements AzurePort {
     if (this.failedVmRecords) {
       vm.provisioningState = 'Failed';
       vm.view = undefined;
+      this.vmWrites++;
       vm.etag++;
       this.attachOsDisk(vm);
     } else {
@@ -1157,6 +1161,7 @@ export class FakeArm implements AzurePort {
 
   private deleteVmRecord(vm: VmRecord): void {
     this.vms.delete(vm.key);
+    this.vmWrites++;
     if (this.disappearLagMs > 0) this.vmTombs.set(vm.key, { rec: vm, hiddenAt: this.clock.now() + this.disappearLagMs });
   }
 
