@@ -79,7 +79,7 @@ export class PodIndex {
   }
 }
 
-/** The list to walk the next one against: a frozen list (FakeCluster's) cannot change under us, any other is copied. */
+/** The list to walk the next one against, copied: a port may hand the same array out again (FakeCluster does). */
 function keep(pods: readonly Pod[]): readonly Pod[] {
-  return Object.isFrozen(pods) ? pods : pods.slice();
+  return pods.slice();
 }
