@@ -15,6 +15,7 @@ import { expiresAt } from './expiration.js';
 import type { PodIndex, PodsOnNode } from './pod-index.js';
 import { nodeClassHash } from '../controllers/nodeclass/hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
+import { walkAlongside } from '../utils/list-walk.js';
 
 export interface NodeClaimFacts {
   initialized: boolean;
@@ -73,28 +74,68 @@ interface NodeEntry {
   facts: NodeFacts;
 }
 
-/** The listed nodes by name and by (lowercased) providerID, rebuilt only when the nodes list changed. */
+/**
+ * The listed nodes by name and by (lowercased) providerID, brought up to date only when the
+ * nodes list changed, and then by walking it alongside the last one (src/utils/list-walk.ts):
+ * a pass pays for the nodes written, added or gone, not for each of a fleet's 1,000. Two nodes
+ * with one providerID (the later one in the list wins) make it rebuild while that lasts.
+ */
 export class NodeIndex {
   private byName = new Map<string, NodeEntry>();
   private byProviderId = new Map<string, NodeEntry>();
   private version: string | undefined;
+  private last: readonly Node[] = [];
+  /** Some providerID (or name) is on two listed nodes. */
+  private shared = false;
 
   /** Brings the index to `nodes`; `version` is the nodes cache's version (undefined: unknown, always rebuild). */
   update(nodes: readonly Node[], version: string | undefined): void {
     if (version !== undefined && version === this.version) return;
     this.version = version;
+    if (this.shared || !this.walk(nodes) || this.shared) this.rebuild(nodes);
+    this.last = nodes.slice();
+  }
+
+  private walk(nodes: readonly Node[]): boolean {
+    return walkAlongside(this.last, nodes, sameNodeName, {
+      replaced: (old, node) => {
+        const before = this.byName.get(old.metadata.name);
+        this.remove(old);
+        this.add(node, before);
+      },
+      removed: (old) => this.remove(old),
+      added: (node) => this.add(node, undefined),
+    }, Math.max(64, nodes.length >> 2));
+  }
+
+  private rebuild(nodes: readonly Node[]): void {
     const previous = this.byName;
     this.byName = new Map();
     this.byProviderId = new Map();
-    for (const node of nodes) {
-      const name = node.metadata.name;
-      const rv = node.metadata.resourceVersion;
-      const before = previous.get(name);
-      const facts = rv !== undefined && before?.node.metadata.resourceVersion === rv ? before.facts : nodeFacts(node);
-      const entry = before?.node === node ? before : { node, facts };
-      this.byName.set(name, entry);
-      if (facts.providerId) this.byProviderId.set(facts.providerId, entry);
-    }
+    this.shared = false;
+    for (const node of nodes) this.add(node, previous.get(node.metadata.name));
+  }
+
+  /** Indexes a node; `before` is the entry its name had (its facts are kept while the resourceVersion is the same). */
+  private add(node: Node, before: NodeEntry | undefined): void {
+    const rv = node.metadata.resourceVersion;
+    const facts = rv !== undefined && before?.node.metadata.resourceVersion === rv ? before.facts : nodeFacts(node);
+    const entry = before?.node === node ? before : { node, facts };
+    if (this.byName.has(node.metadata.name)) this.shared = true; // a name listed twice: rebuild (the later one wins)
+    this.byName.set(node.metadata.name, entry);
+    if (!facts.providerId) return;
+    const holder = this.byProviderId.get(facts.providerId);
+    if (holder && holder.node.metadata.name !== node.metadata.name) this.shared = true;
+    this.byProviderId.set(facts.providerId, entry);
+  }
+
+  /** Takes a node out, keeping its entry by name for `add` while the walk replaces it. */
+  private remove(node: Node): void {
+    const entry = this.byName.get(node.metadata.name);
+    if (!entry) return;
+    const pid = entry.facts.providerId;
+    if (pid && this.byProviderId.get(pid) === entry) this.byProviderId.delete(pid);
+    this.byName.delete(node.metadata.name);
   }
 
   /**
@@ -235,4 +276,8 @@ function podSetFacts(pods: readonly Pod[]): PodSetFacts {
   let reschedulable = 0;
   for (const pod of pods) if (isReschedulable(pod)) reschedulable++;
   return { reschedulable, signature: reschedulableSignature(pods), doNotDisrupt: podDoNotDisruptReason(pods) };
+}
+
+function sameNodeName(a: Node, b: Node): boolean {
+  return a.metadata.name === b.metadata.name;
 }

@@ -12,6 +12,7 @@ import type { Clock } from '../ports/clock.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import type { ProvisionerLog } from '../provisioning/provisioner.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
+import { walkAlongside } from '../utils/list-walk.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
 /**
@@ -100,6 +101,14 @@ export class LivenessController {
    * deadline would do nothing either (a 1,000-node fleet re-parsed every claim's timestamps twice a minute).
    */
   private idle: { claims: readonly NodeClaim[]; pools: string; dueAt: number } | undefined;
+  /**
+   * The list `claims` and `deadlines` were last brought up to, and the pools it was read with:
+   * each pass walks the new list alongside it (src/utils/list-walk.ts), so it pays for the
+   * NodeClaims written, added or gone, and looks at the whole list only when a deadline is due.
+   */
+  private tracked: { claims: readonly NodeClaim[]; pools: string } | undefined;
+  /** Deadline by NodeClaim name, for the tracked NodeClaims of flex pools that have one. */
+  private readonly deadlines = new Map<string, number>();
 
   constructor(private readonly options: LivenessOptions) {}
 
@@ -116,6 +125,39 @@ export class LivenessController {
     this.idle = undefined;
     const actions: LivenessAction[] = [];
     const failedPools = new Map<string, LivenessAction>();
+    let dueAt = Number.POSITIVE_INFINITY;
+    if (this.track(nodeClaims, flexPools, pools)) {
+      for (const at of this.deadlines.values()) if (at < dueAt) dueAt = at;
+    }
+    // Nothing due (or nothing tracked): the whole list in order, as a pass from scratch looks at it.
+    if (this.tracked === undefined || now >= dueAt) dueAt = await this.sweep(nodeClaims, flexPools, now, actions, failedPools);
+    if (actions.length === 0 && healthy) this.idle = { claims: nodeClaims, pools, dueAt };
+    for (const pool of flexPools.values()) {
+      const failed = failedPools.get(pool.metadata.name);
+      const next = failed
+        ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'False' as const, reason: failed.failure, message: `NodeClaim ${failed.nodeClaim} timed out (${failed.failure})` }
+        : this.recovered(pool, nodeClaims);
+      if (!next) continue;
+      const conditions = withCondition(pool.status.conditions, next, nowIso);
+      if (sameConditions(conditions, pool.status.conditions)) continue;
+      try {
+        await cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, conditions });
+      } catch (error) {
+        log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool condition failed');
+      }
+    }
+    return actions;
+  }
+
+  /**
+   * Looks at every NodeClaim of a flex pool in list order: deletes those whose deadline has
+   * passed, and returns the earliest deadline still ahead.
+   */
+  private async sweep(
+    nodeClaims: readonly NodeClaim[], flexPools: ReadonlyMap<string, NodePool>, now: number,
+    actions: LivenessAction[], failedPools: Map<string, LivenessAction>,
+  ): Promise<number> {
+    const { cluster, log } = this.options;
     let dueAt = Number.POSITIVE_INFINITY;
     const pass = ++this.pass;
     let looked = 0;
@@ -153,22 +195,53 @@ export class LivenessController {
       }).catch(() => undefined);
     }
     if (this.claims.size > looked) for (const [name, times] of this.claims) if (times.pass !== pass) this.claims.delete(name);
-    if (actions.length === 0 && healthy) this.idle = { claims: nodeClaims, pools, dueAt };
-    for (const pool of flexPools.values()) {
-      const failed = failedPools.get(pool.metadata.name);
-      const next = failed
-        ? { type: CONDITION_NODE_REGISTRATION_HEALTHY, status: 'False' as const, reason: failed.failure, message: `NodeClaim ${failed.nodeClaim} timed out (${failed.failure})` }
-        : this.recovered(pool, nodeClaims);
-      if (!next) continue;
-      const conditions = withCondition(pool.status.conditions, next, nowIso);
-      if (sameConditions(conditions, pool.status.conditions)) continue;
-      try {
-        await cluster.updateNodePoolStatus(pool.metadata.name, { ...pool.status, conditions });
-      } catch (error) {
-        log.warn({ nodePool: pool.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'updating NodePool condition failed');
+    return dueAt;
+  }
+
+  /**
+   * Brings `claims` and `deadlines` to the list by walking it alongside the last one; false
+   * (and nothing is tracked until a list allows it again) when a NodeClaim has no
+   * resourceVersion (it may have changed in place) or a name is listed twice.
+   */
+  private track(nodeClaims: readonly NodeClaim[], flexPools: ReadonlyMap<string, NodePool>, pools: string): boolean {
+    let ok = true;
+    const note = (claim: NodeClaim, added: boolean): void => {
+      const name = claim.metadata.name;
+      if (claim.metadata.resourceVersion === undefined || (added && this.claims.has(name))) ok = false;
+      if (!ok) return;
+      const poolName = claim.metadata.labels[LABEL_NODEPOOL];
+      if (poolName === undefined || !flexPools.has(poolName)) {
+        this.forget(name);
+        return;
       }
+      const deadline = this.timesOf(claim).deadline;
+      if (deadline) this.deadlines.set(name, deadline.at);
+      else this.deadlines.delete(name);
+    };
+    const last = this.tracked;
+    this.tracked = undefined;
+    const walked = last !== undefined && last.pools === pools && walkAlongside(last.claims, nodeClaims, sameName, {
+      replaced: (_old, claim) => note(claim, false),
+      removed: (old) => this.forget(old.metadata.name),
+      added: (claim) => note(claim, true),
+    }, Math.max(64, nodeClaims.length >> 2));
+    if (!walked || !ok) {
+      ok = true;
+      this.claims.clear();
+      this.deadlines.clear();
+      for (const claim of nodeClaims) note(claim, true);
     }
-    return actions;
+    if (!ok) {
+      this.deadlines.clear();
+      return false;
+    }
+    this.tracked = { claims: nodeClaims.slice(), pools };
+    return true;
+  }
+
+  private forget(name: string): void {
+    this.claims.delete(name);
+    this.deadlines.delete(name);
   }
 
   private timesOf(claim: NodeClaim): ClaimTimes {
@@ -211,4 +284,8 @@ function sameConditions(a: readonly Condition[], b: readonly Condition[]): boole
     const d = b[i]!;
     return c.type === d.type && c.status === d.status && c.reason === d.reason && c.message === d.message && c.lastTransitionTime === d.lastTransitionTime;
   });
+}
+
+function sameName(a: NodeClaim, b: NodeClaim): boolean {
+  return a.metadata.name === b.metadata.name;
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LAUNCH_REASON_THROTTLED, LivenessController, livenessFailure } from '../../src/disruption/liveness.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
@@ -77,5 +78,53 @@ describe('liveness', () => {
     expect(await liveness.reconcile()).toEqual([]); // the delete failed
     expect((await liveness.reconcile()).map((a) => a.nodeClaim)).toEqual(['gpu-aaaaa']);
     expect(cluster.nodeClaims.get('gpu-aaaaa')!.metadata.deletionTimestamp).toBeDefined();
+  });
+
+  it('decides what a controller with no memory decides, pass after pass, however NodeClaims come, change and go', async () => {
+    type Op =
+      | { op: 'add'; created: number; stage: 'pending' | 'launched' | 'registered'; pool: 'gpu' | 'other' }
+      | { op: 'advance'; minutes: number }
+      | { op: 'launch' | 'register' | 'remove'; index: number };
+    const opArb: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ op: fc.constant('add' as const), created: fc.integer({ min: -20, max: 0 }), stage: fc.constantFrom('pending' as const, 'launched' as const, 'registered' as const), pool: fc.constantFrom('gpu' as const, 'gpu' as const, 'other' as const) }),
+      fc.record({ op: fc.constant('advance' as const), minutes: fc.integer({ min: 0, max: 8 }) }),
+      fc.record({ op: fc.constantFrom('launch' as const, 'register' as const, 'remove' as const), index: fc.nat(20) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), async (ops) => {
+        const clock = new VirtualClock(T0 + 30 * MINUTE);
+        // Two identical clusters: one kept by a long-lived controller, one by a new controller every pass.
+        const clusters = [new FakeCluster(clock), new FakeCluster(clock)];
+        for (const c of clusters) {
+          c.putNodeClass(makeNodeClass());
+          c.putNodePool(makeNodePool('gpu'));
+        }
+        const kept = new LivenessController({ cluster: clusters[0]!, clock, log: silentLog });
+        let n = 0;
+        for (const op of ops) {
+          const now = clock.now();
+          for (const c of clusters) {
+            const names = [...c.nodeClaims.keys()];
+            if (op.op === 'add') {
+              const at = now + op.created * MINUTE;
+              const conditions = op.stage === 'pending' ? [] : op.stage === 'launched' ? launched(at) : registered(at);
+              c.putNodeClaim(makeNodeClaim(`${op.pool}-${n}`, { nodePool: op.pool, creationTimestamp: iso(at), conditions }));
+            } else if (op.op !== 'advance' && names.length > 0) {
+              const name = names[op.index % names.length]!;
+              const claim = c.nodeClaims.get(name)!;
+              if (op.op === 'remove') c.nodeClaims.delete(name);
+              else c.putNodeClaim({ ...claim, status: { ...claim.status, conditions: op.op === 'launch' ? launched(now) : registered(now) } });
+            }
+          }
+          if (op.op === 'add') n++;
+          if (op.op === 'advance') await clock.runUntil(now + op.minutes * MINUTE);
+          const got = await kept.reconcile();
+          const want = await new LivenessController({ cluster: clusters[1]!, clock, log: silentLog }).reconcile();
+          expect(got).toEqual(want);
+          expect([...clusters[0]!.nodeClaims.values()].map((c) => [c.metadata.name, c.metadata.deletionTimestamp])).toEqual([...clusters[1]!.nodeClaims.values()].map((c) => [c.metadata.name, c.metadata.deletionTimestamp]));
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 });
