@@ -235,6 +235,8 @@ export class ArmView {
   /** What changed since the last call: the runtime re-observes the actors those entries feed. */
   takeChanges(): ArmChanges {
     const taken = this.changes;
+    // Most passes take nothing (twice a pass): the empty record is handed back, not replaced.
+    if (!taken.all && taken.nics.size === 0 && taken.vms.size === 0) return taken;
     this.changes = { all: false, nics: new Set(), vms: new Set() };
     return taken;
   }

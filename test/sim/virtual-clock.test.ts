@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 
 /**
  * A timer's work (promise chains of any depth, timers they set at the same instant) finishes
@@ -32,5 +32,20 @@ describe('VirtualClock', () => {
     expect(macro.slice(0, 3)).toEqual(['a0@0', 'b0@0', 'c0@0']);
     expect(macro.at(-1)).toBe('fired 1800');
     expect(micro).toEqual(macro);
+  });
+
+  it('fires timers in (time, insertion) order, cancelled ones never, whatever the order they were set in', async () => {
+    const random = new SeededRandom(7);
+    const clock = new VirtualClock(0, { drain: 'microtasks' });
+    const fired: number[] = [];
+    const expected: Array<{ at: number; k: number }> = [];
+    for (let k = 0; k < 3_000; k++) {
+      const at = Math.floor(random.next() * 500);
+      const id = clock.setTimer(at, () => fired.push(k));
+      if (random.next() < 0.2) clock.clearTimer(id);
+      else expected.push({ at, k });
+    }
+    await clock.runUntil(1_000);
+    expect(fired).toEqual(expected.sort((a, b) => a.at - b.at || a.k - b.k).map((e) => e.k));
   });
 });
