@@ -197,9 +197,18 @@ export class OfferingMarks {
     return found.length > 0 && found.every((m) => m.mark.expiresAt <= this.state.now);
   }
 
+  private readonly canaries = new Map<string, boolean>();
+
   /** Whether a NodeClaim not launched yet may launch as this SKU in the region, or in that zone (the canary). */
   canaryInFlight(sku: string, region: string, zone?: string): boolean {
-    return (this.state.claimsByRegion().get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku, zone));
+    // Asked once per offering and zone by each scheduling question of a pass: answered once per pass.
+    const key = `${sku}\u0000${region}\u0000${zone ?? ''}`;
+    let found = this.canaries.get(key);
+    if (found === undefined) {
+      found = (this.state.claimsByRegion().get(region.toLowerCase()) ?? []).some((c) => mayLaunchAs(c, sku, zone));
+      this.canaries.set(key, found);
+    }
+    return found;
   }
 
   /**

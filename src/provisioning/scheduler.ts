@@ -488,6 +488,9 @@ class Scheduler {
       const unavailable: Candidate[] = [];
       for (const instanceType of this.input.instanceTypes) {
         if (!isOffered(instanceType, nodeClass.spec.subscriptionID, region)) continue;
+        // A type the pool cannot take with all its zones cannot with fewer either: skip it
+        // before asking about each zone's marks (a pool of one size asked about the whole catalog).
+        if (requirements.intersects(instanceTypeRequirements(instanceType, region)) !== undefined) continue;
         const zones = this.offeredZones(instanceType, region);
         const itRequirements = instanceTypeRequirements(instanceType, region, zones);
         if (requirements.intersects(itRequirements) !== undefined) continue;

@@ -145,6 +145,11 @@ class JournaledMap<V> extends Map<string, V> {
   }
 }
 
+/** Whether a pod has rules the kube-scheduler must place it by (topology spread, pod affinity or anti-affinity). */
+export function hasPodTopology(pod: Pod): boolean {
+  return Boolean(pod.spec.topologySpreadConstraints?.length || pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity);
+}
+
 /**
  * The pods, also indexed the way the simulated world asks (the kube-scheduler: which pods are
  * unbound, what is bound to each node; node deletion: what ran there), so neither walks every
@@ -158,6 +163,8 @@ class PodMap extends JournaledMap<Pod> {
   private readonly keysByNode = new Map<string, Set<string>>();
   /** Per node: bumped by every write of a pod bound to it (before or after the write). */
   private readonly nodeWrites = new Map<string, number>();
+  /** Bound pods with topology rules (spread, pod affinity or anti-affinity): the scheduler needs the topology view while any is. */
+  private boundWithTopology = 0;
 
   override set(key: string, pod: Pod): this {
     const before = super.get(key);
@@ -177,6 +184,7 @@ class PodMap extends JournaledMap<Pod> {
       let keys = this.keysByNode.get(nodeName);
       if (!keys) this.keysByNode.set(nodeName, (keys = new Set()));
       keys.add(key);
+      if (hasPodTopology(pod)) this.boundWithTopology++;
       this.touch(nodeName);
     }
     return this;
@@ -215,6 +223,11 @@ class PodMap extends JournaledMap<Pod> {
     return this.unboundKeys.size;
   }
 
+  /** Whether some bound pod has topology rules. */
+  get anyBoundTopology(): boolean {
+    return this.boundWithTopology > 0;
+  }
+
   private unindex(key: string, pod: Pod): void {
     const nodeName = pod.spec.nodeName;
     if (!nodeName) {
@@ -222,7 +235,7 @@ class PodMap extends JournaledMap<Pod> {
       return;
     }
     const keys = this.keysByNode.get(nodeName);
-    keys?.delete(key);
+    if (keys?.delete(key) && hasPodTopology(pod)) this.boundWithTopology--;
     if (keys?.size === 0) this.keysByNode.delete(nodeName);
     this.touch(nodeName);
   }

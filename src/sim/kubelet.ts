@@ -10,7 +10,7 @@ import { fitsWithin, podRequests, resourcesFromList, type Resources } from '../p
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from './arm/fake-arm.js';
-import type { FakeCluster } from './cluster.js';
+import { hasPodTopology, type FakeCluster } from './cluster.js';
 import { walkAlongside } from '../utils/list-walk.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
@@ -299,10 +299,8 @@ export class SimKubelet {
     const placed: Array<Resources | undefined> = new Array(nodes.length);
     const freeAt = (index: number): Readonly<Resources> =>
       placed[index] ?? found[index] ?? (found[index] = this.boundTo(nodes[index]!.metadata.name).freeOn(nodes[index]!));
-    let boundTopology = false;
-    for (const nodeName of pods.nodeNames()) if ((boundTopology = this.boundTo(nodeName).topology)) break;
     this.forgetGoneNodes();
-    const topology = pending.some(hasPodTopology) || boundTopology
+    const topology = pending.some(hasPodTopology) || pods.anyBoundTopology
       ? this.topologyOf(pending, [...pods.values()].filter((p) => p.spec.nodeName), nodes)
       : undefined;
     const volumes = VolumeTopology.needed(pending) ? this.volumeTopology() : undefined;
@@ -488,17 +486,14 @@ interface Registration {
   suspects: Set<string>;
 }
 
-/** The pods bound to one node: whether any has pod topology, and the node's free capacity given them. */
+/** The pods bound to one node, and the node's free capacity given them. */
 class BoundPods {
-  readonly topology: boolean;
   private free: { node: Node; resources: Readonly<Resources> } | undefined;
 
   constructor(
     readonly version: number,
     private readonly pods: readonly Pod[],
-  ) {
-    this.topology = pods.some(hasPodTopology);
-  }
+  ) {}
 
   /** The node's allocatable minus these pods' requests (in the pods' order, as the full scan subtracted them). */
   freeOn(node: Node): Readonly<Resources> {
@@ -523,9 +518,6 @@ function lowerBound(values: readonly number[], value: number): number {
   return lo;
 }
 
-function hasPodTopology(pod: Pod): boolean {
-  return Boolean(pod.spec.topologySpreadConstraints?.length || pod.spec.affinity?.podAffinity || pod.spec.affinity?.podAntiAffinity);
-}
 
 function nodeSource(node: Node): DomainSource {
   const labels: Record<string, string> = { [LABEL_HOSTNAME]: node.metadata.name, ...node.metadata.labels };
