@@ -54,16 +54,19 @@ export class PodsViewTracker {
    * objects as in the last view (so what was derived from them still holds).
    */
   update(pods: readonly Pod[]): PodsView & { pendingChanged: boolean } {
-    const classes = this.classify(pods);
-    const pending: Pod[] = [];
-    const bound: Pod[] = [];
+    const { classes, touched } = this.classify(pods);
+    // A list none of whose pods was written, added or removed is the last one: the same pods
+    // in the same order (a fleet's 8,000 bound pods while only pending ones moved).
+    const pending: Pod[] = touched & PENDING ? [] : this.view.pending;
+    const bound: Pod[] = touched & BOUND ? [] : this.view.bound;
     const daemonSets: Pod[] = [];
+    const wanted = touched & (PENDING | BOUND);
     for (let j = 0; j < pods.length; j++) {
       const c = classes[j]!;
       if (c === 0) continue;
       const pod = pods[j]!;
-      if (c & PENDING) pending.push(pod);
-      if (c & BOUND) bound.push(pod);
+      if (c & wanted & PENDING) pending.push(pod);
+      if (c & wanted & BOUND) bound.push(pod);
       if (c & DAEMON_SET) daemonSets.push(pod);
     }
     const pendingChanged = !sameItems(pending, this.view.pending);
@@ -73,23 +76,28 @@ export class PodsViewTracker {
     return { ...this.view, pendingChanged };
   }
 
-  /** Each pod's class, copied from the last list where the pod is the same object. */
-  private classify(pods: readonly Pod[]): Uint8Array {
+  /** Each pod's class, copied from the last list where the pod is the same object, and the classes of every pod written, added or gone. */
+  private classify(pods: readonly Pod[]): { classes: Uint8Array; touched: number } {
     const lastClasses = this.classes;
     const classes = new Uint8Array(pods.length);
+    let touched = 0;
     walkAlongside(this.last, pods, sameNamespacedName, {
       unchanged: (i, j, count) => {
         classes.set(lastClasses.subarray(i, i + count), j);
       },
-      replaced: (_old, pod, _i, j) => {
+      replaced: (_old, pod, i, j) => {
         classes[j] = classify(pod);
+        touched |= lastClasses[i]! | classes[j]!;
       },
       added: (pod, j) => {
         classes[j] = classify(pod);
+        touched |= classes[j]!;
       },
-      removed: () => {},
+      removed: (_old, i) => {
+        touched |= lastClasses[i]!;
+      },
     });
-    return classes;
+    return { classes, touched };
   }
 }
 
