@@ -106,7 +106,7 @@ export class SchedulingMemo {
   /** @internal by NodeClaim name */
   readonly claims = new Map<string, ExistingClaimState>();
   /** @internal the last pass's NodeClaims and their names in input order, and that list sorted */
-  order: { claims: NodeClaim[]; names: string[]; sorted: NodeClaim[]; distinct: boolean } | undefined;
+  order: { claims: NodeClaim[]; names: string[]; sorted: NodeClaim[]; distinct: boolean; slots?: Map<string, number> } | undefined;
   /** @internal what every entry was derived with */
   basis: SchedulingBasis | undefined;
   /** @internal requests per node of the bound pods, carried from list to list */
@@ -798,6 +798,15 @@ class Scheduler {
     const last = memo?.order;
     // The very same objects in the same order: the last pass's sorted list is this one's.
     if (last && sameItems(last.claims, claims)) return last.sorted;
+    if (last?.distinct) {
+      // Usually the same names in the same order with a few NodeClaims written: each written
+      // one takes its slot in the last sorted list (walked alongside, list-walk.ts).
+      const sorted = this.rewrittenInPlace(last, claims);
+      if (sorted) {
+        memo!.order = { claims: [...claims], names: last.names, sorted, distinct: true, slots: last.slots };
+        return sorted;
+      }
+    }
     const names = claims.map((c) => c.metadata.name);
     if (last && last.names.length === names.length && last.names.every((n, i) => n === names[i])) {
       // Same names, same order: the same permutation, applied to this pass's objects.
@@ -809,6 +818,26 @@ class Scheduler {
     const sorted = (last?.distinct ? insertSorted(last.sorted, claims) : undefined) ?? sortByName(claims);
     if (memo) memo.order = { claims: [...claims], names, sorted: sorted.list, distinct: sorted.distinct };
     return sorted.list;
+  }
+
+  /** The last sorted list with this pass's objects, when the input names the same NodeClaims in the same order; else undefined. */
+  private rewrittenInPlace(last: NonNullable<SchedulingMemo['order']>, claims: readonly NodeClaim[]): NodeClaim[] | undefined {
+    if (last.claims.length !== claims.length) return undefined;
+    const slots = (last.slots ??= new Map(last.sorted.map((c, at) => [c.metadata.name, at])));
+    const sorted = last.sorted.slice();
+    let same = true;
+    const walked = walkAlongside(last.claims, claims, sameNamespacedName, {
+      replaced: (_old, claim) => {
+        sorted[slots.get(claim.metadata.name)!] = claim;
+      },
+      removed: () => {
+        same = false;
+      },
+      added: () => {
+        same = false;
+      },
+    }, Math.max(64, claims.length >> 2));
+    return walked && same ? sorted : undefined;
   }
 
   /**
