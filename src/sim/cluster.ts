@@ -17,6 +17,8 @@ import { ClusterError } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
 import type { PodDisruptionBudgetSpec } from './cluster-setup.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
+import { nodeClaimToWire, toNodeClaim } from '../k8s/resources.js';
+import { checkAgainstCrd } from './crd-validation.js';
 
 export interface FakeClusterOptions {
   /**
@@ -339,8 +341,13 @@ export class FakeCluster implements ClusterPort {
   async createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim> {
     const name = nodeClaim.metadata.name;
     if (this.nodeClaims.has(name)) throw new ClusterError('AlreadyExists', `nodeclaims "${name}" already exists`);
+    // The API server checks the body against the NodeClaim CRD (schema, then CEL rules) and
+    // fills in its defaults; what the controller reads back is that object.
+    const checked = checkAgainstCrd('NodeClaim', nodeClaimToWire(nodeClaim));
+    if (!checked.ok) throw new ClusterError('Invalid', `NodeClaim.karpenter.sh "${name}" is invalid: ${checked.problem}`);
     const created = this.stamp({
       ...nodeClaim,
+      spec: toNodeClaim(checked.object).spec,
       metadata: { ...nodeClaim.metadata, uid: this.newUid(), creationTimestamp: this.iso() },
     });
     this.nodeClaims.set(name, created);

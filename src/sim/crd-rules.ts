@@ -41,7 +41,7 @@ export const KNOWN_RULES: Readonly<Record<string, Rule>> = {
 
 /** The first CEL rule `value` breaks, as "path: message", walking the schema with the value. */
 export function celViolation(schema: Raw, value: unknown, path = ''): string | undefined {
-  if (value === undefined || value === null) return undefined;
+  if (value === undefined || value === null || !hasRules(schema)) return undefined;
   for (const v of items(schema['x-kubernetes-validations'])) {
     const rule = KNOWN_RULES[String(v.rule).trim()];
     if (rule && !rule(value)) return `${path || '(root)'}: ${typeof v.message === 'string' ? v.message : `failed rule: ${String(v.rule)}`}`;
@@ -66,4 +66,16 @@ export function celViolation(schema: Raw, value: unknown, path = ''): string | u
     }
   }
   return undefined;
+}
+
+/** Whether the schema or any schema under it carries rules (the fake cluster checks every NodeClaim it stores). */
+const withRules = new WeakMap<Raw, boolean>();
+function hasRules(schema: Raw): boolean {
+  let known = withRules.get(schema);
+  if (known === undefined) {
+    const below = [...Object.values((schema.properties ?? {}) as Record<string, Raw>), schema.items, schema.additionalProperties];
+    known = items(schema['x-kubernetes-validations']).length > 0 || below.some((s) => typeof s === 'object' && s !== null && hasRules(s as Raw));
+    withRules.set(schema, known);
+  }
+  return known;
 }

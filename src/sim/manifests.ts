@@ -1,7 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
@@ -11,7 +9,7 @@ import { fitsWithin, podRequests, resourcesFromList } from '../provisioning/reso
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
-import { celViolation } from './crd-rules.js';
+import { checkAgainstCrd, type CrdKind } from './crd-validation.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import { isKnownSku, LIMITS, quantity, ScenarioError, unknownSku } from './scenario.js';
 import { LABEL_INSTANCE_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
@@ -218,66 +216,17 @@ function namespaceOf(o: Raw, kind: string, where = 'manifests'): string {
   return typeof ns === 'string' && ns !== '' ? ns : 'default';
 }
 
-// --- CRDs: the API server's schema validation and defaulting --------------------------------
-
-const CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
-const CRDS: Record<string, { file: string; group: string }> = {
-  AzureFlexNodeClass: { file: 'flex.aks.azure.com_azureflexnodeclasses.yaml', group: NODECLASS_GROUP },
-  NodePool: { file: 'karpenter.sh_nodepools.yaml', group: 'karpenter.sh' },
-};
-const validators = new Map<string, { validate: ValidateFunction; schema: Raw }>();
-
-/**
- * The served version's openAPIV3Schema, compiled once. Unknown fields are refused (kubectl's
- * default strict field validation), defaults are applied like the API server's; the NodePool
- * CRD's CEL rules (x-kubernetes-validations) are then checked by crd-rules.ts, and the
- * controller's validation repeats the NodeClass's.
- */
-function crdValidator(kind: string, apiVersion: string, where: string): { validate: ValidateFunction; schema: Raw } {
-  const crd = CRDS[kind]!;
-  const key = `${kind}/${apiVersion}`;
-  const cached = validators.get(key);
-  if (cached) return cached;
-  const [doc] = parseYamlDocuments(readBoundedFile(join(CRD_DIR, crd.file)), crd.file) as Raw[];
-  const versions = (((doc!.spec as Raw).versions as Raw[]) ?? []).filter((v) => v.served === true);
-  const version = versions.find((v) => `${crd.group}/${String(v.name)}` === apiVersion);
-  if (!version) throw new ScenarioError(`${where}: apiVersion ${apiVersion} is not served for ${kind} (served: ${versions.map((v) => `${crd.group}/${String(v.name)}`).join(', ')})`);
-  const schema = strictSchema((version.schema as Raw).openAPIV3Schema as Raw);
-  const ajv = new Ajv({ strict: false, useDefaults: true, validateFormats: false, allErrors: false });
-  const compiled = { validate: ajv.compile(schema), schema };
-  validators.set(key, compiled);
-  return compiled;
-}
-
-/** Objects with declared properties refuse others, unless the schema preserves unknown fields. */
-function strictSchema(s: Raw): Raw {
-  const out: Raw = { ...s };
-  if (out.properties && out.additionalProperties === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
-  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties as Raw).map(([k, v]) => [k, strictSchema(v as Raw)]));
-  if (out.items && typeof out.items === 'object') out.items = strictSchema(out.items as Raw);
-  if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = strictSchema(out.additionalProperties as Raw);
-  return out;
-}
-
-function validateCrd(o: Raw, kind: string, at: string): Raw {
+/** The API server's checks (crd-validation.ts) of a manifest, minus what the server owns. */
+function validateCrd(o: Raw, kind: CrdKind, at: string): Raw {
   const copy = structuredClone(o);
   // The API server owns these; a manifest may carry them (from `kubectl get -o yaml`).
   delete copy.status;
   const meta = copy.metadata as Raw;
   for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete meta[k];
   const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = copy;
-  const { validate, schema } = crdValidator(kind, copy.apiVersion as string, at);
-  const checked: Raw = { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest };
-  if (!validate(checked)) {
-    const e = validate.errors![0]!;
-    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
-    const extra = e.keyword === 'additionalProperties' ? ` "${String((e.params as { additionalProperty?: string }).additionalProperty)}"` : e.keyword === 'enum' ? ` (${String((e.params as { allowedValues?: unknown[] }).allowedValues?.join(', '))})` : '';
-    throw new ScenarioError(`${at}: ${path}: ${e.message ?? 'invalid'}${extra}`);
-  }
-  // Then the CRD's CEL rules, as the API server evaluates them after the schema.
-  const broken = celViolation(schema, checked);
-  if (broken) throw new ScenarioError(`${at}: ${broken}`);
-  return { ...checked, metadata: meta };
+  const checked = checkAgainstCrd(kind, { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest });
+  if (!checked.ok) throw new ScenarioError(`${at}: ${checked.problem}`);
+  return { ...checked.object, metadata: meta };
 }
 
 // --- kinds -----------------------------------------------------------------------------------

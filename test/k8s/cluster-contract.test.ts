@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ClusterError, type CachedKind, type ClusterPort, type Taint } from '../../src/ports/cluster.js';
+import { ClusterError, type CachedKind, type ClusterPort, type NodeClaim, type Taint } from '../../src/ports/cluster.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { loadManifests } from '../../src/sim/manifests.js';
 import { KubeApiError } from '../../src/k8s/client.js';
@@ -338,6 +338,27 @@ const scenarios: Array<[string, (h: Hooks, p: string) => Promise<void>]> = [
     expect(valid.map((np) => np.metadata.name)).toEqual([`${p}-ok`]);
     expect(valid[0]!.spec.disruption.consolidateAfter).toBe('0s');
     expect(valid[0]!.spec.template.metadata.labels).toEqual({ team: 'ml' });
+  }],
+  ['a NodeClaim the upstream CRD refuses is Invalid (schema and CEL rules) and never stored; a valid one gets the CRD defaults', async ({ port }, p) => {
+    const claim = (name: string, patch: (spec: NodeClaim['spec']) => void): NodeClaim => {
+      const nc = nodeClaimObject(name, 'cls');
+      patch(nc.spec);
+      return nc;
+    };
+    const refused: Array<[string, NodeClaim]> = [
+      ['In without values', claim(`${p}-in`, (s) => { s.requirements = [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [] }]; })],
+      ['Gt with a negative value', claim(`${p}-gt`, (s) => { s.requirements = [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'Gt', values: ['-1'] }]; })],
+      ['an unknown operator', claim(`${p}-op`, (s) => { s.requirements = [{ key: 'team', operator: 'Near' as NodeClaim['spec']['requirements'][number]['operator'], values: ['a'] }]; })],
+      ['a karpenter.sh requirement key', claim(`${p}-key`, (s) => { s.requirements = [{ key: 'karpenter.sh/custom', operator: 'Exists' }]; })],
+      ['the hostname requirement', claim(`${p}-host`, (s) => { s.requirements = [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['a'] }]; })],
+      ['an empty nodeClassRef group', claim(`${p}-ref`, (s) => { s.nodeClassRef = { ...s.nodeClassRef, group: '' }; })],
+    ];
+    for (const [what, body] of refused) expect([what, await reason(port.createNodeClaim(body))]).toEqual([what, 'Invalid']);
+    const created = await port.createNodeClaim(nodeClaimObject(`${p}-ok`, 'cls'));
+    expect(created.spec.expireAfter).toBe('720h');
+    expect((await port.getNodeClaim(`${p}-ok`))?.spec.expireAfter).toBe('720h');
+    expect((await port.createNodeClaim(claim(`${p}-never`, (s) => { s.expireAfter = 'Never'; }))).spec.expireAfter).toBe('Never');
+    expect(names(await port.listNodeClaims(), p)).toEqual([`${p}-never`, `${p}-ok`]);
   }],
 ];
 
