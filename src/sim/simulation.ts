@@ -6,7 +6,7 @@ import { drainWith, periodicControllers } from '../controllers/periodic.js';
 import type { AzurePort, ResourceGroupScope } from '../ports/azure.js';
 import { Runtime } from '../runtime/controller.js';
 import { DEFAULT_RUNTIME_CONFIG, type StrategyName } from '../runtime/deps.js';
-import { MemoryEventLog, logLine } from '../runtime/event-log.js';
+import { MemoryEventLog } from '../runtime/event-log.js';
 import { FakeArm } from './arm/fake-arm.js';
 import type { ArmEvent, FakeArmConfig } from './arm/types.js';
 import { FakeCluster } from './cluster.js';
@@ -203,7 +203,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   const hash = new LineHash();
   let transitions = 0;
   eventLog.subscribe((e) => {
-    hash.line(logLine(e));
+    hash.line(JSON.stringify(e));
     if (e.kind === 'transition') transitions++;
   });
 
