@@ -113,6 +113,8 @@ export class SchedulingMemo {
   readonly bound = new BoundUsage();
   /** @internal the last pass's in-flight NodeClaims, carried to the next pass and updated where they changed */
   inFlight: InFlightCache | undefined;
+  /** @internal the running bound pods with required anti-affinity of the last bound list (the same array: the same pods) */
+  antiAffinity: { bound: readonly Pod[]; pods: readonly Pod[] } | undefined;
   private readonly contexts = new Map<string, string>();
 
   /** @internal one string per distinct pool context, so entries compare contexts by reference */
@@ -976,14 +978,23 @@ class Scheduler {
 
   /** Only a running pod's required anti-affinity binds newcomers; its other rules are history. */
   private addBoundAntiAffinity(): void {
-    for (const pod of this.input.boundPods ?? []) {
-      if (!pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length || !isRunningBound(pod)) continue;
+    for (const pod of this.boundWithAntiAffinity()) {
       try {
-        this.topology.add({ ...pod, spec: { ...pod.spec, topologySpreadConstraints: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution } } } });
+        this.topology.add({ ...pod, spec: { ...pod.spec, topologySpreadConstraints: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: pod.spec.affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution } } } });
       } catch (error) {
         if (!(error instanceof TopologyError)) throw error;
       }
     }
+  }
+
+  /** The running bound pods with required anti-affinity, in list order; the memo's while the bound list is the same array (a fleet's 8,000 pods). */
+  private boundWithAntiAffinity(): readonly Pod[] {
+    const bound = this.input.boundPods ?? [];
+    const memo = this.input.memo;
+    if (memo?.antiAffinity?.bound === bound) return memo.antiAffinity.pods;
+    const pods = bound.filter((pod) => pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length && isRunningBound(pod));
+    if (memo) memo.antiAffinity = { bound, pods };
+    return pods;
   }
 
   /** Counts the bound pods in the topology groups that select them. */

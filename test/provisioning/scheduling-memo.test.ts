@@ -21,8 +21,8 @@ const claimArb = fc.option(
     types: fc.subarray(TYPES, { minLength: 1, maxLength: 3 }),
     deleting: fc.boolean(),
     boundCpu: fc.constantFrom(0, 1, 3),
-    /** A second pod bound to the node: none, running, or finished (which holds nothing). */
-    second: fc.constantFrom<'none' | 'Running' | 'Succeeded'>('none', 'Running', 'Succeeded'),
+    /** A second pod bound to the node: none, running, running with required anti-affinity, or finished (which holds nothing). */
+    second: fc.constantFrom<'none' | 'Running' | 'Anti' | 'Succeeded'>('none', 'Running', 'Anti', 'Succeeded'),
   }),
   { nil: undefined, freq: 4 },
 );
@@ -90,8 +90,13 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
       bound.push(world.versioned(`bound-${i}`, spec.boundCpu, () => makePod(`bound-${i}`, { nodeName: `node-${i}`, requests: { cpu: String(spec.boundCpu), memory: '1Gi' } }), step));
     }
     if (spec.stage === 'registered' && spec.second !== 'none') {
-      const phase = spec.second;
-      bound.push(world.versioned(`second-${i}`, phase, () => makePod(`second-${i}`, { nodeName: `node-${i}`, phase, requests: { cpu: '2', memory: '3Gi', 'nvidia.com/gpu': '1' } }), step));
+      const phase = spec.second === 'Anti' ? 'Running' : spec.second;
+      bound.push(world.versioned(`second-${i}`, spec.second, () => {
+        const pod = makePod(`second-${i}`, { nodeName: `node-${i}`, phase, requests: { cpu: '2', memory: '3Gi', 'nvidia.com/gpu': '1' } });
+        // Keeps pending pods labelled app=web off its node.
+        if (spec.second === 'Anti') pod.spec.affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } }] } };
+        return pod;
+      }, step));
     }
   });
   if (step.reverse) claims.reverse();
@@ -101,7 +106,11 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     : world.versioned('bound', bound.map((p) => p.metadata.resourceVersion), () => ({ metadata: { uid: '' }, pods: bound }), { ...step, copies: false });
   const daemon = world.versioned('daemon', step.daemonCpu, () => makePod('ds-abcde', { ownerKind: 'DaemonSet', requests: { cpu: step.daemonCpu, memory: '64Mi' }, tolerations: [GPU_TOLERATION] }), step);
   const pending = world.versioned('pending', null, () => ({ metadata: { uid: '' }, pods: [
-    ...Array.from({ length: 6 }, (_, i) => makePod(`web-${i}`, { requests: { cpu: '1', memory: '2Gi' } })),
+    ...Array.from({ length: 6 }, (_, i) => {
+      const pod = makePod(`web-${i}`, { requests: { cpu: '1', memory: '2Gi' } });
+      pod.metadata.labels = { app: 'web' };
+      return pod;
+    }),
     ...Array.from({ length: 3 }, (_, i) => makePod(`big-${i}`, { requests: { cpu: '6', memory: '8Gi' } })),
     ...Array.from({ length: 2 }, (_, i) => makePod(`train-${i}`, { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '1' }, tolerations: [GPU_TOLERATION] })),
   ] }), { ...step, copies: false });
