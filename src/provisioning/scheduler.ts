@@ -113,8 +113,6 @@ export class SchedulingMemo {
   readonly bound = new BoundUsage();
   /** @internal the last pass's in-flight NodeClaims, carried to the next pass and updated where they changed */
   inFlight: InFlightCache | undefined;
-  /** @internal the running bound pods with required anti-affinity of the last bound list (the same array: the same pods) */
-  antiAffinity: { bound: readonly Pod[]; pods: readonly Pod[] } | undefined;
   private readonly contexts = new Map<string, string>();
 
   /** @internal one string per distinct pool context, so entries compare contexts by reference */
@@ -148,6 +146,8 @@ export class BoundUsage {
   private versions = 0;
   /** Nodes whose usage changed since takeChanged() last answered; 'all' after starting afresh. */
   private changed: Set<string> | 'all' = 'all';
+  /** The running pods of `last` with required anti-affinity, in list order; undefined once a pod that has or had such a rule changed. */
+  private antiAffinity: readonly Pod[] | undefined;
 
   /** Brings the sums to `pods`; throws what podRequests throws for a bound pod (and then starts afresh next time). */
   update(pods: readonly Pod[]): ReadonlyMap<string, NodeUsage> {
@@ -155,6 +155,7 @@ export class BoundUsage {
     const dirty = new Set<string>();
     try {
       if (!this.walk(pods, dirty)) {
+        this.antiAffinity = undefined;
         for (const name of this.podsByNode.keys()) dirty.add(name);
         this.podsByNode.clear();
         for (const pod of pods) this.add(pod, dirty);
@@ -174,11 +175,20 @@ export class BoundUsage {
       this.podsByNode.clear();
       this.byNode.clear();
       this.changed = 'all';
+      this.antiAffinity = undefined;
       throw error;
     }
     if (this.changed !== 'all') for (const name of dirty) this.changed.add(name);
     this.last = pods;
     return this.byNode;
+  }
+
+  /**
+   * The running pods with required anti-affinity of the list last brought in, in its order:
+   * worked out again only after a pod that has or had such a rule was written, added or removed.
+   */
+  withAntiAffinity(): readonly Pod[] {
+    return (this.antiAffinity ??= this.last.filter((pod) => hasRequiredAntiAffinity(pod) && isRunningBound(pod)));
   }
 
   /** The nodes whose usage changed since the last call (every node: 'all'). */
@@ -192,11 +202,18 @@ export class BoundUsage {
   private walk(pods: readonly Pod[], dirty: Set<string>): boolean {
     const changes: ListChanges<Pod> = {
       replaced: (old, pod) => {
+        if (hasRequiredAntiAffinity(old) || hasRequiredAntiAffinity(pod)) this.antiAffinity = undefined;
         this.remove(old, dirty);
         this.add(pod, dirty);
       },
-      removed: (old) => this.remove(old, dirty),
-      added: (pod) => this.add(pod, dirty),
+      removed: (old) => {
+        if (hasRequiredAntiAffinity(old)) this.antiAffinity = undefined;
+        this.remove(old, dirty);
+      },
+      added: (pod) => {
+        if (hasRequiredAntiAffinity(pod)) this.antiAffinity = undefined;
+        this.add(pod, dirty);
+      },
     };
     return walkAlongside(this.last, pods, sameNamespacedName, changes, Math.max(64, pods.length >> 2));
   }
@@ -987,14 +1004,12 @@ class Scheduler {
     }
   }
 
-  /** The running bound pods with required anti-affinity, in list order; the memo's while the bound list is the same array (a fleet's 8,000 pods). */
+  /** The running bound pods with required anti-affinity, in list order (the memo's bound usage keeps them from pass to pass). */
   private boundWithAntiAffinity(): readonly Pod[] {
-    const bound = this.input.boundPods ?? [];
     const memo = this.input.memo;
-    if (memo?.antiAffinity?.bound === bound) return memo.antiAffinity.pods;
-    const pods = bound.filter((pod) => pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length && isRunningBound(pod));
-    if (memo) memo.antiAffinity = { bound, pods };
-    return pods;
+    // buildInFlight brought memo.bound to this pass's bound pods.
+    if (memo) return memo.bound.withAntiAffinity();
+    return (this.input.boundPods ?? []).filter((pod) => hasRequiredAntiAffinity(pod) && isRunningBound(pod));
   }
 
   /** Counts the bound pods in the topology groups that select them. */
@@ -1749,6 +1764,10 @@ function withBoundOf(state: ExistingClaimState, usage: ReadonlyMap<string, NodeU
     state.withBound = withBound = { version, used: summed, free: indexVector(subtractResources(capacity.allocatable, summed)) };
   }
   return withBound;
+}
+
+function hasRequiredAntiAffinity(pod: Pod): boolean {
+  return Boolean(pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length);
 }
 
 /** Bound to a node and not finished: its requests and rules still hold there. */
