@@ -147,16 +147,18 @@ function compareGroupsDecreasing(a: PodGroup, b: PodGroup): number {
 }
 
 /**
- * Each pod's two hashes, per pod object (a written pod is a new object): the provisioner
- * groups the same pending pods pass after pass, thousands of them while a fleet ramps up.
+ * Each pod's two hashes, per spec object (they read nothing else; writers replace the spec
+ * they change, and a controller's pods share their template's until one is bound): the
+ * provisioner groups the same pending pods pass after pass, thousands of them while a fleet
+ * ramps up.
  */
-const hashes = new WeakMap<Pod, { placement: number; hash: number }>();
+const hashes = new WeakMap<Pod['spec'], { placement: number; hash: number }>();
 
 function hashesOf(pod: Pod): { placement: number; hash: number } {
-  let h = hashes.get(pod);
+  let h = hashes.get(pod.spec);
   if (!h) {
     const placement = placementHash(pod);
-    hashes.set(pod, (h = { placement, hash: (Math.imul(requestsHash(pod), FNV_PRIME) ^ placement) >>> 0 }));
+    hashes.set(pod.spec, (h = { placement, hash: (Math.imul(requestsHash(pod), FNV_PRIME) ^ placement) >>> 0 }));
   }
   return h;
 }

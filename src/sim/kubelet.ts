@@ -26,7 +26,8 @@ export class SimKubelet {
   /** When each booting VM's node registers, by lowercased provider ID. */
   private readonly readyAt = new Map<string, number>();
   private readonly nodeRequirements = new WeakMap<Node, Requirements>();
-  private readonly podShapes = new WeakMap<Pod, string>();
+  /** By spec object: a written pod keeps its spec until it is bound, and a workload's pods share their template's. */
+  private readonly podShapes = new WeakMap<Pod['spec'], string>();
   /** Per node name: the pods bound to it, as of the pods store's version for that node. */
   private readonly bound = new Map<string, BoundPods>();
   /**
@@ -454,11 +455,11 @@ export class SimKubelet {
 
   /** What decides where a pod fits (requests, selectors, affinity, tolerations), once per pod object. */
   private shapeOf(pod: Pod): string {
-    let s = this.podShapes.get(pod);
+    let s = this.podShapes.get(pod.spec);
     if (s === undefined) {
       const { containers, initContainers, overhead, nodeSelector, tolerations, affinity } = pod.spec;
       s = JSON.stringify([containers.map((c) => c.resources.requests), initContainers.map((c) => c.resources.requests), overhead, nodeSelector, tolerations, affinity?.nodeAffinity]);
-      this.podShapes.set(pod, s);
+      this.podShapes.set(pod.spec, s);
     }
     return s;
   }
