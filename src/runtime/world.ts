@@ -2,6 +2,7 @@ import { TAG, nameFromArmId } from '../azure/naming.js';
 import type { AzurePort, Disk, Nic, ResourceGroupScope, Vm } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { RuntimeDeps } from './deps.js';
+import { walkAlongside } from '../utils/list-walk.js';
 import { ANNOTATION_VM_ATTEMPT_AT, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /** One consistent-enough look at ARM and the cluster; everything actors decide comes from here. */
@@ -73,6 +74,8 @@ export interface ClusterChanges {
 export class ClusterObserver {
   private view: ClusterView | undefined;
   private readonly seen: { [K in 'nodeClaims' | 'nodes' | 'nodeClasses']?: { version: string | undefined; list: unknown[] } } = {};
+  private readonly claimsMap = new KeyedView<NodeClaim>((nc) => (ownsNodeClaim(nc) ? nc.metadata.name : undefined));
+  private readonly nodesMap = new KeyedView<Node>(providerIdKey);
 
   constructor(
     private readonly cluster: ClusterPort,
@@ -83,29 +86,18 @@ export class ClusterObserver {
     const { cluster } = this;
     const before = this.view;
     const changes: ClusterChanges = { all: before === undefined, nodeClaims: [], nodes: [] };
+    const lastClaims = this.seen.nodeClaims?.list as NodeClaim[] | undefined;
+    const lastNodes = this.seen.nodes?.list as Node[] | undefined;
     const nodeClaimList = await this.listIfChanged('nodeClaims', () => cluster.listNodeClaims());
     const nodeClassList = await this.listIfChanged('nodeClasses', () => cluster.listNodeClasses());
     const nodeList = await this.listIfChanged('nodes', () => cluster.listNodes());
     let nodeClaims = before?.nodeClaims;
     if (!nodeClaims || nodeClaimList) {
-      nodeClaims = new Map<string, NodeClaim>();
-      for (const listed of nodeClaimList ?? []) {
-        if (!ownsNodeClaim(listed)) continue;
-        const nc = unchanged(before?.nodeClaims.get(listed.metadata.name), listed);
-        nodeClaims.set(nc.metadata.name, nc);
-      }
-      if (before) diffInto(changes.nodeClaims, before.nodeClaims, nodeClaims);
+      nodeClaims = this.claimsMap.update(before?.nodeClaims, lastClaims, nodeClaimList ?? [], changes.nodeClaims);
     }
     let nodesByProviderId = before?.nodesByProviderId;
     if (!nodesByProviderId || nodeList) {
-      nodesByProviderId = new Map<string, Node>();
-      for (const n of nodeList ?? []) {
-        if (!n.spec.providerID) continue;
-        let pid = lowerProviderIds.get(n);
-        if (pid === undefined) lowerProviderIds.set(n, (pid = n.spec.providerID.toLowerCase()));
-        nodesByProviderId.set(pid, unchanged(before?.nodesByProviderId.get(pid), n));
-      }
-      if (before) diffInto(changes.nodes, before.nodesByProviderId, nodesByProviderId);
+      nodesByProviderId = this.nodesMap.update(before?.nodesByProviderId, lastNodes, nodeList ?? [], changes.nodes);
     }
     let nodeClasses = before?.nodeClasses;
     if (!nodeClasses || nodeClassList) nodeClasses = new Map((nodeClassList ?? []).map((nc) => [nc.metadata.name, nc]));
@@ -157,6 +149,88 @@ function unchanged<T extends { metadata: { resourceVersion?: string; uid?: strin
   if (!before || before === listed) return listed;
   const rv = listed.metadata.resourceVersion;
   return rv !== undefined && rv === before.metadata.resourceVersion && listed.metadata.uid === before.metadata.uid ? before : listed;
+}
+
+function providerIdKey(n: Node): string | undefined {
+  if (!n.spec.providerID) return undefined;
+  let pid = lowerProviderIds.get(n);
+  if (pid === undefined) lowerProviderIds.set(n, (pid = n.spec.providerID.toLowerCase()));
+  return pid;
+}
+
+/**
+ * A map of a listed kind by key (a NodeClaim's name, a Node's providerID; undefined: left out),
+ * in list order, the later item winning a key two share, as a loop over the list builds it. A
+ * list that changed is walked alongside the last one (src/utils/list-walk.ts): the new map is a
+ * copy of the last with the items written, added or gone applied (a fleet pass rebuilt and
+ * diffed 2,000 NodeClaims to find a handful written). A walk that meets a key shared by two
+ * items, an item whose key changed, or too many differences rebuilds instead (and a map built
+ * with a shared key keeps rebuilding while that lasts).
+ */
+export class KeyedView<T extends { metadata: { name: string; resourceVersion?: string; uid?: string } }> {
+  private shared = false;
+
+  constructor(private readonly keyOf: (item: T) => string | undefined) {}
+
+  /** The map for `now`; `before` was built from `last`; keys that changed are pushed to `changes` (when there was a before). */
+  update(before: Map<string, T> | undefined, last: readonly T[] | undefined, now: readonly T[], changes: string[]): Map<string, T> {
+    if (before && last && !this.shared) {
+      const walked = this.walk(before, last, now, changes);
+      if (walked) return walked;
+    }
+    const map = new Map<string, T>();
+    let keyed = 0;
+    for (const item of now) {
+      const key = this.keyOf(item);
+      if (key === undefined) continue;
+      keyed++;
+      map.set(key, unchanged(before?.get(key), item));
+    }
+    this.shared = keyed !== map.size;
+    if (before) diffInto(changes, before, map);
+    return map;
+  }
+
+  private walk(before: Map<string, T>, last: readonly T[], now: readonly T[], changes: string[]): Map<string, T> | undefined {
+    const map = new Map(before);
+    const touched: string[] = [];
+    let ok = true;
+    const put = (key: string, item: T): void => {
+      map.set(key, unchanged(before.get(key), item));
+      touched.push(key);
+    };
+    const done = walkAlongside(last, now, sameName, {
+      replaced: (old, item) => {
+        if (!ok) return;
+        const key = this.keyOf(item);
+        if (key !== this.keyOf(old)) ok = false;
+        else if (key !== undefined) put(key, item);
+      },
+      removed: (old) => {
+        const key = this.keyOf(old);
+        if (key === undefined) return;
+        map.delete(key);
+        touched.push(key);
+      },
+      added: (item) => {
+        if (!ok) return;
+        const key = this.keyOf(item);
+        if (key === undefined) return;
+        // Removals come before additions in the walk: a key still here is shared by two items.
+        if (map.has(key)) ok = false;
+        else put(key, item);
+      },
+    }, Math.max(64, now.length >> 2));
+    if (!done || !ok) return undefined;
+    const out = new Set<string>();
+    for (const key of touched) if (before.get(key) !== map.get(key)) out.add(key);
+    for (const key of out) changes.push(key);
+    return map;
+  }
+}
+
+function sameName(a: { metadata: { name: string } }, b: { metadata: { name: string } }): boolean {
+  return a.metadata.name === b.metadata.name;
 }
 
 /** Keys added, replaced or removed between two maps. */
