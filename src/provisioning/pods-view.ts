@@ -50,11 +50,11 @@ export class PodsViewTracker {
   private view: PodsView = { pending: [], bound: [], daemonSets: [] };
 
   /**
-   * The view of `pods`; `pendingChanged` is false when the pending pods are the very same
-   * objects as in the last view (so what was derived from them still holds).
+   * The view of `pods`, and `goneUids`: the uids of the last view's pending pods that none of this one's has (what was kept
+   * per pending pod can be dropped for them alone, not sought by a sweep over all of them).
    */
-  update(pods: readonly Pod[]): PodsView & { pendingChanged: boolean } {
-    const { classes, touched } = this.classify(pods);
+  update(pods: readonly Pod[]): PodsView & { goneUids: string[] } {
+    const { classes, touched, left, entered } = this.classify(pods);
     // A list none of whose pods was written, added or removed is the last one: the same pods
     // in the same order (a fleet's 8,000 bound pods while only pending ones moved).
     const pending: Pod[] = touched & PENDING ? [] : this.view.pending;
@@ -69,40 +69,49 @@ export class PodsViewTracker {
       if (c & wanted & BOUND) bound.push(pod);
       if (c & DAEMON_SET) daemonSets.push(pod);
     }
-    const pendingChanged = !sameItems(pending, this.view.pending);
     this.view = { pending, bound, daemonSets: daemonSetRepresentatives(daemonSets) };
     this.last = pods.slice();
     this.classes = classes;
-    return { ...this.view, pendingChanged };
+    let goneUids = left;
+    if (left.length > 0 && entered.length > 0) {
+      const still = new Set(entered);
+      goneUids = left.filter((uid) => !still.has(uid));
+    }
+    return { ...this.view, goneUids };
   }
 
-  /** Each pod's class, copied from the last list where the pod is the same object, and the classes of every pod written, added or gone. */
-  private classify(pods: readonly Pod[]): { classes: Uint8Array; touched: number } {
+  /**
+   * Each pod's class, copied from the last list where the pod is the same object, the classes
+   * of every pod written, added or gone, and the uids of pending pods among those gone or
+   * written (`left`) and among those added or written (`entered`): a pending pod moved or
+   * rewritten in place is in both.
+   */
+  private classify(pods: readonly Pod[]): { classes: Uint8Array; touched: number; left: string[]; entered: string[] } {
     const lastClasses = this.classes;
     const classes = new Uint8Array(pods.length);
     let touched = 0;
+    const left: string[] = [];
+    const entered: string[] = [];
     walkAlongside(this.last, pods, sameNamespacedName, {
       unchanged: (i, j, count) => {
         classes.set(lastClasses.subarray(i, i + count), j);
       },
-      replaced: (_old, pod, i, j) => {
+      replaced: (old, pod, i, j) => {
         classes[j] = classify(pod);
         touched |= lastClasses[i]! | classes[j]!;
+        if (lastClasses[i]! & PENDING) left.push(old.metadata.uid);
+        if (classes[j]! & PENDING) entered.push(pod.metadata.uid);
       },
       added: (pod, j) => {
         classes[j] = classify(pod);
         touched |= classes[j]!;
+        if (classes[j]! & PENDING) entered.push(pod.metadata.uid);
       },
-      removed: (_old, i) => {
+      removed: (old, i) => {
         touched |= lastClasses[i]!;
+        if (lastClasses[i]! & PENDING) left.push(old.metadata.uid);
       },
     });
-    return { classes, touched };
+    return { classes, touched, left, entered };
   }
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -254,8 +254,8 @@ export class Provisioner {
         await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, `Failed to schedule pod, ${reason}`);
       }
     }
-    // Events are only ever sent for pending pods, so with the same pending pods there is nothing to forget.
-    if (fromPods.pendingChanged) this.forgetEventsOfGonePods(pending);
+    // Events are only ever sent for pending pods: what is remembered for a pod goes when it stops being one.
+    this.forgetEvents(fromPods.goneUids);
     // NodePool status reads NodePools, NodeClasses, NodeClaims and the catalog, not pods: a
     // pass where only pods moved would compute what the last sync wrote (or found) again.
     const statusKey = versions !== undefined && created.length === 0 && passIssues.size === 0
@@ -307,12 +307,12 @@ export class Provisioner {
    * What a pass reads of the pods, kept while the pod cache's version is the same: a fleet
    * holds 10,000 pods, and most passes that plan at all do so because NodeClaims changed.
    */
-  private podsView(pods: readonly Pod[], version: string | undefined): PodsView & { pendingChanged: boolean } {
+  private podsView(pods: readonly Pod[], version: string | undefined): PodsView & { goneUids: readonly string[] } {
     const kept = this.lastPods;
-    if (version !== undefined && kept?.version === version) return { ...kept.view, pendingChanged: false };
-    const { pendingChanged, ...view } = this.podsTracker.update(pods);
+    if (version !== undefined && kept?.version === version) return { ...kept.view, goneUids: [] };
+    const { goneUids, ...view } = this.podsTracker.update(pods);
     this.lastPods = version === undefined ? undefined : { version, view };
-    return { ...view, pendingChanged };
+    return { ...view, goneUids };
   }
 
   /**
@@ -447,12 +447,11 @@ export class Provisioner {
     }
   }
 
-  private forgetEventsOfGonePods(pending: readonly Pod[]): void {
+  private forgetEvents(uids: readonly string[]): void {
     if (this.sentEvents.size === 0) return;
-    const live = new Set<string>();
-    for (const pod of pending) live.add(pod.metadata.uid);
-    for (const [uid, sent] of this.sentEvents) {
-      if (live.has(uid)) continue;
+    for (const uid of uids) {
+      const sent = this.sentEvents.get(uid);
+      if (!sent) continue;
       this.sentEventCount -= sent.size;
       this.sentEvents.delete(uid);
     }

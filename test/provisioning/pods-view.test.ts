@@ -1,7 +1,8 @@
 /**
  * PodsViewTracker walks each pods list alongside the last; whatever the lists do between two
  * passes (pods written, deleted, added, reordered, handed out as copies), its view must be
- * what filtering the whole list gives.
+ * what filtering the whole list gives, and the pending pods it says are gone are exactly those
+ * of the last view that this one does not have.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +32,7 @@ const editArb = fc.oneof(
   fc.record({ op: fc.constant('add' as const), at: fc.nat(), kind: kindArb }),
   fc.record({ op: fc.constant('move' as const), at: fc.nat() }),
   fc.record({ op: fc.constant('copy-all' as const) }),
+  fc.record({ op: fc.constant('recreate' as const), at: fc.nat(), kind: kindArb }),
 );
 
 describe('PodsViewTracker', () => {
@@ -49,6 +51,8 @@ describe('PodsViewTracker', () => {
             if (edit.op === 'delete' && pods.length > 0) pods.splice(at, 1);
             if (edit.op === 'add') pods.splice(edit.at % (pods.length + 1), 0, podOf(`p-${n++}`, edit.kind));
             if (edit.op === 'move' && pods.length > 1) pods.push(...pods.splice(at, 1));
+            // The same name, another pod (deleted and created again between two lists).
+            if (edit.op === 'recreate' && pods.length > 0) pods[at] = podOf(pods[at]!.metadata.name, edit.kind);
             if (edit.op === 'copy-all') pods = pods.map((p) => structuredClone(p));
           }
           const view = tracker.update(pods);
@@ -57,7 +61,8 @@ describe('PodsViewTracker', () => {
           view.pending.forEach((p, i) => expect(p).toBe(pending[i]));
           expect(view.bound.map((p) => p.metadata.name)).toEqual(pods.filter((p) => p.spec.nodeName !== undefined).map((p) => p.metadata.name));
           expect(view.daemonSets).toEqual(daemonSetRepresentatives(pods));
-          expect(view.pendingChanged).toBe(pending.length !== lastPending.length || pending.some((p, i) => p !== lastPending[i]));
+          const now = new Set(pending.map((p) => p.metadata.uid));
+          expect([...view.goneUids].sort()).toEqual([...new Set(lastPending.map((p) => p.metadata.uid))].filter((uid) => !now.has(uid)).sort());
           lastPending = pending;
         }
       }),
