@@ -105,6 +105,11 @@ export class ClusterObserver {
     return { view: this.view, changes };
   }
 
+  /** Where a NodeClaim stands in the order of the last view's map (larger: later), or undefined when it is not in it. */
+  nodeClaimOrder(name: string): number | undefined {
+    return this.claimsMap.orderOf(name);
+  }
+
   /** The kind's list, or undefined when the cache shows what it showed at the last look. */
   private async listIfChanged<T>(kind: 'nodeClaims' | 'nodes' | 'nodeClasses', list: () => Promise<T[]>): Promise<T[] | undefined> {
     const last = this.seen[kind];
@@ -169,6 +174,14 @@ function providerIdKey(n: Node): string | undefined {
  */
 export class KeyedView<T extends { metadata: { name: string; resourceVersion?: string; uid?: string } }> {
   private shared = false;
+  /** Per key of the last map, a number that grows with its place in the map's order (Map order is insertion order). */
+  private readonly seq = new Map<string, number>();
+  private nextSeq = 0;
+
+  /** Where the key stands in the last map's order (larger: later), or undefined when it is not in it. */
+  orderOf(key: string): number | undefined {
+    return this.seq.get(key);
+  }
 
   constructor(private readonly keyOf: (item: T) => string | undefined) {}
 
@@ -188,6 +201,8 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
     }
     this.shared = keyed !== map.size;
     if (before) diffInto(changes, before, map);
+    this.seq.clear();
+    for (const key of map.keys()) this.seq.set(key, this.nextSeq++);
     return map;
   }
 
@@ -195,7 +210,10 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
     const map = new Map(before);
     const touched: string[] = [];
     let ok = true;
+    // Positions as the walk applies its changes; kept only if the walk is (a rebuild numbers every key again).
+    const seq: Array<[string, number | undefined]> = [];
     const put = (key: string, item: T): void => {
+      if (!map.has(key)) seq.push([key, this.nextSeq++]);
       map.set(key, unchanged(before.get(key), item));
       touched.push(key);
     };
@@ -209,7 +227,7 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
       removed: (old) => {
         const key = this.keyOf(old);
         if (key === undefined) return;
-        map.delete(key);
+        if (map.delete(key)) seq.push([key, undefined]);
         touched.push(key);
       },
       added: (item) => {
@@ -222,6 +240,10 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
       },
     }, Math.max(64, now.length >> 2));
     if (!done || !ok) return undefined;
+    for (const [key, at] of seq) {
+      if (at === undefined) this.seq.delete(key);
+      else this.seq.set(key, at);
+    }
     const out = new Set<string>();
     for (const key of touched) if (before.get(key) !== map.get(key)) out.add(key);
     for (const key of out) changes.push(key);
@@ -275,7 +297,18 @@ export class ArmView {
   /** Per VM name, the NICs in the view that name it as their VM. */
   private readonly nicsNamingVm = new Map<string, Set<string>>();
 
+  /** Per NIC name in the view, a number that grows with its place in `nics`' order (Map order is insertion order). */
+  private readonly nicSeq = new Map<string, number>();
+  private nextNicSeq = 0;
+  /** The NICs the view shows ARM deleting. */
+  readonly nicsDeleting = new Set<string>();
+
   constructor(private readonly clusterName: string) {}
+
+  /** Where a NIC stands in the order of `nics` (larger: later), or undefined when it is not in the view. */
+  nicOrder(name: string): number | undefined {
+    return this.nicSeq.get(name);
+  }
 
   /** The view's answers as WorldView hands them out, built once (every pass builds a WorldView). */
   readonly isAttachedFn = (nic: Nic): boolean => this.isAttached(nic);
@@ -359,6 +392,10 @@ export class ArmView {
     for (const [name, r] of map) if (!fresh.has(name)) changed.push([name, r, undefined]);
     map.clear();
     for (const [name, r] of fresh) map.set(name, r);
+    if (kind === 'nic') {
+      this.nicSeq.clear();
+      for (const name of map.keys()) this.nicSeq.set(name, this.nextNicSeq++);
+    }
     for (const [name, before, after] of changed) this.changed(kind, name, before, after);
   }
 
@@ -418,6 +455,8 @@ export class ArmView {
 
   private nicChanged(name: string, before: Nic | undefined, after: Nic | undefined): void {
     this.changes.nics.add(name);
+    if (after?.provisioningState === 'Deleting') this.nicsDeleting.add(name);
+    else this.nicsDeleting.delete(name);
     if (before) this.indexNic(name, before, false);
     if (after) this.indexNic(name, after, true);
   }
@@ -431,6 +470,10 @@ export class ArmView {
     if (had === value || (had !== undefined && value !== undefined && sameJson(had, value))) return;
     if (value) map.set(name, value);
     else map.delete(name);
+    if (kind === 'nic') {
+      if (!value) this.nicSeq.delete(name);
+      else if (had === undefined) this.nicSeq.set(name, this.nextNicSeq++);
+    }
     this.changed(kind, name, had, value);
   }
 

@@ -12,7 +12,7 @@ function fresh(list: readonly Item[]): Map<string, Item> {
 }
 
 describe('KeyedView: a map of a listed kind kept by walking the list alongside the last', () => {
-  it('equals a map built from the list (keys, order, objects) and reports exactly the keys whose object changed', () => {
+  it('equals a map built from the list (keys, order, objects) and reports exactly the keys whose object changed, and each key\'s place in the map\'s order', () => {
     // Each step: the next list, made of the last one's objects (unchanged), rewritten ones, new names, with moves and shared keys.
     const step = fc.array(fc.record({
       op: fc.constantFrom('keep', 'keep', 'keep', 'rewrite', 'rekey', 'drop', 'add', 'move'),
@@ -42,6 +42,9 @@ describe('KeyedView: a map of a listed kind kept by walking the list alongside t
         const want = fresh(next);
         expect([...got.entries()]).toEqual([...want.entries()]);
         for (const [k, v] of got) expect(v).toBe(want.get(k));
+        const order = [...got.keys()].map((k) => view.orderOf(k)!);
+        for (let i = 1; i < order.length; i++) expect(order[i]).toBeGreaterThan(order[i - 1]!);
+        for (const k of map.keys()) if (!got.has(k)) expect(view.orderOf(k)).toBeUndefined();
         const changed = new Set([...got.keys(), ...map.keys()].filter((k) => got.get(k) !== map.get(k)));
         expect(new Set(changes)).toEqual(changed);
         map = got;

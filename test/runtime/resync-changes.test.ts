@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { TAG } from '../../src/azure/naming.js';
 import type { AzurePort, Nic, Vm } from '../../src/ports/azure.js';
 import type { ClusterPort, Node, NodeClaim } from '../../src/ports/cluster.js';
@@ -192,5 +193,41 @@ describe('DirtyActors', () => {
     dirty.nodeChanged('pid-2');
     dirty.vmChanged('vm-one');
     expect(dirty.claims.size).toBe(0);
+  });
+});
+
+describe('ArmView: NIC order and the NICs ARM is deleting, kept as answers and lists come', () => {
+  it('numbers each NIC by its place in the view\'s order and knows which it shows Deleting, as a walk over the view would find', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const op = fc.record({
+      kind: fc.constantFrom('get', 'get', 'delete', 'list'),
+      name: fc.constantFrom(...names),
+      state: fc.constantFrom('Succeeded', 'Deleting', 'gone'),
+      listed: fc.subarray(names),
+      at: fc.nat(5 * 60_000),
+    });
+    await fc.assert(fc.asyncProperty(fc.array(op, { maxLength: 25 }), async (ops) => {
+      const view = new ArmView('c');
+      view.install({ nics: [], vms: [] }, 0);
+      const { port, nics } = answering();
+      let now = 1;
+      const arm = view.observing({ ...port, deleteNic: async () => undefined } as AzurePort, { now: () => now });
+      for (const o of ops) {
+        now += o.at;
+        if (o.kind === 'list') {
+          view.install({ nics: o.listed.map((n) => nic(n, { provisioningState: n === o.name ? 'Deleting' : 'Succeeded' })), vms: [] }, now);
+        } else if (o.kind === 'delete') {
+          await arm.deleteNic(ref(o.name));
+        } else {
+          if (o.state === 'gone') nics.delete(o.name);
+          else nics.set(o.name, nic(o.name, { provisioningState: o.state }));
+          await arm.getNic(ref(o.name));
+        }
+        const order = [...view.nics.keys()].map((n) => view.nicOrder(n)!);
+        for (let i = 1; i < order.length; i++) expect(order[i]).toBeGreaterThan(order[i - 1]!);
+        for (const n of names) if (!view.nics.has(n)) expect(view.nicOrder(n)).toBeUndefined();
+        expect(new Set(view.nicsDeleting)).toEqual(new Set([...view.nics.values()].filter((x) => x.provisioningState === 'Deleting').map((x) => x.name)));
+      }
+    }), { numRuns: 300 });
   });
 });
