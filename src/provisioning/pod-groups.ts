@@ -163,6 +163,19 @@ function hashesOf(pod: Pod): { placement: number; hash: number } {
   return h;
 }
 
+/**
+ * A pod's requirement terms, per spec object like its hashes (they read only the spec): the
+ * same pending pods bring the same terms pass after pass, so answers kept against them
+ * (SchedulingMemo.accepts) are found again. Never written: Requirements are immutable.
+ */
+const termsBySpec = new WeakMap<Pod['spec'], Requirements[]>();
+
+function termsOf(pod: Pod): Requirements[] {
+  let terms = termsBySpec.get(pod.spec);
+  if (!terms) termsBySpec.set(pod.spec, (terms = podRequirementTerms(pod)));
+  return terms;
+}
+
 /** Groups pods by shape, largest first (first-fit decreasing order). */
 export function groupPods(pods: readonly Pod[]): PodGroup[] {
   const groups: PodGroup[] = [];
@@ -197,7 +210,7 @@ export function groupPods(pods: readonly Pod[]): PodGroup[] {
     let placed = byPlacement.get(placement);
     if (!placed) byPlacement.set(placement, (placed = []));
     const samePlace = placed.find((g) => samePlacement(g.pods[0]!, pod));
-    const terms = samePlace ? samePlace.terms : podRequirementTerms(pod);
+    const terms = samePlace ? samePlace.terms : termsOf(pod);
     const group: PodGroup = { pods: [pod], requests, requestVector: indexVector(requests), terms, tolerations: pod.spec.tolerations, invalid };
     if (!samePlace) placed.push(group);
     bucket.push(group);

@@ -113,6 +113,13 @@ export class SchedulingMemo {
   readonly bound = new BoundUsage();
   /** @internal the last pass's in-flight NodeClaims, carried to the next pass and updated where they changed */
   inFlight: InFlightCache | undefined;
+  /**
+   * @internal whether every variant of an existing NodeClaim (ExistingClaimState's, kept while
+   * the claim is) accepts one of a pod group's terms (one array per pod spec, pod-groups.ts):
+   * both are immutable, so the answer holds for as long as either lives. A pass over 2,000
+   * pending pods asked it of every in-flight NodeClaim with room, pass after pass.
+   */
+  readonly accepts = new WeakMap<readonly Requirements[], WeakMap<readonly Requirements[], boolean>>();
   private readonly contexts = new Map<string, string>();
 
   /** @internal one string per distinct pool context, so entries compare contexts by reference */
@@ -1386,6 +1393,20 @@ class Scheduler {
     for (let i = from; i < group.pods.length; i++) this.unschedulable.push({ pod: group.pods[i]!, reason });
   }
 
+  /** Whether every variant accepts one of the terms (kept on the memo across passes, when there is one). */
+  private acceptsAll(variants: readonly Requirements[], terms: readonly Requirements[]): boolean {
+    const memo = this.input.memo;
+    let known = memo?.accepts.get(variants);
+    let answer = known?.get(terms);
+    if (answer !== undefined) return answer;
+    answer = variants.every((variant) => firstCompatibleTerm(variant, terms, this.cache) !== undefined);
+    if (memo) {
+      if (!known) memo.accepts.set(variants, (known = new WeakMap()));
+      known.set(terms, answer);
+    }
+    return answer;
+  }
+
   private placeOnInFlight(group: PodGroup, from: number): number {
     let next = from;
     for (const pool of this.pools) {
@@ -1395,7 +1416,7 @@ class Scheduler {
         if (firstUntoleratedTaint(group.tolerations, claim.taints)) continue;
         const fit = copiesThatFit(group.requests, claim.used, claim.allocatable);
         if (fit === 0) continue;
-        if (!claim.variants.every((variant) => firstCompatibleTerm(variant, group.terms, this.cache))) continue;
+        if (!this.acceptsAll(claim.variants, group.terms)) continue;
         const count = Math.min(fit, group.pods.length - next);
         // A copy: claim.used may be the memo's (ExistingClaimState.withBound).
         claim.used = addInto({ ...claim.used }, group.requests, count);

@@ -40,6 +40,8 @@ const stepArb = fc.record({
   unversioned: fc.boolean(),
   /** Hand the bound pods in a new list even when none changed (a pod cache that moved for other pods). */
   freshBoundList: fc.boolean(),
+  /** Pending pods pinned to one instance type (or to one of two): in-flight NodeClaims of other types do not accept them. */
+  pin: fc.option(fc.subarray(TYPES, { minLength: 1, maxLength: 2 }), { nil: undefined }),
 });
 type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -105,7 +107,13 @@ function inputOf(world: World, step: Step, memo: SchedulingMemo | undefined): Sc
     ? { pods: bound }
     : world.versioned('bound', bound.map((p) => p.metadata.resourceVersion), () => ({ metadata: { uid: '' }, pods: bound }), { ...step, copies: false });
   const daemon = world.versioned('daemon', step.daemonCpu, () => makePod('ds-abcde', { ownerKind: 'DaemonSet', requests: { cpu: step.daemonCpu, memory: '64Mi' }, tolerations: [GPU_TOLERATION] }), step);
-  const pending = world.versioned('pending', null, () => ({ metadata: { uid: '' }, pods: [
+  const pending = world.versioned('pending', step.pin ?? null, () => ({ metadata: { uid: '' }, pods: [
+    ...(step.pin ? Array.from({ length: 3 }, (_, i) => makePod(`pinned-${i}`, {
+      requests: { cpu: '1', memory: '1Gi' },
+      ...(step.pin!.length === 1
+        ? { nodeSelector: { 'node.kubernetes.io/instance-type': step.pin![0]! } }
+        : { affinityTerms: [[{ key: 'node.kubernetes.io/instance-type', operator: 'In' as const, values: step.pin! }]] }),
+    })) : []),
     ...Array.from({ length: 6 }, (_, i) => {
       const pod = makePod(`web-${i}`, { requests: { cpu: '1', memory: '2Gi' } });
       pod.metadata.labels = { app: 'web' };
@@ -171,7 +179,7 @@ describe('SchedulingMemo', () => {
       ({ pool: 'cpu', stage: 'registered', types: ['Standard_D8s_v5'], deleting: false, boundCpu, second });
     const base: Step = {
       claims: [claim(1, 'none'), undefined, undefined, undefined, undefined, undefined],
-      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: false, reverse: false, unversioned: false, freshBoundList: false,
+      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: false, reverse: false, unversioned: false, freshBoundList: false, pin: undefined,
     };
     const steps = [base, { ...base, claims: [claim(3, 'Running'), ...base.claims.slice(1)] }, { ...base, claims: [claim(3, 'Succeeded'), ...base.claims.slice(1)] }, base];
     const placed: number[] = [];
@@ -191,7 +199,7 @@ describe('SchedulingMemo', () => {
     const memo = new SchedulingMemo();
     const base: Step = {
       claims: [0, 1, 2, 3, 4, 5].map(() => ({ pool: 'cpu', stage: 'registered' as const, types: ['Standard_D8s_v5'], deleting: false, boundCpu: 1, second: 'none' as const })),
-      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: true, reverse: false, unversioned: false, freshBoundList: false,
+      daemonCpu: '100m', cpuLimit: undefined, osDisk: 128, dropType: undefined, copies: true, reverse: false, unversioned: false, freshBoundList: false, pin: undefined,
     };
     schedule(inputOf(world, base, memo));
     const first = new Map(memo.claims);
