@@ -10,7 +10,7 @@ import type { Nic, ResourceRef, Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
 import { Effects, PROVIDER_ID_PREFIX, refFromId } from './effects.js';
 import { stateName } from './event-log.js';
-import { ArmView, ClusterObserver, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
+import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
 import { notInitializedReason } from './registration.js';
@@ -70,8 +70,8 @@ export class Runtime {
   private readonly clusterObserver: ClusterObserver;
   /** The actors whose inputs may have changed since they were last looked at (see DirtyActors). */
   private readonly dirty = new DirtyActors();
-  /** NIC name → owning NodeClaim, for one pass's NodeClaims map (rebuilt when that map is). */
-  private owners: { of: Map<string, NodeClaim>; byNic: Map<string, NodeClaim> } | undefined;
+  /** NIC name → owning NodeClaim, kept up to the observer's NodeClaim map from its changes. */
+  private readonly owners = new NicOwners();
   /** NodeClaims whose VM create is in flight or Creating, as last looked at (refreshPending's candidates). */
   private readonly pendingVms = new Set<string>();
   private resyncing = false;
@@ -250,6 +250,7 @@ export class Runtime {
 
   /** NodeClaims (and their NICs) that changed, and the NodeClaims reading a Node that changed, are looked at. */
   private noteClusterChanges(cluster: ClusterView, changes: ClusterChanges): void {
+    this.owners.note(cluster.nodeClaims, changes);
     if (changes.all) this.dirty.all = true;
     for (const name of changes.nodeClaims) {
       if (cluster.nodeClaims.has(name)) this.dirty.claimChanged(name);
@@ -474,11 +475,7 @@ export class Runtime {
 
   /** NIC name → the NodeClaim that owns it (the later one in the cluster's order, should two names map to one NIC). */
   private ownersOf(world: WorldView): Map<string, NodeClaim> {
-    if (this.owners?.of === world.nodeClaims) return this.owners.byNic;
-    const byNic = new Map<string, NodeClaim>();
-    for (const nc of world.nodeClaims.values()) byNic.set(nicNameFor(nc.metadata.name), nc);
-    this.owners = { of: world.nodeClaims, byNic };
-    return byNic;
+    return this.owners.of(world.nodeClaims);
   }
 
   /**

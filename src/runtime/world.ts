@@ -1,4 +1,4 @@
-import { TAG, nameFromArmId } from '../azure/naming.js';
+import { TAG, nameFromArmId, nicNameFor } from '../azure/naming.js';
 import type { AzurePort, Disk, Nic, ResourceGroupScope, Vm } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { RuntimeDeps } from './deps.js';
@@ -118,6 +118,52 @@ export class ClusterObserver {
     const listed = await list();
     this.seen[kind] = { version, list: listed };
     return last && sameList(last.list, listed) ? undefined : listed;
+  }
+}
+
+/**
+ * NIC name → the NodeClaim that owns it (the later one in the map's order, should two names
+ * map to one NIC), for the observer's NodeClaim maps: brought up to each new map from the names
+ * that changed since the last one (`note`, on every look), not rebuilt from every NodeClaim
+ * each time one is written. Two NodeClaims naming one NIC make it rebuild while that lasts.
+ */
+export class NicOwners {
+  private built: { of: Map<string, NodeClaim>; byNic: Map<string, NodeClaim>; shared: boolean } | undefined;
+  /** The map of the observer's last look (what its next changes are relative to). */
+  private last: Map<string, NodeClaim> | undefined;
+
+  /** The owners for `claims` (a map the observer handed out). */
+  of(claims: Map<string, NodeClaim>): Map<string, NodeClaim> {
+    if (this.built?.of === claims) return this.built.byNic;
+    const byNic = new Map<string, NodeClaim>();
+    for (const nc of claims.values()) byNic.set(nicNameFor(nc.metadata.name), nc);
+    this.built = { of: claims, byNic, shared: byNic.size !== claims.size };
+    return byNic;
+  }
+
+  /** The observer looked again: `claims` is its map, `changes` what changed since its last one. */
+  note(claims: Map<string, NodeClaim>, changes: ClusterChanges): void {
+    const built = this.built;
+    const before = this.last;
+    this.last = claims;
+    if (!built || built.of === claims) return;
+    if (changes.all || built.shared || built.of !== before) {
+      this.built = undefined;
+      return;
+    }
+    const { byNic } = built;
+    for (const name of changes.nodeClaims) {
+      const nic = nicNameFor(name);
+      const holder = byNic.get(nic);
+      if (holder !== undefined && holder.metadata.name !== name) {
+        this.built = undefined;
+        return;
+      }
+      const nc = claims.get(name);
+      if (nc) byNic.set(nic, nc);
+      else byNic.delete(nic);
+    }
+    built.of = claims;
   }
 }
 

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KeyedView } from '../../src/runtime/world.js';
+import { nicNameFor } from '../../src/azure/naming.js';
+import type { NodeClaim } from '../../src/ports/cluster.js';
+import { KeyedView, NicOwners } from '../../src/runtime/world.js';
 
 interface Item { metadata: { name: string; resourceVersion?: string; uid?: string }; key: string | undefined }
 
@@ -51,5 +53,33 @@ describe('KeyedView: a map of a listed kind kept by walking the list alongside t
         list = next;
       }
     }), { numRuns: 400 });
+  });
+});
+
+describe('NicOwners: NIC name → owning NodeClaim, kept from the observer\'s changes', () => {
+  it('equals the owners built from the map, whichever looks ask for them, with NodeClaim names that share a NIC', () => {
+    const names = ['a', 'A', 'b', 'c', 'd-1', 'D_1'];
+    const look = fc.record({ present: fc.subarray(names), rewrite: fc.subarray(names), ask: fc.boolean(), all: fc.boolean() });
+    fc.assert(fc.property(fc.array(look, { minLength: 1, maxLength: 15 }), (looks) => {
+      const owners = new NicOwners();
+      let rv = 0;
+      let map = new Map<string, NodeClaim>();
+      for (const { present, rewrite, ask, all } of looks) {
+        const next = new Map<string, NodeClaim>();
+        for (const name of present) {
+          const had = map.get(name);
+          next.set(name, had && !rewrite.includes(name) ? had : ({ metadata: { name, resourceVersion: String(rv++) } } as NodeClaim));
+        }
+        const changed = [...new Set([...next.keys(), ...map.keys()])].filter((k) => next.get(k) !== map.get(k));
+        owners.note(next, { all: all && rv % 3 === 0, nodeClaims: changed, nodes: [] });
+        map = next;
+        if (!ask) continue;
+        const want = new Map<string, NodeClaim>();
+        for (const nc of map.values()) want.set(nicNameFor(nc.metadata.name), nc);
+        const got = owners.of(map);
+        expect(new Map([...got].sort())).toEqual(new Map([...want].sort()));
+        for (const [k, v] of want) expect(got.get(k)).toBe(v);
+      }
+    }), { numRuns: 500 });
   });
 });
