@@ -13,6 +13,7 @@
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { Requirements } from './requirements.js';
+import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
 import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
 
 /** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
@@ -109,6 +110,11 @@ function covers(mark: OfferingMark, sku: string, family: string | undefined, cap
   return mark.sku === '*' || mark.sku.toLowerCase() === sku.toLowerCase();
 }
 
+/** A NodeClaim whose VM is up and whose size is known: what can prove a probation mark wrong. */
+function isLaunched(claim: NodeClaim): boolean {
+  return Boolean(claim.status.providerID && claim.metadata.labels[LABEL_INSTANCE_TYPE]);
+}
+
 /** Where a NodeClaim is not launched yet and may still launch as `sku` (in `zone`, if given): a canary in flight. */
 function mayLaunchAs(claim: NodeClaim, sku: string, zone?: string): boolean {
   if (claim.metadata.deletionTimestamp || claim.status.providerID) return false;
@@ -129,6 +135,39 @@ export interface MarkState {
   now: number;
   /** NodeClaims by the location of their NodeClass, worked out on first use (most passes ask about no mark). */
   claimsByRegion: () => ReadonlyMap<string, readonly NodeClaim[]>;
+  /** What proven() reads besides the marks: every NodeClaim, where each NodeClass is, the catalog (families). */
+  nodeClaims: readonly NodeClaim[];
+  locations: ReadonlyMap<string, string>;
+  instanceTypes: readonly InstanceType[];
+}
+
+/**
+ * What proven() found on the last pass, for the next one: the NodeClaims it looked at and the
+ * probation marks none of them proves. A NodeClaim that is the same object cannot prove one
+ * now either (whether it does reads only the claim, the mark, its NodeClass's location and
+ * the catalog's families), so such a mark is checked against the NodeClaims written or added
+ * since, not the whole fleet pass after pass while it waits for its canary.
+ */
+export class ProbationMemo {
+  /** @internal */
+  last: { nodeClaims: readonly NodeClaim[]; locations: ReadonlyMap<string, string>; instanceTypes: readonly InstanceType[]; unproven: Set<string> } | undefined;
+}
+
+function probationKey(region: string, nodeClass: string, mark: OfferingMark): string {
+  return `${region}\u0000${nodeClass}\u0000${markKey(mark)}\u0000${mark.markedAt}`;
+}
+
+/** The catalog hands out a new list each pass; its entries are the same objects until it changes. */
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameLocations(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, region] of a) if (b.get(name) !== region) return false;
+  return true;
 }
 
 /** Family by lowercased SKU name, per catalog list (the catalog hands out the same list until it changes). */
@@ -178,7 +217,9 @@ export class OfferingMarks {
     let families = familiesOf.get(instanceTypes);
     if (!families) familiesOf.set(instanceTypes, (families = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t.family]))));
     const known = families;
-    return new OfferingMarks({ marks, familyOf: (sku) => known.get(sku.toLowerCase()), now, claimsByRegion: byRegion });
+    return new OfferingMarks({
+      marks, familyOf: (sku) => known.get(sku.toLowerCase()), now, claimsByRegion: byRegion, nodeClaims, locations: locationOf, instanceTypes,
+    });
   }
 
   private matching(sku: string, region: string, capacityType: string, zone?: string): { mark: OfferingMark; nodeClass: string }[] {
@@ -227,21 +268,57 @@ export class OfferingMarks {
    * Probation marks a launch has proven wrong: a VM of a covered SKU came up in the region
    * after the mark was made. Returned per NodeClass, to be removed from its annotation.
    */
-  proven(): Map<string, OfferingMark[]> {
+  proven(memo?: ProbationMemo): Map<string, OfferingMark[]> {
     const out = new Map<string, OfferingMark[]>();
+    const { nodeClaims, locations, instanceTypes } = this.state;
+    const last = memo?.last;
+    // The NodeClaims that are other objects than the last pass's (written or added), by region; undefined: look at all.
+    let fresh: Map<string, NodeClaim[]> | undefined;
+    if (last && sameItems(last.instanceTypes, instanceTypes) && sameLocations(last.locations, locations)) {
+      const changed: NodeClaim[] = [];
+      walkAlongside(last.nodeClaims, nodeClaims, sameNamespacedName, {
+        replaced: (_old, claim) => {
+          changed.push(claim);
+        },
+        added: (claim) => {
+          changed.push(claim);
+        },
+        removed: () => {},
+      });
+      fresh = new Map();
+      for (const claim of changed) {
+        const region = locations.get(claim.spec.nodeClassRef.name);
+        if (!region) continue;
+        let list = fresh.get(region);
+        if (!list) fresh.set(region, (list = []));
+        list.push(claim);
+      }
+    }
+    const unproven = new Set<string>();
     for (const [region, list] of this.state.marks) {
       let launched: NodeClaim[] | undefined;
+      let launchedFresh: NodeClaim[] | undefined;
       for (const { mark, nodeClass } of list) {
         if (mark.expiresAt > this.state.now) continue;
-        launched ??= (this.state.claimsByRegion().get(region) ?? []).filter((c) => c.status.providerID && c.metadata.labels[LABEL_INSTANCE_TYPE]);
-        const ok = launched.some((c) => parseCreated(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
+        const key = probationKey(region, nodeClass, mark);
+        let candidates: NodeClaim[];
+        if (fresh && last!.unproven.has(key)) {
+          candidates = launchedFresh ??= (fresh.get(region) ?? []).filter(isLaunched);
+        } else {
+          candidates = launched ??= (this.state.claimsByRegion().get(region) ?? []).filter(isLaunched);
+        }
+        const ok = candidates.some((c) => parseCreated(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
           covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType, c.metadata.labels[LABEL_ZONE]));
-        if (!ok) continue;
+        if (!ok) {
+          unproven.add(key);
+          continue;
+        }
         let marks = out.get(nodeClass);
         if (!marks) out.set(nodeClass, (marks = []));
         marks.push(mark);
       }
     }
+    if (memo) memo.last = unproven.size > 0 ? { nodeClaims: [...nodeClaims], locations, instanceTypes: [...instanceTypes], unproven } : undefined;
     return out;
   }
 

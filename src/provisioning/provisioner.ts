@@ -13,7 +13,7 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
-import { OfferingMarks, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
+import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
@@ -141,6 +141,8 @@ export class Provisioner {
   private running: Promise<void> | undefined;
   private lastPods: { version: string; view: PodsView } | undefined;
   private readonly podsTracker = new PodsViewTracker();
+  /** The probation marks the last pass found unproven, and the NodeClaims it looked at (offering-marks.ts). */
+  private readonly probation = new ProbationMemo();
   /** What the last NodePool status sync that failed nothing read (see plan). */
   private lastStatusKey: string | undefined;
 
@@ -396,7 +398,7 @@ export class Provisioner {
   private async settleMarks(marks: OfferingMarks, nodeClasses: readonly AzureFlexNodeClass[]): Promise<boolean> {
     const updates = new Map<string, OfferingMark[]>();
     const current = (name: string): OfferingMark[] => updates.get(name) ?? readMarks(nodeClasses.find((c) => c.metadata.name === name)!);
-    for (const [nodeClass, proven] of marks.proven()) {
+    for (const [nodeClass, proven] of marks.proven(this.probation)) {
       const keys = new Set(proven.map(markKey));
       updates.set(nodeClass, current(nodeClass).filter((m) => !keys.has(markKey(m))));
     }
