@@ -41,31 +41,68 @@ export const KNOWN_RULES: Readonly<Record<string, Rule>> = {
 
 /** The first CEL rule `value` breaks, as "path: message", walking the schema with the value. */
 export function celViolation(schema: Raw, value: unknown, path = ''): string | undefined {
-  if (value === undefined || value === null || !hasRules(schema)) return undefined;
-  for (const v of items(schema['x-kubernetes-validations'])) {
-    const rule = KNOWN_RULES[String(v.rule).trim()];
-    if (rule && !rule(value)) return `${path || '(root)'}: ${typeof v.message === 'string' ? v.message : `failed rule: ${String(v.rule)}`}`;
+  return violation(schema, value, path ? [path] : []);
+}
+
+/** The path (its parts, joined only for a message) is kept on one stack: the fake cluster checks every NodeClaim it stores. */
+function violation(schema: Raw, value: unknown, parts: Array<string | number>): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const plan = planOf(schema);
+  for (const { rule, message } of plan.rules) {
+    if (rule && !rule(value)) return `${parts.length > 0 ? parts.join('.') : '(root)'}: ${message}`;
   }
-  const at = (k: string | number): string => (path ? `${path}.${k}` : String(k));
-  if (schema.properties && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, sub] of Object.entries(schema.properties as Record<string, Raw>)) {
-      const found = celViolation(sub, (value as Raw)[k], at(k));
+  if (plan.properties.length > 0 && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, sub] of plan.properties) {
+      parts.push(k);
+      const found = violation(sub, (value as Raw)[k], parts);
+      parts.pop();
       if (found) return found;
     }
   }
-  if (schema.items && Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = celViolation(schema.items as Raw, item, at(i));
+  if (plan.items && Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      parts.push(i);
+      const found = violation(plan.items, value[i], parts);
+      parts.pop();
       if (found) return found;
     }
   }
-  if (schema.additionalProperties && typeof schema.additionalProperties === 'object' && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, item] of Object.entries(value as Raw)) {
-      const found = celViolation(schema.additionalProperties as Raw, item, at(k));
+  if (plan.additionalProperties && typeof value === 'object' && !Array.isArray(value)) {
+    for (const k of Object.keys(value as Raw)) {
+      parts.push(k);
+      const found = violation(plan.additionalProperties, (value as Raw)[k], parts);
+      parts.pop();
       if (found) return found;
     }
   }
   return undefined;
+}
+
+/** What celViolation looks at in a schema: its rules, and only the parts under it that carry rules (worked out once per schema object). */
+interface RulePlan {
+  rules: Array<{ rule: Rule | undefined; message: string }>;
+  properties: Array<[string, Raw]>;
+  items: Raw | undefined;
+  additionalProperties: Raw | undefined;
+}
+const plans = new WeakMap<Raw, RulePlan>();
+function planOf(schema: Raw): RulePlan {
+  let plan = plans.get(schema);
+  if (plan) return plan;
+  const ruled = (s: unknown): Raw | undefined => (typeof s === 'object' && s !== null && hasRules(s as Raw) ? (s as Raw) : undefined);
+  plan = {
+    rules: items(schema['x-kubernetes-validations']).map((v) => ({
+      rule: KNOWN_RULES[String(v.rule).trim()],
+      message: typeof v.message === 'string' ? v.message : `failed rule: ${String(v.rule)}`,
+    })),
+    properties: schema.properties
+      ? Object.entries(schema.properties as Record<string, Raw>).filter(([, sub]) => ruled(sub) !== undefined)
+      : [],
+    items: schema.items ? ruled(schema.items) : undefined,
+    additionalProperties: schema.additionalProperties && typeof schema.additionalProperties === 'object' ? ruled(schema.additionalProperties) : undefined,
+  };
+  plans.set(schema, plan);
+  return plan;
 }
 
 /** Whether the schema or any schema under it carries rules (the fake cluster checks every NodeClaim it stores). */
