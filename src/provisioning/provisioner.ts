@@ -33,6 +33,12 @@ import {
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
 
+/** Each pod event's message: a fixed prefix per reason, then what varies (the NodeClaim, why the pod was refused). */
+const EVENT_MESSAGE_PREFIX: Readonly<Record<string, string>> = {
+  [EVENT_REASON_NOMINATED]: 'Pod should schedule on: nodeclaim/',
+  [EVENT_REASON_FAILED_SCHEDULING]: 'Failed to schedule pod, ',
+};
+
 /** pino-compatible subset, so the real logger and a test spy both fit. */
 export interface ProvisionerLog {
   debug(fields: Record<string, unknown>, message: string): void;
@@ -114,7 +120,12 @@ export class Provisioner {
   private readonly random: Random;
   private readonly log: ProvisionerLog;
   private readonly options: ProvisionerOptions;
-  /** Pod uid → reason → the message last sent (by uid, so forgetting a pod is one delete). */
+  /**
+   * Pod uid → reason → what the message last sent said after its reason's fixed prefix (by
+   * uid, so forgetting a pod is one delete). The part that varies is kept, not the message: a
+   * pass with 2,000 pods still refused compares each one's reason string (one per pod group)
+   * without building its message.
+   */
   private readonly sentEvents = new Map<string, Map<string, string>>();
   private sentEventCount = 0;
   private readonly warnedPools = new Map<string, string>();
@@ -249,11 +260,11 @@ export class Provisioner {
         podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
         for (const key of plan.podKeys) {
           const pod = podsByKey.get(key);
-          if (pod) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, `Pod should schedule on: nodeclaim/${claim.metadata.name}`);
+          if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
         }
       }
       for (const { pod, reason } of result.unschedulable) {
-        await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, `Failed to schedule pod, ${reason}`);
+        if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);
       }
     }
     // Events are only ever sent for pending pods: what is remembered for a pod goes when it stops being one.
@@ -421,9 +432,16 @@ export class Provisioner {
     return updates.size > 0;
   }
 
-  private async recordPodEvent(pod: Pod, type: KubeEvent['type'], reason: string, message: string): Promise<void> {
+  /** Whether this pod's last event for the reason said the same (checked before awaiting anything). */
+  private alreadySent(pod: Pod, reason: string, detail: string): boolean {
+    return this.sentEvents.get(pod.metadata.uid)?.get(reason) === detail;
+  }
+
+  /** Sends `reason`'s message with `detail` (EVENT_MESSAGE_PREFIX) unless the pod's last one for it said the same. */
+  private async recordPodEvent(pod: Pod, type: KubeEvent['type'], reason: string, detail: string): Promise<void> {
     const uid = pod.metadata.uid;
-    if (this.sentEvents.get(uid)?.get(reason) === message) return;
+    if (this.alreadySent(pod, reason, detail)) return;
+    const message = `${EVENT_MESSAGE_PREFIX[reason] ?? ''}${detail}`;
     if (this.sentEventCount >= MAX_REMEMBERED_EVENTS) {
       this.sentEvents.clear();
       this.sentEventCount = 0;
@@ -431,7 +449,7 @@ export class Provisioner {
     let sent = this.sentEvents.get(uid);
     if (!sent) this.sentEvents.set(uid, (sent = new Map()));
     if (!sent.has(reason)) this.sentEventCount++;
-    sent.set(reason, message);
+    sent.set(reason, detail);
     try {
       await this.cluster.recordEvent({
         involvedObject: { kind: 'Pod', name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },

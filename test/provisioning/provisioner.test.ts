@@ -52,7 +52,9 @@ describe('Provisioner', () => {
     expect(claim.spec.startupTaints).toHaveLength(1);
     expect(claim.spec.expireAfter).toBe('720h');
     expect(claim.status).toEqual({ conditions: [] });
-    expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(1);
+    const nominated = cluster.events.filter((e) => e.reason === 'Nominated');
+    expect(nominated).toHaveLength(1);
+    expect(nominated[0]!.message).toBe(`Pod should schedule on: nodeclaim/${claim.metadata.name}`);
   });
 
   it('is idempotent across reconciles: pending pods land on the in-flight claim', async () => {
