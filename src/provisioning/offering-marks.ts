@@ -203,15 +203,7 @@ export class OfferingMarks {
     }
     let claimsByRegion: Map<string, NodeClaim[]> | undefined;
     const byRegion = (): ReadonlyMap<string, readonly NodeClaim[]> => {
-      if (claimsByRegion) return claimsByRegion;
-      claimsByRegion = new Map();
-      for (const claim of nodeClaims) {
-        const region = locationOf.get(claim.spec.nodeClassRef.name);
-        if (!region) continue;
-        let list = claimsByRegion.get(region);
-        if (!list) claimsByRegion.set(region, (list = []));
-        list.push(claim);
-      }
+      claimsByRegion ??= groupByRegion(nodeClaims, locationOf);
       return claimsByRegion;
     };
     let families = familiesOf.get(instanceTypes);
@@ -285,14 +277,7 @@ export class OfferingMarks {
         },
         removed: () => {},
       });
-      fresh = new Map();
-      for (const claim of changed) {
-        const region = locations.get(claim.spec.nodeClassRef.name);
-        if (!region) continue;
-        let list = fresh.get(region);
-        if (!list) fresh.set(region, (list = []));
-        list.push(claim);
-      }
+      fresh = groupByRegion(changed, locations);
     }
     const unproven = new Set<string>();
     for (const [region, list] of this.state.marks) {
@@ -330,4 +315,17 @@ export class OfferingMarks {
     }
     return out;
   }
+}
+
+/** NodeClaims by the region of their NodeClass (`locations`: NodeClass name → region); others left out. */
+function groupByRegion(claims: Iterable<NodeClaim>, locations: ReadonlyMap<string, string>): Map<string, NodeClaim[]> {
+  const out = new Map<string, NodeClaim[]>();
+  for (const claim of claims) {
+    const region = locations.get(claim.spec.nodeClassRef.name);
+    if (!region) continue;
+    let list = out.get(region);
+    if (!list) out.set(region, (list = []));
+    list.push(claim);
+  }
+  return out;
 }
