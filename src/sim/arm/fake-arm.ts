@@ -497,9 +497,7 @@ export class FakeArm implements AzurePort {
         this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
       }
       rec.provisioningState = 'Deleting';
-      rec.view = undefined;
-      this.vmWrites++;
-      rec.etag++;
+      this.vmChanged(rec);
       const op = this.newOp('delete');
       rec.deleteOp = op;
       const delay = this.draw(this.deleteLatency(rec, wasAllocated));
@@ -679,6 +677,13 @@ export class FakeArm implements AzurePort {
   private currentVmListAt = -1;
   /** Bumped on every write that changes a VM's view or the VM map (currentVms' cache key). */
   private vmWrites = 0;
+
+  /** A VM's state changed: its cached view and etag go stale, and so does currentVms' list. */
+  private vmChanged(vm: VmRecord): void {
+    vm.view = undefined;
+    vm.etag++;
+    this.vmWrites++;
+  }
 
   armCalls(): Record<string, Record<string, number>> {
     const out: Record<string, Record<string, number>> = {};
@@ -1035,9 +1040,7 @@ export class FakeArm implements AzurePort {
     }
     this.admitVm(req, vm.region);
     vm.provisioningState = 'Creating';
-    vm.view = undefined;
-    this.vmWrites++;
-    vm.etag++;
+    this.vmChanged(vm);
     vm.coresHeld = true;
     this.addCores(vm.region, vm.family, vm.cores);
     const op = this.newOp('create');
@@ -1095,9 +1098,7 @@ export class FakeArm implements AzurePort {
 
   private succeedCreate(vm: VmRecord, op: OpRecord): void {
     vm.provisioningState = 'Succeeded';
-    vm.view = undefined;
-    this.vmWrites++;
-    vm.etag++;
+    this.vmChanged(vm);
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
       if (nic) nic.failedAt = undefined;
@@ -1142,9 +1143,7 @@ export class FakeArm implements AzurePort {
     }
     if (this.failedVmRecords) {
       vm.provisioningState = 'Failed';
-      vm.view = undefined;
-      this.vmWrites++;
-      vm.etag++;
+      this.vmChanged(vm);
       this.attachOsDisk(vm);
     } else {
       this.deleteVmRecord(vm);
