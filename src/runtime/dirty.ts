@@ -130,3 +130,31 @@ export function anyGone(marked: ReadonlySet<string>, world: ReadonlyMap<string, 
   for (const key of marked) if (!world.has(key) && actors.has(key)) return true;
   return false;
 }
+
+/**
+ * A number per key of a Map that grows with the key's place in the map's order (Map order is
+ * insertion order): `markedInOrder`'s `orderOf`, kept alongside the map as it changes.
+ */
+export class InsertionOrder {
+  private readonly at = new Map<string, number>();
+  private next = 0;
+
+  of(key: string): number | undefined {
+    return this.at.get(key);
+  }
+
+  /** The map was built again: every key numbered in its order. */
+  reset(keys: Iterable<string>): void {
+    this.at.clear();
+    for (const key of keys) this.at.set(key, this.next++);
+  }
+
+  /** A key new to the map (it goes last). */
+  appended(key: string): void {
+    this.at.set(key, this.next++);
+  }
+
+  removed(key: string): void {
+    this.at.delete(key);
+  }
+}

@@ -3,6 +3,7 @@ import type { AzurePort, Disk, Nic, ResourceGroupScope, Vm } from '../ports/azur
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { RuntimeDeps } from './deps.js';
 import { walkAlongside } from '../utils/list-walk.js';
+import { InsertionOrder } from './dirty.js';
 import { ANNOTATION_VM_ATTEMPT_AT, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /** One consistent-enough look at ARM and the cluster; everything actors decide comes from here. */
@@ -220,13 +221,12 @@ function providerIdKey(n: Node): string | undefined {
  */
 export class KeyedView<T extends { metadata: { name: string; resourceVersion?: string; uid?: string } }> {
   private shared = false;
-  /** Per key of the last map, a number that grows with its place in the map's order (Map order is insertion order). */
-  private readonly seq = new Map<string, number>();
-  private nextSeq = 0;
+  /** The last map's order. */
+  private readonly order = new InsertionOrder();
 
   /** Where the key stands in the last map's order (larger: later), or undefined when it is not in it. */
   orderOf(key: string): number | undefined {
-    return this.seq.get(key);
+    return this.order.of(key);
   }
 
   constructor(private readonly keyOf: (item: T) => string | undefined) {}
@@ -247,8 +247,7 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
     }
     this.shared = keyed !== map.size;
     if (before) diffInto(changes, before, map);
-    this.seq.clear();
-    for (const key of map.keys()) this.seq.set(key, this.nextSeq++);
+    this.order.reset(map.keys());
     return map;
   }
 
@@ -256,10 +255,11 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
     const map = new Map(before);
     const touched: string[] = [];
     let ok = true;
-    // Positions as the walk applies its changes; kept only if the walk is (a rebuild numbers every key again).
-    const seq: Array<[string, number | undefined]> = [];
+    // Keys appended (true) and removed (false) in the walk's order; applied to the order only
+    // if the walk is kept (a rebuild numbers every key again).
+    const moves: Array<[string, boolean]> = [];
     const put = (key: string, item: T): void => {
-      if (!map.has(key)) seq.push([key, this.nextSeq++]);
+      if (!map.has(key)) moves.push([key, true]);
       map.set(key, unchanged(before.get(key), item));
       touched.push(key);
     };
@@ -273,7 +273,7 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
       removed: (old) => {
         const key = this.keyOf(old);
         if (key === undefined) return;
-        if (map.delete(key)) seq.push([key, undefined]);
+        if (map.delete(key)) moves.push([key, false]);
         touched.push(key);
       },
       added: (item) => {
@@ -286,9 +286,9 @@ export class KeyedView<T extends { metadata: { name: string; resourceVersion?: s
       },
     }, Math.max(64, now.length >> 2));
     if (!done || !ok) return undefined;
-    for (const [key, at] of seq) {
-      if (at === undefined) this.seq.delete(key);
-      else this.seq.set(key, at);
+    for (const [key, appended] of moves) {
+      if (appended) this.order.appended(key);
+      else this.order.removed(key);
     }
     const out = new Set<string>();
     for (const key of touched) if (before.get(key) !== map.get(key)) out.add(key);
@@ -343,9 +343,8 @@ export class ArmView {
   /** Per VM name, the NICs in the view that name it as their VM. */
   private readonly nicsNamingVm = new Map<string, Set<string>>();
 
-  /** Per NIC name in the view, a number that grows with its place in `nics`' order (Map order is insertion order). */
-  private readonly nicSeq = new Map<string, number>();
-  private nextNicSeq = 0;
+  /** The order of `nics`. */
+  private readonly nicsOrder = new InsertionOrder();
   /** The NICs the view shows ARM deleting. */
   readonly nicsDeleting = new Set<string>();
 
@@ -353,7 +352,7 @@ export class ArmView {
 
   /** Where a NIC stands in the order of `nics` (larger: later), or undefined when it is not in the view. */
   nicOrder(name: string): number | undefined {
-    return this.nicSeq.get(name);
+    return this.nicsOrder.of(name);
   }
 
   /** The view's answers as WorldView hands them out, built once (every pass builds a WorldView). */
@@ -439,8 +438,7 @@ export class ArmView {
     map.clear();
     for (const [name, r] of fresh) map.set(name, r);
     if (kind === 'nic') {
-      this.nicSeq.clear();
-      for (const name of map.keys()) this.nicSeq.set(name, this.nextNicSeq++);
+      this.nicsOrder.reset(map.keys());
     }
     for (const [name, before, after] of changed) this.changed(kind, name, before, after);
   }
@@ -517,8 +515,8 @@ export class ArmView {
     if (value) map.set(name, value);
     else map.delete(name);
     if (kind === 'nic') {
-      if (!value) this.nicSeq.delete(name);
-      else if (had === undefined) this.nicSeq.set(name, this.nextNicSeq++);
+      if (!value) this.nicsOrder.removed(name);
+      else if (had === undefined) this.nicsOrder.appended(name);
     }
     this.changed(kind, name, had, value);
   }
