@@ -295,11 +295,16 @@ describe('fidelity: quotas, resource groups, api-versions, locations, etags, req
     expect((await call('PUT', `${nicPath('x', 'rg-missing')}?api-version=${NET}`, nicBody())).status).toBe(201);
   });
 
-  it('400 for an api-version ARM does not serve: InvalidApiVersionParameter (malformed) or NoRegisteredProviderFound', async () => {
+  it('an api-version ARM does not serve: 400 InvalidApiVersionParameter (malformed); a read 404 InvalidResourceType, a write 400 NoRegisteredProviderFound', async () => {
     const { call } = await serve();
     const future = await call('GET', `${nicPath('a')}?api-version=2099-01-01`);
-    expect(future.status).toBe(400);
-    expect(future.json.error?.code).toBe('NoRegisteredProviderFound');
+    expect(future.status).toBe(404);
+    expect(future.json.error?.code).toBe('InvalidResourceType');
+    expect(future.json.error?.message).toMatch(/^The resource type 'networkInterfaces' could not be found in the namespace 'Microsoft.Network' for api version '2099-01-01'. The supported api-versions are '.*2026-01-01'\.$/);
+    const write = await call('PUT', `${nicPath('a')}?api-version=2099-01-01`, nicBody('East US 2'));
+    expect(write.status).toBe(400);
+    expect(write.json.error?.code).toBe('NoRegisteredProviderFound');
+    expect(write.json.error?.message).toContain("for location 'eastus2' and API version '2099-01-01' for type 'networkInterfaces'");
     const junk = await call('GET', `${vmPath('a')}?api-version=latest`);
     expect(junk.status).toBe(400);
     expect(junk.json.error?.code).toBe('InvalidApiVersionParameter');

@@ -64,6 +64,7 @@ import {
   type NicRecord,
   type OpRecord,
   type OperationInfo,
+  type QuotaUsage,
   type RegionState,
   type SnapshotJson,
   type VmCreateRequest,
@@ -72,7 +73,7 @@ import {
 } from './model.js';
 
 export type * from './types.js';
-export type { BeginResult, DiskDetails, Leaks, ListScope, OperationInfo, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
+export type { BeginResult, DiskDetails, Leaks, ListScope, OperationInfo, QuotaUsage, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
 
 export interface FakeArmOptions {
   clock: Clock;
@@ -572,6 +573,36 @@ export class FakeArm implements AzurePort {
 
   diskLocation(ref: ResourceRef): string | undefined {
     return this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase())?.location;
+  }
+
+  /** Uncounted etag look-up, for the REST face's If-Match / If-None-Match check of a VM PUT. */
+  vmEtag(ref: ResourceRef): number | undefined {
+    return this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase())?.etag;
+  }
+
+  /**
+   * Compute usages of a region (GET …/locations/{l}/usages, a counted read): cores used and
+   * allowed per VM family (every family offered there, plus any with a quota or usage) and
+   * in total, and the region's VM count. Undefined for a region the fake does not serve.
+   */
+  quotaUsage(subscriptionId: string, location: string): QuotaUsage | undefined {
+    const loc = normalizeLocation(location);
+    const region = this.regions.get(regionKey(subscriptionId, loc));
+    return this.invoke('usage.list', 'reads', subscriptionId, region ? loc : undefined, loc, () => {
+      if (!region) return { status: 404, value: undefined };
+      const families = new Set<string>([...region.familyQuota.keys(), ...region.familyUsed.keys()]);
+      for (const t of this.types.values()) if (t.locations.some((l) => l.toLowerCase() === loc)) families.add(t.family);
+      let vms = 0;
+      for (const vm of this.vms.values()) if (vm.region === region) vms++;
+      return {
+        status: 200,
+        value: {
+          regional: { used: region.totalUsed, limit: this.regionalLimit(region) },
+          families: [...families].sort().map((family) => ({ family, used: region.familyUsed.get(family) ?? 0, limit: this.familyLimit(region, family) })),
+          virtualMachines: vms,
+        },
+      };
+    });
   }
 
   /** Resolves when the operation has finished (immediately if it has). */

@@ -58,6 +58,15 @@ export interface VmDetails extends Vm {
   timeCreated: number;
   /** Bumped on every change ARM shows (rendered as the VM's etag). */
   etag: number;
+  /** Why the last create failed, while the VM is Failed (its instance view shows it). */
+  provisioningError?: { code: string; message: string };
+}
+
+/** A region's compute usages, as GET …/locations/{l}/usages reports them. */
+export interface QuotaUsage {
+  regional: { used: number; limit: number };
+  families: Array<{ family: string; used: number; limit: number }>;
+  virtualMachines: number;
 }
 
 export interface DiskDetails extends Disk {
@@ -240,6 +249,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: copyImage(rec.image),
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
     etag: rec.etag,
+    ...(rec.provisioningState === 'Failed' && rec.createOp?.status.status === 'Failed' ? { provisioningError: { ...rec.createOp.status.error } } : {}),
   };
 }
 

@@ -103,3 +103,27 @@ function capabilities(type: InstanceType, sim: SimSku | undefined): Array<[strin
 function bool(b: boolean): string {
   return b ? 'True' : 'False';
 }
+
+/**
+ * GET …/locations/{l}/vmSizes and …/virtualMachines/{vm}/vmSizes (VirtualMachineSize):
+ * `{name, numberOfCores, osDiskSizeInMB, resourceDiskSizeInMB, memoryInMB,
+ * maxDataDiskCount}` per size offered in the location, from the same fields as the
+ * Resource SKUs capabilities above, so the two listings agree.
+ */
+export function vmSizeList(types: readonly InstanceType[], location: string): JsonObject {
+  const loc = location.toLowerCase();
+  const value: Json[] = [];
+  for (const type of [...types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (!type.locations.some((l) => l.toLowerCase() === loc)) continue;
+    const caps = new Map(capabilities(type, SIM_BY_NAME.get(type.name.toLowerCase())));
+    value.push({
+      name: type.name,
+      numberOfCores: type.vcpu,
+      osDiskSizeInMB: Number(caps.get('OSVhdSizeMB')),
+      resourceDiskSizeInMB: Number(caps.get('MaxResourceVolumeMB')),
+      memoryInMB: type.memoryMiB,
+      maxDataDiskCount: Number(caps.get('MaxDataDiskCount')),
+    });
+  }
+  return { value };
+}

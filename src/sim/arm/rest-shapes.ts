@@ -1,5 +1,5 @@
 import type { Nic } from '../../ports/azure.js';
-import type { DiskDetails, VmDetails } from './fake-arm.js';
+import type { DiskDetails, QuotaUsage, VmDetails } from './fake-arm.js';
 import type { OperationStatus } from './types.js';
 
 /**
@@ -130,6 +130,72 @@ export function vmJson(vm: VmDetails): JsonObject {
   };
 }
 
+/**
+ * A VM's instance view (GET …/instanceView, `$expand=instanceView`, `statusOnly=true`): its
+ * statuses in the codes of "States and billing status of Azure Virtual Machines"
+ * (ProvisioningState/creating|succeeded|deleting, ProvisioningState/failed/<code> at level
+ * Error with the failure's message, PowerState/running once provisioned). Power states of
+ * VMs in transition are not published, so a VM that is not Succeeded shows none.
+ */
+export function vmInstanceViewJson(vm: VmDetails): JsonObject {
+  const statuses: Json[] = [];
+  switch (vm.provisioningState) {
+    case 'Creating':
+      statuses.push({ code: 'ProvisioningState/creating', level: 'Info', displayStatus: 'Creating' });
+      break;
+    case 'Deleting':
+      statuses.push({ code: 'ProvisioningState/deleting', level: 'Info', displayStatus: 'Deleting' });
+      break;
+    case 'Failed': {
+      const error = vm.provisioningError ?? { code: 'InternalOperationError', message: 'Operation abandoned due to internal error. Please try again later.' };
+      statuses.push({ code: `ProvisioningState/failed/${error.code}`, level: 'Error', displayStatus: 'Provisioning failed', message: error.message });
+      break;
+    }
+    case 'Succeeded':
+      statuses.push({ code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded' });
+      statuses.push({ code: 'PowerState/running', level: 'Info', displayStatus: 'VM running' });
+      break;
+  }
+  const out: JsonObject = { computerName: vm.name, hyperVGeneration: 'V2', statuses };
+  if (vm.provisioningState !== 'Creating' && vm.osDiskName !== undefined) {
+    out['disks'] = [{ name: vm.osDiskName, statuses: [{ code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded' }] }];
+  }
+  return out;
+}
+
+/** The VM with its instance view in `properties.instanceView`, as `$expand=instanceView` returns it. */
+export function vmWithInstanceViewJson(vm: VmDetails): JsonObject {
+  const out = vmJson(vm);
+  (out['properties'] as JsonObject)['instanceView'] = vmInstanceViewJson(vm);
+  return out;
+}
+
+/**
+ * GET …/providers/Microsoft.Compute/locations/{l}/usages: `{unit, currentValue, limit,
+ * name: {value, localizedValue}}` per counter, named as `az vm list-usage` prints them
+ * (`cores` "Total Regional vCPUs", `virtualMachines`, and each family, e.g.
+ * `standardDSv5Family` "Standard DSv5 Family vCPUs"). The fake keeps no scale sets,
+ * availability sets or Spot (low-priority) quota, so it lists no counters for them.
+ */
+export function usageListJson(usage: QuotaUsage): JsonObject {
+  const row = (value: string, localizedValue: string, currentValue: number, limit: number): Json => ({ unit: 'Count', currentValue, limit, name: { value, localizedValue } });
+  return {
+    value: [
+      row('cores', 'Total Regional vCPUs', usage.regional.used, usage.regional.limit),
+      row('virtualMachines', 'Virtual Machines', usage.virtualMachines, VMS_PER_REGION),
+      ...usage.families.map((f) => row(f.family, familyDisplayName(f.family), f.used, f.limit)),
+    ],
+  };
+}
+
+/** Azure's default (and maximum) count of VMs per subscription and region. */
+const VMS_PER_REGION = 25_000;
+
+function familyDisplayName(family: string): string {
+  const m = /^standard(.+?)_?Family$/i.exec(family);
+  return m ? `Standard ${m[1]} Family vCPUs` : `${family} vCPUs`;
+}
+
 export function diskJson(disk: DiskDetails): JsonObject {
   const out: JsonObject = {
     name: disk.name,
@@ -161,6 +227,6 @@ export function operationJson(id: string, status: OperationStatus, startMs: numb
   return out;
 }
 
-export function errorJson(code: string, message: string): JsonObject {
-  return { error: { code, message } };
+export function errorJson(code: string, message: string, target?: string): JsonObject {
+  return { error: target === undefined ? { code, message } : { code, message, target } };
 }

@@ -3,9 +3,9 @@ import { AzureError, type ImageReference } from '../../ports/azure.js';
 import type { VirtualClock } from '../virtual-clock.js';
 import type { FakeArm, ListPage, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
 import { SUPPORTED_API_VERSIONS } from './defaults.js';
-import { digest } from './model.js';
-import { diskJson, errorJson, nicJson, operationJson, stableGuid, vmJson, type Json } from './rest-shapes.js';
-import { resourceSkuList } from './resource-skus.js';
+import { digest, normalizeLocation } from './model.js';
+import { diskJson, errorJson, nicJson, operationJson, stableGuid, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
+import { resourceSkuList, vmSizeList } from './resource-skus.js';
 import type { ArmFault, DeleteOption } from './types.js';
 
 /**
@@ -21,6 +21,9 @@ import type { ArmFault, DeleteOption } from './types.js';
  *   resource does not exist (ARM's "already gone" answer).
  * - Errors are `{"error":{"code","message"}}` with ARM's statuses; 429 carries
  *   `Retry-After` and `x-ms-ratelimit-remaining-subscription-{reads|writes|deletes}`.
+ * - Calls azflex does not make but other clients do (instance views, usages, VM sizes,
+ *   list options, preconditions, HEAD) answer as ARM does (docs/fidelity.md, "The ARM face
+ *   for other clients"); real ARM paths the fake does not model answer 501, never a 404.
  * NIC and disk writes complete synchronously in the fake; they still return an
  * Azure-AsyncOperation URL (already Succeeded) as Microsoft.Network does, so the SDK's
  * polling path is the one production takes.
@@ -67,7 +70,7 @@ const DISK_TYPE = 'disks';
 
 /** Raised inside the handler for REST-level refusals that are not FakeArm answers. */
 class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}, readonly target?: string) {
     super(message);
   }
 }
@@ -80,6 +83,15 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
   const instance = opts.instanceId ?? 'in-process';
 
   const handle = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
+    const res = await answer(req);
+    if (req.method.toUpperCase() !== 'HEAD') return res;
+    // A HEAD answer never has a body, errors included.
+    const headers = { ...res.headers };
+    delete headers['content-type'];
+    return { status: res.status, headers };
+  };
+
+  const answer = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
     const headers = lowerKeys(req.headers);
     const requestId = stableGuid(`${instance}/request-${++requestSeq}`);
     const common: Record<string, string> = {
@@ -104,8 +116,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       if (!apiVersion) {
         throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
       }
-      if (arm.validateApiVersions) checkApiVersion(segs, apiVersion);
-      const res = method === 'HEAD' ? { ...armRoute('GET', segs, url, apiVersion, req.body), body: undefined } : armRoute(method, segs, url, apiVersion, req.body);
+      if (arm.validateApiVersions) checkApiVersion(method, segs, apiVersion, () => writeLocation(method, segs, req.body));
+      const res = method === 'HEAD' ? headRoute(segs, url, apiVersion, headers) : armRoute(method, segs, url, apiVersion, req.body, headers);
       return withHeaders(res, { ...common, ...limits() });
     } catch (err) {
       return withHeaders(errorResponse(err), { ...common, ...limits() });
@@ -114,7 +126,17 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
 
   // ------------------------------------------------------------------ ARM routes
 
-  function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined): ArmHttpResponse {
+  /**
+   * HEAD: ARM answers it for resource groups (Check Existence: 204 or 404, no body); the
+   * resource providers the fake models do not serve it (405, no body).
+   */
+  function headRoute(segs: string[], url: URL, apiVersion: string, headers: Record<string, string>): ArmHttpResponse {
+    if (segs.length !== 4 || lower(segs[2]) !== 'resourcegroups') return { status: 405, headers: {} };
+    const res = armRoute('GET', segs, url, apiVersion, undefined, headers);
+    return { ...res, status: res.status === 200 ? 204 : res.status };
+  }
+
+  function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined, headers: Record<string, string>): ArmHttpResponse {
     if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notFoundRoute(url);
     const sub = segs[1];
     if (arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
@@ -124,22 +146,30 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const ns = lower(segs[5]);
       const type = lower(segs[6]);
       const name = segs[7];
+      requireServedType(ns, segs[5], segs[6], apiVersion);
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
-      if (segs.length !== 8 || name === undefined) throw notFoundRoute(url);
+      if (name === undefined) throw notFoundRoute(url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
+      if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return vmChildRoute(method, ref, lower(segs[8]), url);
+      if (segs.length !== 8) throw notModelled(method, url);
       if (ns === 'microsoft.network' && type === NIC_TYPE) return nicRoute(method, ref, apiVersion, body, url);
-      if (ns === 'microsoft.compute' && type === VM_TYPE) return vmRoute(method, ref, apiVersion, body, url);
+      if (ns === 'microsoft.compute' && type === VM_TYPE) return vmRoute(method, ref, apiVersion, body, url, headers);
       if (ns === 'microsoft.compute' && type === DISK_TYPE) return diskRoute(method, ref, apiVersion, url);
       throw notFoundRoute(url);
     }
     if (lower(segs[2]) === 'providers') {
       const ns = lower(segs[3]);
       const type = lower(segs[4]);
+      requireServedType(ns, segs[3], segs[4], apiVersion);
       if (segs.length === 5 && ns === 'microsoft.compute' && type === 'skus') {
         requireMethod(method, 'GET');
         return skuList(sub, url);
       }
       if (segs.length === 5) return listRoute(method, ns, type, { subscriptionId: sub }, url);
+      if (type === 'locations' && segs.length === 7 && ns === 'microsoft.compute' && segs[5] !== undefined) {
+        requireMethod(method, 'GET');
+        return computeLocationRoute(sub, segs[5], lower(segs[6]), url);
+      }
       if (type === 'locations' && segs.length === 8 && segs[7] !== undefined) {
         requireMethod(method, 'GET');
         const kind = lower(segs[6]);
@@ -163,17 +193,84 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     let page: ListPage<Json>;
     const render = <V>(p: ListPage<V>, f: (v: V) => Json): ListPage<Json> => ({ value: p.value.map(f), ...(p.nextSkip !== undefined ? { nextSkip: p.nextSkip } : {}) });
     if (ns === 'microsoft.network' && type === NIC_TYPE) page = render(arm.nicListPage(scope, skip), nicJson);
-    else if (ns === 'microsoft.compute' && type === VM_TYPE) page = render(arm.vmListPage(scope, skip), vmJson);
-    else if (ns === 'microsoft.compute' && type === DISK_TYPE) page = render(arm.diskListPage(scope, skip), diskJson);
+    else if (ns === 'microsoft.compute' && type === VM_TYPE) {
+      const view = vmListView(url);
+      const vms = arm.vmListPage(scope, skip);
+      // No VM of the fake belongs to a scale set: the one filter Compute takes matches none.
+      page = view.inScaleSet ? { value: [] } : render(vms, view.instanceView ? vmWithInstanceViewJson : vmJson);
+    } else if (ns === 'microsoft.compute' && type === DISK_TYPE) page = render(arm.diskListPage(scope, skip), diskJson);
     else throw notFoundRoute(url);
+    return pageResponse(page, url);
+  }
+
+  /** A page as ARM sends it: `value`, and an absolute `nextLink` (same path and query, a $skiptoken) unless it is the last. */
+  function pageResponse(page: ListPage<Json>, url: URL): ArmHttpResponse {
     const out: { [key: string]: Json } = { value: page.value };
     if (page.nextSkip !== undefined) {
-      const next = new URL(`${base}${url.pathname}`);
-      next.searchParams.set('api-version', url.searchParams.get('api-version') ?? '');
+      const next = new URL(`${base}${url.pathname}${url.search}`);
       next.searchParams.set('$skiptoken', String(page.nextSkip));
       out['nextLink'] = next.toString();
     }
     return json(200, out);
+  }
+
+  /**
+   * GET /subscriptions/{s}/providers/Microsoft.Compute/locations/{l}/…: `usages` (quota),
+   * `vmSizes` (the sizes offered there) and `virtualMachines` (the subscription's VMs in
+   * that location, paged like any list).
+   */
+  function computeLocationRoute(sub: string, location: string, kind: string, url: URL): ArmHttpResponse {
+    const loc = normalizeLocation(location);
+    switch (kind) {
+      case 'usages': {
+        const usage = arm.quotaUsage(sub, loc);
+        if (!usage) throw locationNotServed(loc, sub);
+        return json(200, usageListJson(usage));
+      }
+      case 'vmsizes':
+        arm.countSkuList(sub);
+        return json(200, vmSizeList(arm.instanceTypes(), loc));
+      case VM_TYPE: {
+        const token = url.searchParams.get('$skiptoken');
+        const skip = token === null ? 0 : Number(token);
+        if (!Number.isInteger(skip) || skip < 0) throw new HttpError(400, 'InvalidSkipToken', `The $skiptoken '${token}' is not valid.`);
+        const vms = arm.vmListPage({ subscriptionId: sub }, skip);
+        const value = vms.value.filter((vm) => vm.location === loc).map(vmJson);
+        return pageResponse({ value, ...(vms.nextSkip !== undefined ? { nextSkip: vms.nextSkip } : {}) }, url);
+      }
+      default:
+        throw notModelled('GET', url);
+    }
+  }
+
+  /** GET …/virtualMachines/{vm}/instanceView and …/vmSizes; the VM's POST actions are not modelled. */
+  function vmChildRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, child: string, url: URL): ArmHttpResponse {
+    if (child === 'instanceview' || child === 'vmsizes') {
+      requireMethod(method, 'GET');
+      const vm = arm.vmGet(ref);
+      if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
+      return json(200, child === 'instanceview' ? vmInstanceViewJson(vm) : vmSizeList(arm.instanceTypes(), vm.location));
+    }
+    throw notModelled(method, url);
+  }
+
+  /** The location a write names (a PUT's body) or acts in (the resource's), for NoRegisteredProviderFound. */
+  function writeLocation(method: string, segs: string[], body: string | undefined): string {
+    if (method === 'PUT' || method === 'PATCH') {
+      try {
+        const loc = at(JSON.parse(body ?? 'null') as unknown, ['location']);
+        if (typeof loc === 'string' && loc !== '') return normalizeLocation(loc);
+      } catch {
+        // Malformed bodies are refused later, as InvalidRequestContent.
+      }
+    }
+    const [s0, sub, s2, rg, s4, ns, type, name] = segs;
+    if (lower(s0) !== 'subscriptions' || lower(s2) !== 'resourcegroups' || lower(s4) !== 'providers' || !sub || !rg || !name) return 'global';
+    const ref = { subscriptionId: sub, resourceGroup: rg, name };
+    const key = `${lower(ns)}/${lower(type)}`;
+    const found =
+      key === `microsoft.network/${NIC_TYPE}` ? arm.nicLocation(ref) : key === `microsoft.compute/${VM_TYPE}` ? arm.vmLocation(ref) : key === `microsoft.compute/${DISK_TYPE}` ? arm.diskLocation(ref) : undefined;
+    return found ?? 'global';
   }
 
   /** Microsoft.Resources resource groups: enough for a client to create the group it deploys into. */
@@ -219,21 +316,30 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     }
   }
 
-  function vmRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, apiVersion: string, body: string | undefined, url: URL): ArmHttpResponse {
+  function vmRoute(
+    method: string,
+    ref: { subscriptionId: string; resourceGroup: string; name: string },
+    apiVersion: string,
+    body: string | undefined,
+    url: URL,
+    headers: Record<string, string>,
+  ): ArmHttpResponse {
     switch (method) {
       case 'GET': {
+        const expand = url.searchParams.get('$expand');
         const vm = arm.vmGet(ref);
         if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
-        return json(200, vmJson(vm));
+        return json(200, lower(expand ?? undefined) === 'instanceview' ? vmWithInstanceViewJson(vm) : vmJson(vm));
       }
       case 'PUT': {
+        checkPreconditions(headers, arm.vmEtag(ref));
         const doc = parseBody(body);
         const request = parseVmPut(ref, doc);
         const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
         if (customData !== undefined) request.customDataHash = digest(customData);
         const begun = arm.beginCreateVm(request);
-        const headers = begun.operationId === undefined ? {} : asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
-        return json(begun.created ? 201 : 200, vmJson(begun.vm), headers);
+        const lro = begun.operationId === undefined ? {} : asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
+        return json(begun.created ? 201 : 200, vmJson(begun.vm), lro);
       }
       case 'DELETE': {
         const location = arm.vmLocation(ref);
@@ -460,7 +566,7 @@ function withHeaders(res: ArmHttpResponse, extra: Record<string, string>): ArmHt
 }
 
 function errorResponse(err: unknown): ArmHttpResponse {
-  if (err instanceof HttpError) return json(err.status, errorJson(err.code, err.message), err.headers);
+  if (err instanceof HttpError) return json(err.status, errorJson(err.code, err.message, err.target), err.headers);
   if (err instanceof AzureError) {
     const prefix = `${err.code}: `;
     const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
@@ -475,26 +581,96 @@ function errorResponse(err: unknown): ArmHttpResponse {
 }
 
 /**
- * ARM's api-version check: a version that is not a date (YYYY-MM-DD[-preview]) is
- * InvalidApiVersionParameter; a well-formed one the provider does not serve is
- * NoRegisteredProviderFound. Both 400.
+ * ARM's api-version check: a version that is not a date (YYYY-MM-DD[-preview]) is 400
+ * InvalidApiVersionParameter. A well-formed one the resource type does not serve is, for a
+ * read, 404 InvalidResourceType ("could not be found in the namespace … for api version");
+ * for a write, where ARM routes by the resource's location, 400 NoRegisteredProviderFound
+ * naming that location. Both list the supported versions.
  */
-function checkApiVersion(segs: string[], apiVersion: string): void {
-  const providersAt = segs.map((s) => s.toLowerCase()).lastIndexOf('providers');
-  const ns = providersAt >= 0 ? lower(segs[providersAt + 1]) : 'microsoft.resources';
+function checkApiVersion(method: string, segs: string[], apiVersion: string, location: () => string): void {
+  const providersAt = segs.map((s) => s.toLowerCase()).indexOf('providers');
+  const nsName = providersAt >= 0 ? (segs[providersAt + 1] ?? '') : 'Microsoft.Resources';
   const type = providersAt >= 0 ? (segs[providersAt + 2] ?? '') : 'resourceGroups';
-  const supported = SUPPORTED_API_VERSIONS[ns];
+  const supported = SUPPORTED_API_VERSIONS[nsName.toLowerCase()];
   if (!supported) return; // routing answers unknown providers
   if (!/^\d{4}-\d{2}-\d{2}(-preview)?$/.test(apiVersion)) {
     throw new HttpError(400, 'InvalidApiVersionParameter', `The api-version '${apiVersion}' is invalid. The supported versions are '${supported.join(',')}'.`);
   }
-  if (!supported.includes(apiVersion)) {
-    throw new HttpError(
-      400,
-      'NoRegisteredProviderFound',
-      `No registered resource provider found for location 'global' and API version '${apiVersion}' for type '${type}'. The supported api-versions are '${supported.join(', ')}'.`,
-    );
+  if (supported.includes(apiVersion)) return;
+  if (method === 'GET' || method === 'HEAD') throw invalidResourceType(nsName, type, apiVersion, supported);
+  throw new HttpError(
+    400,
+    'NoRegisteredProviderFound',
+    `No registered resource provider found for location '${location()}' and API version '${apiVersion}' for type '${type}'. The supported api-versions are '${supported.join(', ')}'.`,
+  );
+}
+
+/** Resource types the fake serves per namespace (lower case); ARM knows no others there. */
+const SERVED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
+  'microsoft.compute': new Set([VM_TYPE, DISK_TYPE, 'skus', 'locations']),
+  'microsoft.network': new Set([NIC_TYPE, 'locations']),
+};
+
+/** 404 InvalidResourceNamespace for a namespace ARM does not have, InvalidResourceType for a type the namespace lacks. */
+function requireServedType(ns: string, nsName: string | undefined, typeName: string | undefined, apiVersion: string): void {
+  const served = SERVED_TYPES[ns];
+  if (!served) throw new HttpError(404, 'InvalidResourceNamespace', `The resource namespace '${nsName ?? ''}' is invalid.`);
+  if (typeName === undefined || !served.has(typeName.toLowerCase())) throw invalidResourceType(nsName ?? '', typeName ?? '', apiVersion);
+}
+
+function invalidResourceType(nsName: string, type: string, apiVersion: string, supported?: readonly string[]): HttpError {
+  const versions = supported ? ` The supported api-versions are '${supported.join(',')}'.` : '';
+  return new HttpError(404, 'InvalidResourceType', `The resource type '${type}' could not be found in the namespace '${nsName}' for api version '${apiVersion}'.${versions}`);
+}
+
+function locationNotServed(location: string, sub: string): AzureError {
+  return new AzureError('InvalidParameter', 400, `Location '${location}' is not configured for subscription '${sub}' in the fake ARM.`);
+}
+
+/** A real ARM path the simulator does not model (VM power actions, NIC sub-resources, …): said plainly, never a 404 a client could take for "gone". */
+function notModelled(method: string, url: URL): HttpError {
+  return new HttpError(501, 'NotImplemented', `The azflex simulator does not model ${method} ${url.pathname}.`);
+}
+
+/**
+ * Compute's optimistic concurrency on a VM PUT: `If-Match` must name the VM's current etag
+ * (or be `*` for an existing VM), `If-None-Match: *` refuses an existing VM; otherwise 412
+ * PreconditionFailed, before anything else is checked.
+ */
+function checkPreconditions(headers: Record<string, string>, etag: number | undefined): void {
+  const current = etag === undefined ? undefined : `"${etag}"`;
+  const ifMatch = headers['if-match'];
+  if (ifMatch !== undefined) {
+    const wanted = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    if (current === undefined || !(wanted.includes('*') || wanted.includes(current))) {
+      throw new HttpError(412, 'PreconditionFailed', `Etag provided in if-match header ${ifMatch} does not match etag ${current ?? '(none: the resource does not exist)'} of resource.`);
+    }
   }
+  const ifNoneMatch = headers['if-none-match'];
+  if (ifNoneMatch !== undefined && current !== undefined) {
+    const unwanted = ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    if (unwanted.includes('*') || unwanted.includes(current)) {
+      throw new HttpError(412, 'PreconditionFailed', `Etag provided in if-none-match header ${ifNoneMatch} matches etag ${current} of resource.`);
+    }
+  }
+}
+
+/**
+ * What `$filter`, `$expand` and `statusOnly` ask of a VM list. Compute takes one filter,
+ * `virtualMachineScaleSet/id eq '…'`; `$expand=instanceView` and `statusOnly=true` add
+ * each VM's instance view. Another filter is refused (InvalidParameter, target $filter).
+ */
+function vmListView(url: URL): { inScaleSet: boolean; instanceView: boolean } {
+  const filter = url.searchParams.get('$filter');
+  let inScaleSet = false;
+  if (filter !== null && filter.trim() !== '') {
+    if (!/^\s*'?virtualMachineScaleSet\/id'?\s+eq\s+'[^']*'\s*$/i.test(filter)) {
+      throw new HttpError(400, 'InvalidParameter', `The value of parameter $filter is invalid: only 'virtualMachineScaleSet/id' eq '<scale set id>' is supported.`, {}, '$filter');
+    }
+    inScaleSet = true;
+  }
+  const instanceView = lower(url.searchParams.get('$expand') ?? undefined) === 'instanceview' || lower(url.searchParams.get('statusOnly') ?? undefined) === 'true';
+  return { inScaleSet, instanceView };
 }
 
 function failedStatus(op: OperationInfo): number {
@@ -513,7 +689,9 @@ function notFoundRoute(url: URL): HttpError {
   return new HttpError(404, 'InvalidResourceType', `The fake ARM does not serve '${url.pathname}'.`);
 }
 
+/** PATCH exists in ARM for every resource the fake keeps but is not modelled; other methods do not exist there. */
 function methodNotAllowed(method: string, url: URL): HttpError {
+  if (method === 'PATCH') return notModelled(method, url);
   return new HttpError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}' (${url.pathname}).`);
 }
 

@@ -159,6 +159,7 @@ export type ArmOperation =
   | 'disk.list'
   | 'disk.delete'
   | 'sku.list'
+  | 'usage.list'
   | 'operation.get'
   | 'rg.put'
   | 'rg.get';

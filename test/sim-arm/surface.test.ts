@@ -1,0 +1,260 @@
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ComputeManagementClient, restorePoller, type VirtualMachine } from '@azure/arm-compute';
+import { NetworkManagementClient } from '@azure/arm-network';
+import type { AccessToken, TokenCredential } from '@azure/core-auth';
+import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
+import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import { runOnClock } from '../azure/helpers/canned-arm.js';
+import { H200, RG, SUB, SUBNET } from './helpers.js';
+
+/**
+ * The ARM face under calls azflex itself never makes but a user, a tool or another SDK
+ * method does: VM lists with their query options, instance views, usages (quota), sizes,
+ * preconditions, existence checks and the refusals for what the simulator does not serve.
+ * Over HTTPS, through the official SDK clients and a plain HTTPS client.
+ */
+const NET = '2026-01-01';
+const CMP = '2026-04-01';
+const D2 = 'Standard_D2s_v5';
+const credential: TokenCredential = { getToken: async (): Promise<AccessToken> => ({ token: 't', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: { [key: string]: unknown } & { error?: { code: string; message: string; target?: string } };
+}
+
+function config(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
+  return {
+    regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 192, standardDSv5Family: 8 }, regionalQuotaCores: 400 }],
+    subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/24' }],
+    listLagSeconds: { appearSeconds: 0, disappearSeconds: 0 },
+    latencyMs: { vmCreate: { min: 60_000, max: 60_000 }, vmCreateFailure: { min: 30_000, max: 30_000 }, vmDelete: { min: 30_000, max: 30_000 }, gpuVmDelete: { min: 30_000, max: 30_000 } },
+    ...over,
+  };
+}
+
+let served: ServedArm[] = [];
+afterEach(async () => {
+  await Promise.all(served.map((s) => s.close()));
+  served = [];
+});
+
+async function serve(cfg: FakeArmConfig = config()) {
+  const s = await serveArm({ host: '127.0.0.1', scenarioConfig: cfg, seed: 5, clockMode: 'manual', lroRetryAfterSeconds: 10 });
+  served.push(s);
+  const ca = readFileSync(s.caCertPath, 'utf8');
+  const call = (method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const url = path.startsWith('https://') ? path : `${s.endpoint}${path}`;
+      const req = request(url, { method, ca, headers: { authorization: 'Bearer x', 'content-type': 'application/json', ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: text ? (JSON.parse(text) as Reply['json']) : {} });
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const opts = { endpoint: s.endpoint, tlsOptions: { ca }, retryOptions: { maxRetries: 0 } };
+  const compute = new ComputeManagementClient(credential, SUB, opts);
+  const network = new NetworkManagementClient(credential, SUB, opts);
+  const run = <T>(p: Promise<T>) => runOnClock(s.clock, p);
+  const advance = (seconds: number) => s.clock.runUntil(s.clock.now() + seconds * 1000);
+  /** A NIC and a VM on it through the SDKs (the VM PUT accepted; its create still running). */
+  const startVm = async (name: string, vmSize = D2, zones?: string[]) => {
+    await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, `${name}-nic`, { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    return run(compute.virtualMachines.beginCreateOrUpdate(RG, name, vmParams(name, vmSize, zones)));
+  };
+  return { s, call, compute, network, run, advance, startVm };
+}
+
+const all = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const x of items) out.push(x);
+  return out;
+};
+const nicId = (nic: string) => `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/${nic}`;
+const vmPath = (name: string) => `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachines/${name}`;
+
+function vmParams(name: string, vmSize: string, zones?: string[]): VirtualMachine {
+  return {
+    location: 'eastus2',
+    ...(zones ? { zones } : {}),
+    hardwareProfile: { vmSize },
+    storageProfile: {
+      imageReference: { publisher: 'Canonical', offer: 'ubuntu-24_04-lts', sku: 'server', version: 'latest' },
+      osDisk: { createOption: 'FromImage', deleteOption: 'Delete' },
+    },
+    osProfile: { computerName: name, adminUsername: 'azureuser', linuxConfiguration: { disablePasswordAuthentication: true, ssh: { publicKeys: [{ path: '/home/azureuser/.ssh/authorized_keys', keyData: 'ssh-ed25519 AAAA u' }] } } },
+    networkProfile: { networkInterfaces: [{ id: nicId(`${name}-nic`), primary: true, deleteOption: 'Delete' }] },
+  };
+}
+
+const codes = (vm: VirtualMachine) => vm.instanceView?.statuses?.map((s) => s.code);
+
+describe('ARM face: VM lists and instance views through @azure/arm-compute', () => {
+  it('list and listAll follow nextLink over pages; statusOnly and $expand carry instance views; the scale-set $filter matches no VM, another $filter is 400', async () => {
+    const { compute, call, run, advance, startVm } = await serve(config({ listPageSize: 2 }));
+    for (const n of ['a', 'b', 'c']) await startVm(`vm-${n}`);
+    await advance(61);
+    expect((await run(all(compute.virtualMachines.list(RG)))).map((v) => v.name)).toEqual(['vm-a', 'vm-b', 'vm-c']);
+    const raw = await call('GET', `${vmPath('').slice(0, -1)}?api-version=${CMP}&$expand=instanceView&$filter=${encodeURIComponent("virtualMachineScaleSet/id eq '/x'")}`);
+    expect(raw.json['value']).toEqual([]);
+    const first = await call('GET', `/subscriptions/${SUB}/providers/Microsoft.Compute/virtualMachines?api-version=${CMP}&statusOnly=true`);
+    // The next page keeps the query (statusOnly) and adds a $skiptoken.
+    expect(new URL(String(first.json['nextLink'])).searchParams.get('statusOnly')).toBe('true');
+    const status = await run(all(compute.virtualMachines.listAll({ statusOnly: 'true' })));
+    expect(status.map((v) => [v.name, codes(v)])).toEqual(['vm-a', 'vm-b', 'vm-c'].map((n) => [n, ['ProvisioningState/succeeded', 'PowerState/running']]));
+    expect((await run(all(compute.virtualMachines.listAll()))).every((v) => v.instanceView === undefined)).toBe(true);
+    const scaleSet = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachineScaleSets/pool`;
+    expect(await run(all(compute.virtualMachines.list(RG, { filter: `virtualMachineScaleSet/id eq '${scaleSet}'`, expand: 'instanceView' })))).toEqual([]);
+    const bad = await run(all(compute.virtualMachines.list(RG, { filter: "name eq 'vm-a'" }))).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ statusCode: 400, code: 'InvalidParameter' });
+    expect((await run(all(compute.virtualMachines.listByLocation('East US 2')))).map((v) => v.name)).toEqual(['vm-a', 'vm-b', 'vm-c']);
+    expect(await run(all(compute.virtualMachines.listByLocation('westeurope')))).toEqual([]);
+  });
+
+  it('get with $expand=instanceView and instanceView(): creating, succeeded and running, failed with the allocation error, deleting', async () => {
+    const { compute, run, advance, call } = await serve();
+    // Raw calls here: they leave the manual clock alone, so the VM is seen while it is created and deleted.
+    await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/ok-nic?api-version=${NET}`, JSON.stringify({ location: 'eastus2', properties: { ipConfigurations: [{ name: 'ipconfig1', properties: { subnet: { id: SUBNET } } }] } }));
+    const { location: _l, ...rest } = vmParams('ok', D2);
+    const put = await call('PUT', `${vmPath('ok')}?api-version=${CMP}`, JSON.stringify({ location: 'eastus2', properties: { ...rest, networkProfile: { networkInterfaces: [{ id: nicId('ok-nic'), properties: { primary: true, deleteOption: 'Delete' } }] } } }));
+    expect(put.status).toBe(201);
+    const creating = await call('GET', `${vmPath('ok')}?api-version=${CMP}&$expand=instanceView`);
+    expect((creating.json['properties'] as { instanceView: unknown }).instanceView).toEqual({
+      computerName: 'ok',
+      hyperVGeneration: 'V2',
+      statuses: [{ code: 'ProvisioningState/creating', level: 'Info', displayStatus: 'Creating' }],
+    });
+    expect((await call('GET', `${vmPath('ok')}?api-version=${CMP}`)).json['properties']).not.toHaveProperty('instanceView');
+    await advance(61);
+    const view = await run(compute.virtualMachines.instanceView(RG, 'OK'));
+    expect(view.statuses?.map((s) => [s.code, s.level, s.displayStatus])).toEqual([
+      ['ProvisioningState/succeeded', 'Info', 'Provisioning succeeded'],
+      ['PowerState/running', 'Info', 'VM running'],
+    ]);
+    expect(view.disks?.map((d) => d.name)).toEqual(['ok_OsDisk_1']);
+    expect(codes(await run(compute.virtualMachines.get(RG, 'ok', { expand: 'instanceView' })))).toEqual(['ProvisioningState/succeeded', 'PowerState/running']);
+    expect((await call('DELETE', `${vmPath('ok')}?api-version=${CMP}`)).status).toBe(202);
+    const deleting = await call('GET', `${vmPath('ok')}/instanceView?api-version=${CMP}`);
+    expect(deleting.json['statuses']).toEqual([{ code: 'ProvisioningState/deleting', level: 'Info', displayStatus: 'Deleting' }]);
+
+    // An async allocation failure: the Failed VM's instance view says why.
+    const f = await serve(config({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 8 }, regionalQuotaCores: 400, allocationFailureRate: 1 }] }));
+    // core-lro reports an LRO's failure as an Error whose message carries the operation's code and message.
+    await expect(f.run(f.startVm('f').then((p) => p.pollUntilDone()))).rejects.toThrow(/AllocationFailed\. Allocation failed/);
+    const failed = await f.run(f.compute.virtualMachines.instanceView(RG, 'f'));
+    expect(failed.statuses).toEqual([
+      expect.objectContaining({ code: 'ProvisioningState/failed/AllocationFailed', level: 'Error', displayStatus: 'Provisioning failed', message: expect.stringMatching(/^Allocation failed\. We do not have sufficient capacity/) }),
+    ]);
+  });
+});
+
+describe('ARM face: usages, sizes and preconditions', () => {
+  it('usage.list shows each family and Total Regional vCPUs, moving with creates and deletes and agreeing with the quota refusal', async () => {
+    const { compute, run, advance, startVm } = await serve();
+    const usage = async () => new Map((await run(all(compute.usage.list('eastus2')))).map((u) => [u.name.value, u]));
+    const before = await usage();
+    expect(before.get('cores')).toMatchObject({ unit: 'Count', currentValue: 0, limit: 400, name: { localizedValue: 'Total Regional vCPUs' } });
+    expect(before.get('standardDSv5Family')).toMatchObject({ currentValue: 0, limit: 8, name: { localizedValue: 'Standard DSv5 Family vCPUs' } });
+    expect(before.get('standardNDSH200v5Family')).toMatchObject({ currentValue: 0, limit: 192 });
+    expect(before.get('virtualMachines')).toMatchObject({ currentValue: 0, limit: 25_000 });
+    await startVm('a');
+    await startVm('b', 'Standard_D4s_v5');
+    const during = await usage();
+    expect([during.get('standardDSv5Family')?.currentValue, during.get('cores')?.currentValue, during.get('virtualMachines')?.currentValue]).toEqual([6, 6, 2]);
+    // One more D4s_v5 (4 vCPUs) would exceed the family's 8: the refusal names the same numbers.
+    const refused = await startVm('c', 'Standard_D4s_v5').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ statusCode: 409, code: 'OperationNotAllowed' });
+    expect(String((refused as Error).message)).toContain('Current Limit: 8, Current Usage: 6, Additional Required: 4');
+    await run(compute.virtualMachines.beginDeleteAndWait(RG, 'b'));
+    await advance(61);
+    expect((await usage()).get('standardDSv5Family')?.currentValue).toBe(2);
+    await expect(run(all(compute.usage.list('westeurope')))).rejects.toMatchObject({ statusCode: 400 });
+  });
+
+  it('VM sizes of a location and of a VM agree with Resource SKUs', async () => {
+    const { compute, run, startVm } = await serve();
+    const sizes = await run(all(compute.virtualMachineSizes.list('eastus2')));
+    const skus = await run(all(compute.resourceSkus.list({ filter: "location eq 'eastus2'" })));
+    const offered = skus.filter((k) => k.restrictions?.length === 0).map((k) => k.name);
+    expect(sizes.map((z) => z.name).sort()).toEqual([...offered].sort());
+    const h200 = sizes.find((z) => z.name === H200)!;
+    const cap = (n: string) => skus.find((k) => k.name === H200)?.capabilities?.find((c) => c.name === n)?.value;
+    expect([h200.numberOfCores, h200.memoryInMB, h200.maxDataDiskCount]).toEqual([Number(cap('vCPUs')), Number(cap('MemoryGB')) * 1024, Number(cap('MaxDataDiskCount'))]);
+    await startVm('a');
+    expect((await run(all(compute.virtualMachines.listAvailableSizes(RG, 'a')))).length).toBe(sizes.length);
+  });
+
+  it('a VM PUT with If-Match / If-None-Match: 412 PreconditionFailed unless the etag matches; the VM is untouched', async () => {
+    const { compute, run, advance, startVm, call } = await serve();
+    await startVm('a');
+    await advance(61);
+    const vm = await run(compute.virtualMachines.get(RG, 'a'));
+    expect(vm.etag).toMatch(/^"\d+"$/);
+    await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'a', vmParams('a', D2), { ifMatch: '"999"' }))).rejects.toMatchObject({
+      statusCode: 412,
+      code: 'PreconditionFailed',
+      message: `Etag provided in if-match header "999" does not match etag ${vm.etag} of resource.`,
+    });
+    await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'a', vmParams('a', D2), { ifNoneMatch: '*' }))).rejects.toMatchObject({ statusCode: 412, code: 'PreconditionFailed' });
+    expect((await run(compute.virtualMachines.beginCreateOrUpdateAndWait(RG, 'a', vmParams('a', D2), { ifMatch: vm.etag }))).provisioningState).toBe('Succeeded');
+    // If-Match names a resource that must exist.
+    const missing = await call('PUT', `${vmPath('nope')}?api-version=${CMP}`, JSON.stringify(vmParams('nope', D2)), { 'if-match': '*' });
+    expect([missing.status, missing.json.error?.code]).toEqual([412, 'PreconditionFailed']);
+  });
+
+  it('a poller resumes from its serialized state in a new client; a second delete of a gone VM succeeds (204)', async () => {
+    const { s, compute, network, run, call } = await serve();
+    await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'a-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    // The current (non-deprecated) PollerLike API: submitted, serialized, restored elsewhere.
+    const poller = compute.virtualMachines.createOrUpdate(RG, 'a', vmParams('a', D2));
+    await run(poller.submitted());
+    const state = await poller.serialize();
+    const ca = readFileSync(s.caCertPath, 'utf8');
+    const fresh = new ComputeManagementClient(credential, SUB, { endpoint: s.endpoint, tlsOptions: { ca }, retryOptions: { maxRetries: 0 } });
+    const puts = () => Object.values(s.arm.armCalls()['vm.put'] ?? {}).reduce((n, c) => n + c, 0);
+    const resumed = restorePoller(fresh, state, fresh.virtualMachines.createOrUpdate);
+    expect((await run(resumed.pollUntilDone())).provisioningState).toBe('Succeeded');
+    // Resuming polls the operation; it never sends the PUT again.
+    expect(puts()).toBe(1);
+    await run(compute.virtualMachines.delete(RG, 'a').pollUntilDone());
+    await run(compute.virtualMachines.beginDeleteAndWait(RG, 'a'));
+    expect((await call('DELETE', `${vmPath('a')}?api-version=${CMP}`)).status).toBe(204);
+  });
+});
+
+describe('ARM face: what ARM refuses, and what the simulator does not model', () => {
+  it('HEAD existence checks, unknown namespaces and types, malformed bodies, and 501 for real paths the simulator does not serve', async () => {
+    const { call, compute, run, startVm } = await serve();
+    expect((await call('HEAD', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`)).status).toBe(204);
+    const absent = await call('HEAD', `/subscriptions/${SUB}/resourcegroups/nope?api-version=2024-11-01`);
+    expect([absent.status, absent.text]).toEqual([404, '']);
+    // Compute and Network do not serve HEAD on their resources: 405 without a body.
+    const vmHead = await call('HEAD', `${vmPath('a')}?api-version=${CMP}`);
+    expect([vmHead.status, vmHead.text]).toEqual([405, '']);
+    const ns = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Nope/things/x?api-version=${CMP}`);
+    expect([ns.status, ns.json.error]).toEqual([404, { code: 'InvalidResourceNamespace', message: "The resource namespace 'Microsoft.Nope' is invalid." }]);
+    const type = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/fooBars/x?api-version=${CMP}`);
+    expect([type.status, type.json.error?.code, type.json.error?.message]).toEqual([
+      404,
+      'InvalidResourceType',
+      `The resource type 'fooBars' could not be found in the namespace 'Microsoft.Compute' for api version '${CMP}'.`,
+    ]);
+    const junk = await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/x?api-version=${NET}`, '{"location":');
+    expect([junk.status, junk.json.error?.code]).toEqual([400, 'InvalidRequestContent']);
+    await startVm('a');
+    // A real ARM action the simulator does not model is never a 404 a client could read as "gone".
+    await expect(run(compute.virtualMachines.beginDeallocate(RG, 'a'))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
+    await expect(run(compute.virtualMachines.beginUpdate(RG, 'a', { tags: { team: 'x' } }))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
+    const subResource = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/a-nic/effectiveRouteTable?api-version=${NET}`);
+    expect(subResource.status).toBe(501);
+  });
+});
