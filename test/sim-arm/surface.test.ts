@@ -231,6 +231,35 @@ describe('ARM face: usages, sizes and preconditions', () => {
   });
 });
 
+describe('ARM face: PUT semantics', () => {
+  it('a re-PUT replaces tags (NIC and VM, the VM etag moves); a PUT without location is LocationRequired; another location is InvalidResourceLocation', async () => {
+    const { compute, network, run, advance, startVm, call } = await serve();
+    await startVm('a');
+    await advance(61);
+    const nic = await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'a-nic', { location: 'eastus2', tags: { team: 'ml' }, ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    expect(nic.tags).toEqual({ team: 'ml' });
+    expect((await run(network.networkInterfaces.get(RG, 'a-nic'))).tags).toEqual({ team: 'ml' });
+    const before = await run(compute.virtualMachines.get(RG, 'a'));
+    const after = await run(compute.virtualMachines.beginCreateOrUpdateAndWait(RG, 'a', { ...vmParams('a', D2), tags: { owner: 'me' } }));
+    expect(after.tags).toEqual({ owner: 'me' });
+    expect(after.etag).not.toBe(before.etag);
+    expect(after.provisioningState).toBe('Succeeded');
+
+    const noLocation = await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/b-nic?api-version=${NET}`, JSON.stringify({ properties: { ipConfigurations: [{ name: 'ipconfig1', properties: { subnet: { id: SUBNET } } }] } }));
+    expect([noLocation.status, noLocation.json.error]).toEqual([400, { code: 'LocationRequired', message: 'The location property is required for this definition.' }]);
+    const elsewhere = await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'a-nic', { location: 'westus', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] })).catch((e: unknown) => e);
+    expect(elsewhere).toMatchObject({
+      statusCode: 400,
+      code: 'InvalidResourceLocation',
+      message: `The resource 'a-nic' already exists in location 'eastus2' in resource group '${RG}'. A resource with the same name cannot be created in location 'westus'. Please select a new resource name.`,
+    });
+    await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'a', { ...vmParams('a', D2), location: 'West US' }))).rejects.toMatchObject({ statusCode: 400, code: 'InvalidResourceLocation' });
+    const group = await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'westus' }));
+    expect([group.status, group.json.error?.code]).toEqual([409, 'InvalidResourceGroupLocation']);
+    expect((await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'East US 2' }))).status).toBe(200);
+  });
+});
+
 describe('ARM face: what ARM refuses, and what the simulator does not model', () => {
   it('HEAD existence checks, unknown namespaces and types, malformed bodies, and 501 for real paths the simulator does not serve', async () => {
     const { call, compute, run, startVm } = await serve();

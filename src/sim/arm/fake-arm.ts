@@ -341,7 +341,14 @@ export class FakeArm implements AzurePort {
       const key = id.toLowerCase();
       const existing = this.nics.get(key);
       if (existing?.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${id} is being deleted.`);
-      if (existing) return { status: 200, value: { nic: this.nicView(existing), created: false } };
+      if (existing) {
+        // A PUT replaces the resource's tags (the one NIC property this fake lets a re-PUT change).
+        if (!sameTags(existing.tags, spec.tags)) {
+          existing.tags = { ...spec.tags };
+          existing.view = undefined;
+        }
+        return { status: 200, value: { nic: this.nicView(existing), created: false } };
+      }
       const subnet = this.subnets.get(spec.subnetId.toLowerCase());
       if (!subnet) throw msg.invalid(`Subnet ${spec.subnetId} referenced by resource ${id} was not found.`);
       const offset = subnet.allocate();
@@ -418,6 +425,11 @@ export class FakeArm implements AzurePort {
         if (existing.provisioningState === 'Deleting') throw msg.vmBeingDeleted(existing.name);
         const changed = this.immutableVmProperties ? changedImmutableProperty(existing, req) : undefined;
         if (changed !== undefined) throw msg.propertyChangeNotAllowed(changed);
+        // Tags are mutable: a PUT replaces them (and the etag moves).
+        if (!sameTags(existing.tags, req.tags)) {
+          existing.tags = { ...req.tags };
+          this.vmChanged(existing);
+        }
         // ARM retries provisioning of a Failed VM on an identical PUT (and reserves its NICs again).
         if (existing.provisioningState === 'Failed') return { status: 200, value: this.reprovision(existing, req) };
         const inFlight = existing.provisioningState === 'Creating' ? existing.createOp?.id : undefined;
@@ -1425,4 +1437,11 @@ function putInto<T>(fn: () => T): T {
     }
     throw err;
   }
+}
+
+function sameTags(a: Tags, b: Tags): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
 }

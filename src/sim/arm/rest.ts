@@ -281,8 +281,11 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       case 'GET':
         return json(200, render(arm.getResourceGroup(sub, name)));
       case 'PUT': {
-        const location = str(parseBody(body), ['location'], 'location');
+        const location = requiredLocation(parseBody(body));
         const out = arm.putResourceGroup(sub, name, location);
+        if (!out.created && out.location !== normalizeLocation(location)) {
+          throw new HttpError(409, 'InvalidResourceGroupLocation', `Invalid resource group location '${normalizeLocation(location)}'. The Resource group already exists in location '${out.location}'.`);
+        }
         return json(out.created ? 201 : 200, render(out));
       }
       default:
@@ -299,7 +302,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       }
       case 'PUT': {
         const doc = parseBody(body);
-        const location = str(doc, ['location'], 'location');
+        const location = requiredLocation(doc);
+        sameLocation(ref, arm.nicLocation(ref), location);
         const subnetId = str(doc, ['properties', 'ipConfigurations', 0, 'properties', 'subnet', 'id'], 'properties.ipConfigurations[0].properties.subnet.id');
         const { nic, created } = arm.nicPut({ ref, location, subnetId, tags: tagsOf(doc) });
         const opId = arm.completedOperation('create');
@@ -334,6 +338,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       case 'PUT': {
         checkPreconditions(headers, arm.vmEtag(ref));
         const doc = parseBody(body);
+        sameLocation(ref, arm.vmLocation(ref), requiredLocation(doc));
         const request = parseVmPut(ref, doc);
         const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
         if (customData !== undefined) request.customDataHash = digest(customData);
@@ -465,6 +470,23 @@ function parseBody(body: string | undefined): unknown {
   }
 }
 
+/** ARM itself refuses a PUT of a tracked resource without a location, before any provider sees it. */
+function requiredLocation(doc: unknown): string {
+  const v = at(doc, ['location']);
+  if (typeof v !== 'string' || v.trim() === '') throw new HttpError(400, 'LocationRequired', 'The location property is required for this definition.');
+  return v;
+}
+
+/** A resource keeps the location it was created in: a PUT naming another is InvalidResourceLocation. */
+function sameLocation(ref: { resourceGroup: string; name: string }, existing: string | undefined, requested: string): void {
+  if (existing === undefined || existing === normalizeLocation(requested)) return;
+  throw new HttpError(
+    400,
+    'InvalidResourceLocation',
+    `The resource '${ref.name}' already exists in location '${existing}' in resource group '${ref.resourceGroup}'. A resource with the same name cannot be created in location '${normalizeLocation(requested)}'. Please select a new resource name.`,
+  );
+}
+
 function at(doc: unknown, path: Path): unknown {
   let cur: unknown = doc;
   for (const key of path) {
@@ -538,7 +560,7 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
   // osProfile.customData is read by nobody here: the fake must never keep or echo the secret.
   return {
     ref,
-    location: str(doc, ['location'], 'location'),
+    location: requiredLocation(doc),
     vmSize: str(doc, ['properties', 'hardwareProfile', 'vmSize'], 'properties.hardwareProfile.vmSize'),
     ...zoneOf(doc),
     nicIds,
