@@ -232,7 +232,7 @@ describe('ARM face: usages, sizes and preconditions', () => {
 });
 
 describe('ARM face: PUT semantics', () => {
-  it('a re-PUT replaces tags (NIC and VM, the VM etag moves); a PUT without location is LocationRequired; another location is InvalidResourceLocation', async () => {
+  it('a re-PUT or a PATCH replaces tags (NIC and VM, the VM etag moves); a PUT without location is LocationRequired; another location is InvalidResourceLocation', async () => {
     const { compute, network, run, advance, startVm, call } = await serve();
     await startVm('a');
     await advance(61);
@@ -254,6 +254,12 @@ describe('ARM face: PUT semantics', () => {
       message: `The resource 'a-nic' already exists in location 'eastus2' in resource group '${RG}'. A resource with the same name cannot be created in location 'westus'. Please select a new resource name.`,
     });
     await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'a', { ...vmParams('a', D2), location: 'West US' }))).rejects.toMatchObject({ statusCode: 400, code: 'InvalidResourceLocation' });
+    // PATCH of tags: Compute's update (an LRO) and Network's updateTags replace the tags whole.
+    const patched = await run(compute.virtualMachines.beginUpdateAndWait(RG, 'a', { tags: { owner: 'you', cost: 'x' } }));
+    expect([patched.tags, patched.provisioningState]).toEqual([{ owner: 'you', cost: 'x' }, 'Succeeded']);
+    expect((await run(compute.virtualMachines.get(RG, 'a'))).tags).toEqual({ owner: 'you', cost: 'x' });
+    expect((await run(network.networkInterfaces.updateTags(RG, 'a-nic', { tags: { team: 'infra' } }))).tags).toEqual({ team: 'infra' });
+    await expect(run(network.networkInterfaces.updateTags(RG, 'nope', { tags: {} }))).rejects.toMatchObject({ statusCode: 404, code: 'ResourceNotFound' });
     const group = await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'westus' }));
     expect([group.status, group.json.error?.code]).toEqual([409, 'InvalidResourceGroupLocation']);
     expect((await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'East US 2' }))).status).toBe(200);
@@ -282,7 +288,7 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
     await startVm('a');
     // A real ARM action the simulator does not model is never a 404 a client could read as "gone".
     await expect(run(compute.virtualMachines.beginDeallocate(RG, 'a'))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
-    await expect(run(compute.virtualMachines.beginUpdate(RG, 'a', { tags: { team: 'x' } }))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
+    await expect(run(compute.virtualMachines.beginUpdate(RG, 'a', { hardwareProfile: { vmSize: 'Standard_D4s_v5' } }))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
     const subResource = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/a-nic/effectiveRouteTable?api-version=${NET}`);
     expect(subResource.status).toBe(501);
   });

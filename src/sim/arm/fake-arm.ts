@@ -587,6 +587,36 @@ export class FakeArm implements AzurePort {
     return this.disks.get(armId(ref, 'Microsoft.Compute/disks').toLowerCase())?.location;
   }
 
+  /** PATCH of a NIC's tags (a counted write): the NIC as it is now, or undefined when there is none. */
+  nicPatchTags(ref: ResourceRef, tags: Tags): Nic | undefined {
+    const rec = this.nics.get(armId(ref, 'Microsoft.Network/networkInterfaces').toLowerCase());
+    return this.invoke('nic.put', 'writes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
+      if (!rec) return { status: 404, value: undefined };
+      if (rec.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${rec.id} is being deleted.`);
+      if (!sameTags(rec.tags, tags)) {
+        rec.tags = { ...tags };
+        rec.view = undefined;
+      }
+      return { status: 200, value: this.nicView(rec) };
+    });
+  }
+
+  /** PATCH of a VM's tags (a counted VM write, as Compute counts updates): the VM now, or undefined when there is none. */
+  vmPatchTags(ref: ResourceRef, tags: Tags): VmDetails | undefined {
+    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
+    return this.invoke('vm.put', 'writes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
+      if (!rec) return { status: 404, value: undefined };
+      if (rec.provisioningState === 'Deleting') throw msg.vmBeingDeleted(rec.name, 'PATCH');
+      if (!sameTags(rec.tags, tags)) {
+        rec.tags = { ...tags };
+        this.vmChanged(rec);
+      }
+      return { status: 200, value: toVmDetails(rec) };
+    });
+  }
+
   /** Uncounted etag look-up, for the REST face's If-Match / If-None-Match check of a VM PUT. */
   vmEtag(ref: ResourceRef): number | undefined {
     return this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase())?.etag;

@@ -51,7 +51,11 @@ export function nicReserved(reservedVmId: string, seconds: number): AzureError {
 }
 
 export function nicInUse(nicId: string, vmId: string): AzureError {
-  return armError('NicInUse', 400, `Network Interface ${nicId} is used by existing VM ${vmId}.`);
+  return armError(
+    'NicInUse',
+    400,
+    `Network Interface ${nicId} is used by existing resource ${vmId}. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic.`,
+  );
 }
 
 export function skuNotAvailable(vmSize: string, location: string, zone?: string): AzureError {
@@ -83,12 +87,12 @@ export const ZONAL_ALLOCATION_FAILED_MESSAGE =
 
 export const OPERATION_PREEMPTED_MESSAGE = 'Operation execution has been preempted by a more recent operation.';
 
-export function vmBeingDeleted(vmName: string): AzureError {
+export function vmBeingDeleted(vmName: string, method: 'PUT' | 'PATCH' = 'PUT'): AzureError {
   // Real ARM answers this with OperationNotAllowed too (the same code as a quota refusal).
   return armError(
     'OperationNotAllowed',
     409,
-    `Operation 'PUT' is not allowed on VM '${vmName}' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete).`,
+    `Operation '${method}' is not allowed on VM '${vmName}' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete).`,
   );
 }
 

@@ -309,6 +309,11 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         const opId = arm.completedOperation('create');
         return json(created ? 201 : 200, nicJson(nic), asyncHeaders('Microsoft.Network', ref.subscriptionId, location, opId, apiVersion, false));
       }
+      case 'PATCH': {
+        const nic = arm.nicPatchTags(ref, patchedTags(parseBody(body), url));
+        if (!nic) throw resourceNotFound('Microsoft.Network/networkInterfaces', ref);
+        return json(200, nicJson(nic));
+      }
       case 'DELETE': {
         const existing = arm.nicLocation(ref);
         const begun = arm.nicDelete(ref);
@@ -345,6 +350,12 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         const begun = arm.beginCreateVm(request);
         const lro = begun.operationId === undefined ? {} : asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
         return json(begun.created ? 201 : 200, vmJson(begun.vm), lro);
+      }
+      case 'PATCH': {
+        const vm = arm.vmPatchTags(ref, patchedTags(parseBody(body), url));
+        if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
+        // Compute answers an update as an LRO; the fake's is done at once.
+        return json(200, vmJson(vm), asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, arm.completedOperation('create'), apiVersion, false));
       }
       case 'DELETE': {
         const location = arm.vmLocation(ref);
@@ -509,6 +520,19 @@ function str(doc: unknown, path: Path, name: string): string {
 function optStr(doc: unknown, path: Path): string | undefined {
   const v = at(doc, path);
   return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * A PATCH the fake models changes tags only (and replaces them whole, as ARM does for the
+ * `tags` property); any other property in it is a change the simulator does not model.
+ */
+function patchedTags(doc: unknown, url: URL): Record<string, string> {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new HttpError(400, 'InvalidRequestContent', 'The request content was invalid and could not be deserialized: a JSON object is expected.');
+  const empty = (v: unknown): boolean => v === null || v === undefined || (typeof v === 'object' && Object.keys(v).length === 0);
+  const other = Object.entries(doc).filter(([k, v]) => k !== 'tags' && k !== 'id' && k !== 'name' && k !== 'type' && !empty(v)).map(([k]) => k);
+  if (other.length > 0) throw new HttpError(501, 'NotImplemented', `The azflex simulator models a PATCH of tags only, not of '${other.join("', '")}' (${url.pathname}).`);
+  if (!('tags' in doc)) throw new HttpError(501, 'NotImplemented', `The azflex simulator models a PATCH of tags only (${url.pathname}).`);
+  return tagsOf(doc);
 }
 
 function tagsOf(doc: unknown): Record<string, string> {
@@ -711,7 +735,7 @@ function notFoundRoute(url: URL): HttpError {
   return new HttpError(404, 'InvalidResourceType', `The fake ARM does not serve '${url.pathname}'.`);
 }
 
-/** PATCH exists in ARM for every resource the fake keeps but is not modelled; other methods do not exist there. */
+/** A PATCH (of disks; of VMs and NICs beyond tags) exists in ARM but is not modelled; other methods do not exist there. */
 function methodNotAllowed(method: string, url: URL): HttpError {
   if (method === 'PATCH') return notModelled(method, url);
   return new HttpError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}' (${url.pathname}).`);
