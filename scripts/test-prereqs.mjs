@@ -2,10 +2,12 @@
 // `npm test` runs this first (pretest), so the README's two commands work on a fresh machine:
 //  - Debian's chromium for the browser tests (playwright-core never downloads a browser);
 //  - etcd, kube-apiserver, kube-scheduler, helm and kubectl for the Kubernetes tests
-//    (built once from the Go module proxy into ~/.cache/azflex/envtest, see envtest.mjs).
+//    (built once from the Go module proxy into ~/.cache/azflex/envtest, see envtest.mjs);
+//  - upstream Karpenter's metric families (built once from its Go module, see upstream-karpenter.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ensureEnvtest } from './envtest.mjs';
+import { ensureUpstreamMetrics } from './upstream-karpenter.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -26,7 +28,8 @@ function ensureChromium() {
 try {
   ensureChromium();
   const env = await ensureEnvtest();
-  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}\n`);
+  const metrics = await ensureUpstreamMetrics();
+  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}; upstream metrics in ${metrics.file}\n`);
 } catch (err) {
   process.stderr.write(`[prereqs] ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

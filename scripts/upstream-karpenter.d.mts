@@ -11,3 +11,14 @@ export interface UpstreamFiles {
 }
 export declare function ensureKarpenterCrds(version?: string): Promise<UpstreamFiles>;
 export declare function ensureUpstreamExamples(version?: string): Promise<UpstreamFiles>;
+export declare function ensureUpstreamChartValues(version?: string): Promise<{ version: string; file: string }>;
+/** One metric family as upstream's own code registers it. */
+export interface UpstreamMetricFamily {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram' | 'summary' | 'other';
+  /** Sorted. */
+  labels: string[];
+  buckets?: number[];
+}
+export declare function ensureUpstreamMetrics(version?: string): Promise<{ version: string; file: string; families: UpstreamMetricFamily[] }>;

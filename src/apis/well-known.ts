@@ -21,6 +21,7 @@ export const ANNOTATION_DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-d
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_ARCH = 'kubernetes.io/arch';
 export const LABEL_OS = 'kubernetes.io/os';
+export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
 
 // --- Karpenter (karpenter.sh) ---
 export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';

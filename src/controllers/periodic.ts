@@ -1,6 +1,6 @@
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { DisruptionController, type DisruptionControllerOptions } from '../disruption/controller.js';
-import { LivenessController } from '../disruption/liveness.js';
+import { LivenessController, type LivenessOptions } from '../disruption/liveness.js';
 import { drain } from '../disruption/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
@@ -40,6 +40,8 @@ export interface PeriodicControllerDeps {
   onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
   onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];
   onNodeClaimDisrupted?: DisruptionControllerOptions['onDisrupted'];
+  onReplacementCreated?: DisruptionControllerOptions['onReplacementCreated'];
+  onNodeClaimTimedOut?: LivenessOptions['onTimedOut'];
 }
 
 /**
@@ -74,8 +76,12 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     isOfferingUnavailable,
     random: deps.random,
     ...(deps.onNodeClaimDisrupted ? { onDisrupted: deps.onNodeClaimDisrupted } : {}),
+    ...(deps.onReplacementCreated ? { onReplacementCreated: deps.onReplacementCreated } : {}),
   });
-  const liveness = new LivenessController({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
+  const liveness = new LivenessController({
+    cluster: deps.cluster, clock: deps.clock, log: deps.log,
+    ...(deps.onNodeClaimTimedOut ? { onTimedOut: deps.onNodeClaimTimedOut } : {}),
+  });
   const enabled = deps.enabled ?? (() => true);
   const when = (run: () => Promise<unknown>) => async (): Promise<void> => {
     if (enabled()) await run();

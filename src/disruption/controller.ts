@@ -55,8 +55,10 @@ export interface DisruptionControllerOptions {
   random?: Random;
   /** Stamped on replacement NodeClaims; defaults to src/controllers/nodeclass/hash.ts. */
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
-  /** Observer (src/metrics): a NodeClaim was deleted for this decision. */
-  onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string) => void;
+  /** Observer (src/metrics): a NodeClaim was deleted for this decision (`claim` as last listed). */
+  onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string, claim: NodeClaim | undefined) => void;
+  /** Observer (src/metrics): a consolidation replacement was created (upstream counts it with reason underutilized). */
+  onReplacementCreated?: (claim: NodeClaim) => void;
 }
 
 interface Consolidation {
@@ -308,7 +310,8 @@ export class DisruptionController {
     if (!pool || !nodeClass || !this.options.random) return;
     const name = `${pool.metadata.name}-${randomSuffix(this.options.random)}`;
     try {
-      await cluster.createNodeClaim(buildNodeClaim(name, intent.plan, pool, nodeClass, { now, nodeClassHash: this.options.nodeClassHash ?? defaultNodeClassHash }));
+      const created = await cluster.createNodeClaim(buildNodeClaim(name, intent.plan, pool, nodeClass, { now, nodeClassHash: this.options.nodeClassHash ?? defaultNodeClassHash }));
+      this.options.onReplacementCreated?.(created);
       await cluster.patchNodeClaimMetadata(intent.candidate.metadata.name, { annotations: { [ANNOTATION_CONSOLIDATION_REPLACEMENT]: name } });
     } catch (error) {
       log.warn({ nodeClaim: intent.candidate.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'launching consolidation replacement failed');
@@ -396,7 +399,7 @@ export class DisruptionController {
     log.info({ nodeClaim: decision.nodeClaim, nodePool: decision.nodePool, reason: decision.kind, detail: decision.detail }, 'disrupting NodeClaim');
     if (this.options.onDisrupted) {
       const pool = (await cluster.listNodePools()).find((p) => p.metadata.name === decision.nodePool);
-      this.options.onDisrupted(decision, pool?.spec.disruption.consolidationPolicy ?? '');
+      this.options.onDisrupted(decision, pool?.spec.disruption.consolidationPolicy ?? '', claim);
     }
     await cluster.recordEvent({
       involvedObject: { kind: 'NodeClaim', name: decision.nodeClaim, ...(claim ? { uid: claim.metadata.uid } : {}) },

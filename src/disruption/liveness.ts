@@ -72,6 +72,8 @@ export interface LivenessOptions {
   cluster: ClusterPort;
   clock: Clock;
   log: ProvisionerLog;
+  /** Observer (src/metrics): a timed-out NodeClaim was deleted. */
+  onTimedOut?: (action: LivenessAction, claim: NodeClaim) => void;
 }
 
 export interface LivenessAction {
@@ -183,6 +185,7 @@ export class LivenessController {
         continue;
       }
       actions.push(action);
+      this.options.onTimedOut?.(action, claim);
       failedPools.set(poolName, action);
       log.warn({ nodeClaim: claim.metadata.name, nodePool: poolName, failure }, 'NodeClaim timed out; deleting');
       await cluster.recordEvent({

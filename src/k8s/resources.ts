@@ -188,6 +188,7 @@ export function toNode(raw: RawObject): Node {
     status: { capacity: strMap(status.capacity), allocatable: strMap(status.allocatable), conditions: toConditions(status.conditions) },
   };
   setOpt(node.spec, 'providerID', str(spec.providerID));
+  setOpt(node.status, 'phase', str(status.phase));
   if (typeof spec.unschedulable === 'boolean') node.spec.unschedulable = spec.unschedulable;
   return node;
 }
@@ -340,11 +341,12 @@ export function toPod(raw: RawObject): Pod {
       };
     });
   }
-  const controller = arr(obj(raw.metadata).ownerReferences)
-    .map(obj)
-    .find((r) => r.controller === true);
+  const owners = arr(obj(raw.metadata).ownerReferences).map(obj);
+  const controller = owners.find((r) => r.controller === true);
   const kind = str(controller?.kind);
   if (kind && OWNER_KINDS.has(kind)) pod.ownerKind = kind as NonNullable<Pod['ownerKind']>;
+  const first = owners[0];
+  if (first && str(first.kind) && str(first.name)) pod.owner = { apiVersion: str(first.apiVersion) ?? '', kind: str(first.kind)!, name: str(first.name)! };
   return pod;
 }
 

@@ -1,17 +1,27 @@
 /**
  * Gauges upstream Karpenter derives from cluster state (pkg/controllers/metrics/{nodepool,
- * node,pod}), recomputed from the ClusterPort's lists: NodePool usage and limits, per-node
- * allocatable and pod requests/limits and lifetime, and one karpenter_pods_state series per
- * pod. Also azflex's NodeClass validation gauge. Reset and refilled on each refresh, so a
- * deleted node or pod stops being reported.
+ * node,pod}, pkg/controllers/state), recomputed from the ClusterPort's lists: NodePool usage
+ * and limits, per-node allocatable, overhead, pod and DaemonSet requests/limits and lifetime,
+ * cluster utilisation, and one karpenter_pods_state series per pod. Also azflex's NodeClass
+ * validation gauge. Reset and refilled on each refresh, so a deleted node or pod stops being
+ * reported.
+ *
+ * Which objects, as upstream: NodePool gauges only for the NodePools this controller manages
+ * (nodeClassRef an AzureFlexNodeClass; upstream's nodepool metrics controller skips pools of
+ * another provider), so beside node auto-provisioning each pool is reported once. Node and pod
+ * gauges cover every node and pod, labelled with the node's own `karpenter.sh/nodepool`;
+ * `managed` says whether azflex owns the node (node gauges) or any Karpenter does (pods).
  */
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { claimCapacity } from '../controllers/nodepool/status.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import type { ClusterPort, Node, Pod } from '../ports/cluster.js';
+import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { addInto, parseQuantity, podRequests, RESOURCE_CPU, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import type { AzflexMetrics, KarpenterMetrics, NodeLabel } from './karpenter.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
+import {
+  LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_REGION, LABEL_WINDOWS_BUILD, LABEL_ZONE,
+} from '../apis/well-known.js';
 
 /** Upstream's resource_type values: lower case, '-' → '_'. */
 function resourceType(name: string): string {
@@ -41,36 +51,66 @@ function podLimits(pod: Pod): Resources {
   return out;
 }
 
-function nodeLabels(node: Node, managedPools: ReadonlySet<string>): Record<NodeLabel, string> {
+/** Quantities of `b` missing from `a`, floored at 0 (capacity − allocatable). */
+function subtract(a: Resources, b: Resources): Resources {
+  const out: Resources = {};
+  for (const [k, v] of Object.entries(a)) out[k] = Math.max(0, v - (b[k] ?? 0));
+  return out;
+}
+
+function safeResources(list: Node['status']['allocatable']): Resources {
+  try {
+    return resourcesFromList(list);
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Upstream's node labels: each well-known label's value on the node (empty when absent), the
+ * node's name, NodeStatus.phase as the node reports it (kubelets leave it unset, so usually
+ * empty), and whether azflex manages the node (its NodePool is one of ours).
+ */
+function nodeLabels(node: Node, flexPools: ReadonlySet<string>): Record<NodeLabel, string> {
   const l = node.metadata.labels;
-  const ready = node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
   return {
     node_name: node.metadata.name,
-    nodepool: managedPools.has(l[LABEL_NODEPOOL] ?? '') ? l[LABEL_NODEPOOL]! : '',
-    zone: l['topology.kubernetes.io/zone'] ?? '',
-    region: l['topology.kubernetes.io/region'] ?? '',
-    instance_type: l['node.kubernetes.io/instance-type'] ?? '',
-    arch: l['kubernetes.io/arch'] ?? '',
-    os: l['kubernetes.io/os'] ?? '',
+    nodepool: l[LABEL_NODEPOOL] ?? '',
+    zone: l[LABEL_ZONE] ?? '',
+    region: l[LABEL_REGION] ?? '',
+    instance_type: l[LABEL_INSTANCE_TYPE] ?? '',
+    arch: l[LABEL_ARCH] ?? '',
+    os: l[LABEL_OS] ?? '',
     capacity_type: l[LABEL_CAPACITY_TYPE] ?? '',
-    windows_build: l['node.kubernetes.io/windows-build'] ?? '',
-    phase: node.metadata.deletionTimestamp ? 'Terminating' : ready ? 'Running' : 'Pending',
+    windows_build: l[LABEL_WINDOWS_BUILD] ?? '',
+    phase: node.status.phase ?? '',
+    managed: String(flexPools.has(l[LABEL_NODEPOOL] ?? '')),
   };
 }
 
+/** Upstream's `owner`: the first ownerReference as an API path (`/apis/<apiVersion>/namespaces/<ns>/<kind>s/<name>`). */
+export function ownerPath(pod: Pod): string {
+  const o = pod.owner;
+  return o ? `/apis/${o.apiVersion}/namespaces/${pod.metadata.namespace}/${o.kind.toLowerCase()}s/${o.name}` : '';
+}
+
+/** What the refresh reads: the cluster's lists (from informer caches in production) and the catalog. */
+export type ClusterStateSource = Pick<ClusterPort, 'listNodePools' | 'listNodeClaims' | 'listNodes' | 'listPods' | 'listNodeClasses'>;
+
 export async function refreshClusterGauges(
-  cluster: ClusterPort, catalog: InstanceTypeCatalog, karpenter: KarpenterMetrics, azflex: AzflexMetrics, now: number,
+  cluster: ClusterStateSource, catalog: Pick<InstanceTypeCatalog, 'list'>, karpenter: KarpenterMetrics, azflex: AzflexMetrics, now: number,
 ): Promise<void> {
   const [pools, claims, nodes, pods, classes, types] = await Promise.all([
     cluster.listNodePools(), cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), cluster.listNodeClasses(), catalog.list(),
   ]);
   const typesByName = new Map(types.map((t) => [t.name, t]));
   const classesByName = new Map(classes.map((c) => [c.metadata.name, c]));
-  const poolNames = new Set(pools.map((p) => p.metadata.name));
+  const flexPools = pools.filter(isFlexNodePool);
+  const flexPoolNames = new Set(flexPools.map((p) => p.metadata.name));
 
   karpenter.nodePoolUsage.reset();
   karpenter.nodePoolLimit.reset();
-  for (const pool of pools) {
+  for (const pool of flexPools) {
     const usage: Resources = {};
     const nodeClass = classesByName.get(pool.spec.template.spec.nodeClassRef.name);
     for (const claim of claims) {
@@ -93,44 +133,60 @@ export async function refreshClusterGauges(
     list.push(pod);
     podsByNode.set(pod.spec.nodeName, list);
   }
-  karpenter.nodesAllocatable.reset();
-  karpenter.nodesTotalPodRequests.reset();
-  karpenter.nodesTotalPodLimits.reset();
-  karpenter.nodesCurrentLifetime.reset();
+  for (const g of [karpenter.nodesAllocatable, karpenter.nodesSystemOverhead, karpenter.nodesTotalPodRequests, karpenter.nodesTotalPodLimits,
+    karpenter.nodesTotalDaemonRequests, karpenter.nodesTotalDaemonLimits, karpenter.nodesCurrentLifetime, karpenter.clusterUtilization]) g.reset();
   const labelsByNode = new Map<string, Record<NodeLabel, string>>();
+  const clusterAllocatable: Resources = {};
+  const clusterRequests: Resources = {};
   for (const node of nodes) {
-    const labels = nodeLabels(node, poolNames);
+    const labels = nodeLabels(node, flexPoolNames);
     labelsByNode.set(node.metadata.name, labels);
-    let allocatable: Resources = {};
-    try {
-      allocatable = resourcesFromList(node.status.allocatable);
-    } catch {
-      allocatable = {};
-    }
-    setAll((resource_type, v) => karpenter.nodesAllocatable.set({ ...labels, resource_type }, v), allocatable);
+    const allocatable = safeResources(node.status.allocatable);
+    const set = (gauge: typeof karpenter.nodesAllocatable, resources: Resources) =>
+      setAll((resource_type, v) => gauge.set({ ...labels, resource_type }, v), resources);
+    set(karpenter.nodesAllocatable, allocatable);
+    set(karpenter.nodesSystemOverhead, subtract(safeResources(node.status.capacity), allocatable));
     const requests: Resources = {};
     const limits: Resources = {};
+    const daemonRequests: Resources = {};
+    const daemonLimits: Resources = {};
     for (const pod of podsByNode.get(node.metadata.name) ?? []) {
-      addInto(requests, podRequests(pod));
-      addInto(limits, podLimits(pod));
+      const r = podRequests(pod);
+      const l = podLimits(pod);
+      addInto(requests, r);
+      addInto(limits, l);
+      if (pod.ownerKind === 'DaemonSet') {
+        addInto(daemonRequests, r);
+        addInto(daemonLimits, l);
+      }
     }
-    setAll((resource_type, v) => karpenter.nodesTotalPodRequests.set({ ...labels, resource_type }, v), requests);
-    setAll((resource_type, v) => karpenter.nodesTotalPodLimits.set({ ...labels, resource_type }, v), limits);
+    set(karpenter.nodesTotalPodRequests, requests);
+    set(karpenter.nodesTotalPodLimits, limits);
+    set(karpenter.nodesTotalDaemonRequests, daemonRequests);
+    set(karpenter.nodesTotalDaemonLimits, daemonLimits);
+    addInto(clusterAllocatable, allocatable);
+    addInto(clusterRequests, requests);
     const created = Date.parse(node.metadata.creationTimestamp);
     if (Number.isFinite(created)) karpenter.nodesCurrentLifetime.set(labels, Math.max(0, (now - created) / 1000));
   }
+  for (const [resource, allocatable] of Object.entries(clusterAllocatable)) {
+    if (allocatable <= 0) continue;
+    karpenter.clusterUtilization.set({ resource_type: resourceType(resource) }, (100 * (clusterRequests[resource] ?? 0)) / allocatable);
+  }
+  // Upstream's cluster state holds every node plus each of its NodeClaims not yet registered.
+  const registering = claims.filter((c) => flexPoolNames.has(c.metadata.labels[LABEL_NODEPOOL] ?? '') && !c.status.nodeName).length;
+  karpenter.clusterStateNodeCount.set(nodes.length + registering);
 
   karpenter.podsState.reset();
   for (const pod of pods) {
     const node = pod.spec.nodeName ? labelsByNode.get(pod.spec.nodeName) : undefined;
-    const scheduled = pod.status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'True') || pod.spec.nodeName !== undefined;
     karpenter.podsState.set(
       {
         name: pod.metadata.name,
         namespace: pod.metadata.namespace,
-        owner: pod.ownerKind ?? '',
+        owner: ownerPath(pod),
         node: pod.spec.nodeName ?? '',
-        scheduled: String(scheduled),
+        scheduled: String(Boolean(pod.spec.nodeName)),
         nodepool: node?.nodepool ?? '',
         zone: node?.zone ?? '',
         arch: node?.arch ?? '',
@@ -138,7 +194,7 @@ export async function refreshClusterGauges(
         instance_type: node?.instance_type ?? '',
         phase: pod.status.phase,
         ready: String(pod.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')),
-        managed: String(node !== undefined && node.nodepool !== ''),
+        managed: String((node?.nodepool ?? '') !== ''),
       },
       1,
     );

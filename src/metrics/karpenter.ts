@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
+import { durationOrNever } from '../disruption/duration.js';
 
 /**
  * Controller metrics. Names and label sets are upstream Karpenter's (sigs.k8s.io/karpenter
@@ -9,7 +11,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  */
 
 /** Upstream's snake_case names of the well-known node labels (karpenter.sh v1 WellKnownLabels). */
-export const NODE_LABEL_NAMES = ['node_name', 'nodepool', 'zone', 'region', 'instance_type', 'arch', 'os', 'capacity_type', 'windows_build', 'phase'] as const;
+export const NODE_LABEL_NAMES = ['node_name', 'nodepool', 'zone', 'region', 'instance_type', 'arch', 'os', 'capacity_type', 'windows_build', 'phase', 'managed'] as const;
 export type NodeLabel = (typeof NODE_LABEL_NAMES)[number];
 export const POD_LABEL_NAMES = ['name', 'namespace', 'owner', 'node', 'scheduled', 'nodepool', 'zone', 'arch', 'capacity_type', 'instance_type', 'phase', 'ready', 'managed'] as const;
 export type PodLabel = (typeof POD_LABEL_NAMES)[number];
@@ -20,14 +22,19 @@ export interface KarpenterMetrics {
   nodeClaimsDisrupted: Counter<'reason' | 'nodepool' | 'capacity_type' | 'consolidation_policy' | 'termination_mode'>;
   nodesCreated: Counter<'nodepool' | 'zone'>;
   nodesTerminated: Counter<'nodepool' | 'zone'>;
-  cloudProviderErrors: Counter<'controller' | 'method' | 'provider' | 'error'>;
+  cloudProviderErrors: Counter<'controller' | 'method' | 'provider' | 'error' | 'nodepool'>;
   cloudProviderDuration: Histogram<'controller' | 'method' | 'provider'>;
   nodePoolUsage: Gauge<'nodepool' | 'resource_type'>;
   nodePoolLimit: Gauge<'nodepool' | 'resource_type'>;
   nodesAllocatable: Gauge<NodeLabel | 'resource_type'>;
+  nodesSystemOverhead: Gauge<NodeLabel | 'resource_type'>;
   nodesTotalPodRequests: Gauge<NodeLabel | 'resource_type'>;
   nodesTotalPodLimits: Gauge<NodeLabel | 'resource_type'>;
+  nodesTotalDaemonRequests: Gauge<NodeLabel | 'resource_type'>;
+  nodesTotalDaemonLimits: Gauge<NodeLabel | 'resource_type'>;
   nodesCurrentLifetime: Gauge<NodeLabel>;
+  clusterUtilization: Gauge<'resource_type'>;
+  clusterStateNodeCount: Gauge;
   podsState: Gauge<PodLabel>;
   schedulingDuration: Histogram<'controller'>;
   /** controller-runtime's, which Karpenter exposes: a reconcile that returned an error. */
@@ -54,8 +61,17 @@ export const CLOUD_PROVIDER_LABEL = 'azure-flex';
 export const LIFECYCLE_CONTROLLER = 'nodeclaim.lifecycle';
 export const PROVISIONER_CONTROLLER = 'provisioner';
 
-/** Upstream's DurationBuckets (pkg/metrics): 5 ms … 60 s. */
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
+/**
+ * Upstream's DurationBuckets (pkg/metrics, v1.15): controller-runtime's 5 ms … 60 s plus
+ * 120 … 600 s for singleton controllers. test/metrics/upstream-metrics.test.ts compares them
+ * with the ones upstream's own code registers.
+ */
+export const DURATION_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1,
+  1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60, 120, 150, 300, 450, 600,
+];
+/** client_golang's DefBuckets, which upstream's cloud-provider histogram keeps (it names no buckets). */
+export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
   const registers = [registry];
@@ -95,14 +111,14 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
     cloudProviderErrors: new Counter({
       name: 'karpenter_cloudprovider_errors_total',
       help: 'Total number of errors returned from CloudProvider calls.',
-      labelNames: ['controller', 'method', 'provider', 'error'] as const,
+      labelNames: ['controller', 'method', 'provider', 'error', 'nodepool'] as const,
       registers,
     }),
     cloudProviderDuration: new Histogram({
       name: 'karpenter_cloudprovider_duration_seconds',
       help: 'Duration of cloud provider method calls. Labeled by the controller, method name and provider.',
       labelNames: ['controller', 'method', 'provider'] as const,
-      buckets: DURATION_BUCKETS,
+      buckets: DEFAULT_BUCKETS,
       registers,
     }),
     nodePoolUsage: new Gauge({
@@ -117,18 +133,32 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       labelNames: ['nodepool', 'resource_type'] as const,
       registers,
     }),
-    nodesAllocatable: nodeGauge('karpenter_nodes_allocatable', 'Node allocatable are the resources allocatable by nodes.'),
-    nodesTotalPodRequests: nodeGauge('karpenter_nodes_total_pod_requests', 'Node total pod requests are the resources requested by pods bound to nodes, including the DaemonSet pods.'),
-    nodesTotalPodLimits: nodeGauge('karpenter_nodes_total_pod_limits', 'Node total pod limits are the resources specified by pod limits, including the DaemonSet pods.'),
+    nodesAllocatable: nodeGauge('karpenter_nodes_allocatable', 'Resources a node can allocate to pods (its status.allocatable).'),
+    nodesSystemOverhead: nodeGauge('karpenter_nodes_system_overhead', 'Resources a node reserves for the system: its capacity minus its allocatable.'),
+    nodesTotalPodRequests: nodeGauge('karpenter_nodes_total_pod_requests', 'Sum of the requests of the pods bound to a node, DaemonSet pods included.'),
+    nodesTotalPodLimits: nodeGauge('karpenter_nodes_total_pod_limits', 'Sum of the limits of the pods bound to a node, DaemonSet pods included.'),
+    nodesTotalDaemonRequests: nodeGauge('karpenter_nodes_total_daemon_requests', 'Sum of the requests of the DaemonSet pods bound to a node.'),
+    nodesTotalDaemonLimits: nodeGauge('karpenter_nodes_total_daemon_limits', 'Sum of the limits of the DaemonSet pods bound to a node.'),
     nodesCurrentLifetime: new Gauge({
       name: 'karpenter_nodes_current_lifetime_seconds',
       help: 'Node age in seconds',
       labelNames: [...NODE_LABEL_NAMES] as const,
       registers,
     }),
+    clusterUtilization: new Gauge({
+      name: 'karpenter_cluster_utilization_percent',
+      help: 'Pod requests as a percentage of the allocatable resources of all nodes, by resource type.',
+      labelNames: ['resource_type'] as const,
+      registers,
+    }),
+    clusterStateNodeCount: new Gauge({
+      name: 'karpenter_cluster_state_node_count',
+      help: 'Nodes in the controller\'s view of the cluster, counting its NodeClaims not registered yet.',
+      registers,
+    }),
     podsState: new Gauge({
       name: 'karpenter_pods_state',
-      help: 'Pod state is the current state of pods. This metric can be used several ways as it is labeled by the pod name, namespace, owner, node, nodepool name, zone, architecture, capacity type, instance type and pod phase.',
+      help: 'Pod state is the current state of pods, labeled by the pod name, namespace, owner, node, whether it is scheduled, nodepool name, zone, architecture, capacity type, instance type, pod phase, readiness, and whether the node is managed.',
       labelNames: [...POD_LABEL_NAMES] as const,
       registers,
     }),
@@ -196,5 +226,40 @@ export function createAzflexMetrics(registry: Registry): AzflexMetrics {
       labelNames: ['nodeclass'] as const,
       registers,
     }),
+  };
+}
+
+/** Upstream's termination_mode: graceful without a terminationGracePeriod, forceful at 0, else eventual. */
+export function terminationModeLabel(terminationGracePeriod: string | undefined): 'graceful' | 'eventual' | 'forceful' {
+  const ms = durationOrNever(terminationGracePeriod);
+  if (ms === undefined) return 'graceful';
+  return ms <= 0 ? 'forceful' : 'eventual';
+}
+
+/** `WhenEmptyOrUnderutilized` → `when_empty_or_underutilized`, as upstream labels the policy. */
+export function snakeCase(value: string): string {
+  return value.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** Why a NodeClaim was disrupted, in upstream's reason values (pkg/metrics). */
+export type NodeClaimDisruptedReason = 'empty' | 'underutilized' | 'drifted' | 'expired' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout';
+
+/**
+ * karpenter_nodeclaims_disrupted_total's labels for one NodeClaim. Upstream names a
+ * consolidation policy only for consolidation (empty, underutilized), "" otherwise.
+ */
+export function nodeClaimDisruptedLabels(
+  reason: NodeClaimDisruptedReason,
+  claim: { labels: Readonly<Record<string, string>>; terminationGracePeriod?: string | undefined } | undefined,
+  nodePool: string,
+  consolidationPolicy = '',
+): Record<'reason' | 'nodepool' | 'capacity_type' | 'consolidation_policy' | 'termination_mode', string> {
+  const consolidating = reason === 'empty' || reason === 'underutilized';
+  return {
+    reason,
+    nodepool: claim?.labels[LABEL_NODEPOOL] ?? nodePool,
+    capacity_type: claim?.labels[LABEL_CAPACITY_TYPE] ?? '',
+    consolidation_policy: consolidating ? snakeCase(consolidationPolicy) : '',
+    termination_mode: terminationModeLabel(claim?.terminationGracePeriod),
   };
 }

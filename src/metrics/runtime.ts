@@ -1,10 +1,15 @@
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/well-known.js';
 import { classifyAzureError } from '../azure/errors.js';
 import { isAzureError } from '../ports/azure.js';
 import type { Runtime } from '../runtime/controller.js';
 import type { RuntimeObserver } from '../runtime/deps.js';
 import type { LogEntry } from '../runtime/event-log.js';
-import { CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, type AzflexMetrics, type KarpenterMetrics } from './karpenter.js';
+import type { PeriodicControllerDeps } from '../controllers/periodic.js';
+import type { NodeClaim } from '../ports/cluster.js';
+import {
+  CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, nodeClaimDisruptedLabels, PROVISIONER_CONTROLLER,
+  type AzflexMetrics, type KarpenterMetrics, type NodeClaimDisruptedReason,
+} from './karpenter.js';
 
 /** NodeClaims are on-demand only (phase 1): the label's default. */
 const CAPACITY_TYPE = CAPACITY_TYPE_ON_DEMAND;
@@ -86,19 +91,31 @@ export function runtimeMetricsObserver(
   azflex: AzflexMetrics,
   karpenter: KarpenterMetrics,
   log?: { info(fields: Record<string, unknown>, message: string): void },
+  claimOf: (name: string) => NodeClaim | undefined = () => undefined,
 ): RuntimeObserver {
   return {
-    cloudProviderCall: ({ method, seconds, error }) => {
+    cloudProviderCall: ({ method, nodeClaim, seconds, error }) => {
       const labels = { controller: LIFECYCLE_CONTROLLER, method, provider: CLOUD_PROVIDER_LABEL };
       karpenter.cloudProviderDuration.observe(labels, seconds);
-      if (error !== undefined) karpenter.cloudProviderErrors.inc({ ...labels, error: cloudProviderErrorLabel(error) });
+      if (error !== undefined) {
+        // Upstream's errors counter names the NodeClaim's NodePool (its karpenter.sh/nodepool label).
+        const nodepool = claimOf(nodeClaim)?.metadata.labels[LABEL_NODEPOOL] ?? nodePoolOf(nodeClaim);
+        karpenter.cloudProviderErrors.inc({ ...labels, error: cloudProviderErrorLabel(error), nodepool });
+      }
     },
     vmCreateFailed: (attempt, error) => {
       const code = isAzureError(error) ? error.code : 'Unknown';
       azflex.vmCreateFailures.inc({ code, sku: attempt.sku, region: attempt.region });
       log?.info({ nodeClaim: attempt.nodeClaim, nodePool: attempt.nodePool, sku: attempt.sku, region: attempt.region, subscription: attempt.subscription, code }, 'VM create failed');
     },
-    launchFailed: ({ nodeClaim, nodePool, code, message, nicReservedUntil }) => {
+    launchFailed: ({ nodeClaim, nodePool, code, message, nicReservedUntil, insufficientCapacity }) => {
+      // Upstream deletes a NodeClaim whose launch met insufficient capacity and counts it disrupted.
+      if (insufficientCapacity) {
+        const claim = claimOf(nodeClaim);
+        karpenter.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(
+          'insufficient_capacity', claim && { labels: claim.metadata.labels, terminationGracePeriod: claim.spec.terminationGracePeriod }, nodePool,
+        ));
+      }
       log?.info(
         { nodeClaim, nodePool, code, detail: message, ...(nicReservedUntil !== undefined ? { nicReservedUntil: new Date(nicReservedUntil).toISOString() } : {}) },
         nicReservedUntil !== undefined ? 'launch failed; NIC reserved by ARM, deleting it when the reservation ends' : 'launch failed',
@@ -117,4 +134,37 @@ export function refreshActorGauges(runtime: Runtime, azflex: AzflexMetrics): voi
 /** NodeClaim names are `<nodepool>-<5 chars>` (Karpenter's convention). */
 function nodePoolOf(name: string): string {
   return name.replace(/-[a-z0-9]{5}$/, '');
+}
+
+/** Upstream's annotation saying minValues was relaxed to schedule the NodeClaim. */
+const ANNOTATION_MIN_VALUES_RELAXED = 'karpenter.sh/nodeclaim-min-values-relaxed';
+
+/** The observers, required; a NodeClaim created is counted from the NodeClaim alone. */
+type ControllerObservers = Required<Pick<PeriodicControllerDeps, 'onSchedulingDuration' | 'onNodeClaimDisrupted' | 'onReplacementCreated' | 'onNodeClaimTimedOut'>> & {
+  onNodeClaimCreated: (claim: NodeClaim) => void;
+};
+
+/**
+ * The periodic controllers' metric observers, with upstream's label values: NodeClaims created
+ * (`provisioned`, or `underutilized` for a consolidation replacement), scheduling durations,
+ * and NodeClaims disrupted by consolidation, drift, expiry and the liveness timeouts.
+ */
+export function karpenterControllerMetrics(k: KarpenterMetrics): ControllerObservers {
+  const created = (reason: string) => (claim: NodeClaim): void => {
+    k.nodeClaimsCreated.inc({
+      reason,
+      nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '',
+      min_values_relaxed: claim.metadata.annotations[ANNOTATION_MIN_VALUES_RELAXED] === 'true' ? 'true' : 'false',
+    });
+  };
+  const claimFacts = (claim: NodeClaim | undefined) => claim && { labels: claim.metadata.labels, terminationGracePeriod: claim.spec.terminationGracePeriod };
+  return {
+    onNodeClaimCreated: created('provisioned'),
+    onReplacementCreated: created('underutilized'),
+    onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
+    onNodeClaimDisrupted: (d, policy, claim) =>
+      k.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(d.kind.toLowerCase() as NodeClaimDisruptedReason, claimFacts(claim), d.nodePool, policy)),
+    onNodeClaimTimedOut: (action, claim) =>
+      k.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(action.failure === 'LaunchTimeout' ? 'launch_timeout' : 'registration_timeout', claimFacts(claim), action.nodePool ?? '')),
+  };
 }

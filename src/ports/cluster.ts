@@ -80,7 +80,8 @@ export interface NodeClaim {
 export interface Node {
   metadata: ObjectMeta;
   spec: { providerID?: string; taints: Taint[]; unschedulable?: boolean };
-  status: { capacity: ResourceList; allocatable: ResourceList; conditions: Condition[] };
+  /** `phase` is the deprecated NodeStatus.phase, which kubelets leave unset; kept for metrics (upstream labels by it). */
+  status: { capacity: ResourceList; allocatable: ResourceList; conditions: Condition[]; phase?: string };
 }
 
 export interface Container {
@@ -205,6 +206,8 @@ export interface Pod {
   };
   /** Owner kinds matter for DaemonSet overhead and eviction. */
   ownerKind?: 'DaemonSet' | 'ReplicaSet' | 'Job' | 'StatefulSet';
+  /** The first ownerReference (metrics: karpenter_pods_state{owner}). */
+  owner?: { apiVersion: string; kind: string; name: string };
 }
 
 export interface DisruptionBudget {

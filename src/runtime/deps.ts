@@ -73,7 +73,7 @@ export interface RuntimeObserver {
   cloudProviderCall?(call: { method: 'Create' | 'Delete'; nodeClaim: string; seconds: number; error?: unknown }): void;
   vmCreateFailed?(attempt: VmCreateAttempt, error: unknown): void;
   /** A launch failed for good: the NodeClaim is being deleted; `nicReservedUntil` when ARM holds its NIC. */
-  launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; nicReservedUntil?: number }): void;
+  launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; insufficientCapacity: boolean; nicReservedUntil?: number }): void;
 }
 
 export interface RuntimeDeps {

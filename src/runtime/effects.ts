@@ -364,6 +364,7 @@ export class Effects {
     }
     this.deps.observer?.launchFailed?.({
       nodeClaim: name, nodePool: nc?.metadata.labels[LABEL_NODEPOOL] ?? '', code: failure.code, message,
+      insufficientCapacity: failure.action === 'insufficientCapacity',
       ...(reservedUntil !== undefined ? { nicReservedUntil: reservedUntil } : {}),
     });
     await this.deps.cluster.deleteNodeClaim(name);

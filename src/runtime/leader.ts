@@ -12,14 +12,12 @@ import type { RuntimeLiveSource } from '../live/runtime-source.js';
 import { RateLimitedLog } from '../log/rate-limit.js';
 import { createArmMetrics } from '../metrics/arm.js';
 import { refreshClusterGauges } from '../metrics/cluster-state.js';
-import { PROVISIONER_CONTROLLER } from '../metrics/karpenter.js';
-import { refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
+import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Runtime } from './controller.js';
 import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from './deps.js';
 import type { MemoryEventLog } from './event-log.js';
 import type { createUserDataRenderer } from './userdata.js';
-import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port
@@ -123,18 +121,13 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       eventLog,
       isLeader: ctx.isLeader,
       onControllerError,
-      observer: runtimeMetricsObserver(ctx.azflexMetrics, k, log),
+      observer: runtimeMetricsObserver(ctx.azflexMetrics, k, log, (name) => cluster?.cachedNodeClaim?.(name)),
       controllers: [
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
           // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.
           skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
-          onNodeClaimCreated: (claim) =>
-            k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: claim.metadata.labels[LABEL_NODEPOOL] ?? '', min_values_relaxed: 'false' }),
-          onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
-          // Upstream's labels: lower-case reason, the pool's policy, graceful termination (azflex drains).
-          onNodeClaimDisrupted: (d, consolidationPolicy) =>
-            k.nodeClaimsDisrupted.inc({ reason: d.kind.toLowerCase(), nodepool: d.nodePool, capacity_type: 'on-demand', consolidation_policy: consolidationPolicy, termination_mode: 'graceful' }),
+          ...karpenterControllerMetrics(k),
         }).map((c) => (wall === clock ? c : paced(c, wall))),
         {
           name: 'metrics',

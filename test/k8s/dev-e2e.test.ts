@@ -145,7 +145,7 @@ describe('azflex dev end to end', () => {
       return sample(t, 'azflex_nics', { state: 'reserved-180s' }) >= 1 && sample(t, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' }) >= 8 ? t : undefined;
     }, 30_000);
     expect(sample(early, 'karpenter_nodeclaims_created_total', { reason: 'provisioned', nodepool: 'h200-eastus2', min_values_relaxed: 'false' })).toBeGreaterThanOrEqual(2);
-    expect(sample(early, 'karpenter_cloudprovider_errors_total', { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'InsufficientCapacityError' })).toBeGreaterThanOrEqual(1);
+    expect(sample(early, 'karpenter_cloudprovider_errors_total', { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'InsufficientCapacityError', nodepool: 'h200-eastus2' })).toBeGreaterThanOrEqual(1);
     expect(sample(early, 'karpenter_nodepools_usage', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' })).toBeGreaterThanOrEqual(8);
     expect(sample(early, 'karpenter_nodepools_limit', { nodepool: 'h200-eastus2', resource_type: 'nvidia.com/gpu' })).toBeGreaterThan(0);
     expect(sample(early, 'azflex_vm_create_failures_total', { code: 'OperationNotAllowed', sku: 'Standard_ND96isr_H200_v5', region: 'eastus2' })).toBeGreaterThanOrEqual(1);

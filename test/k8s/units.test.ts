@@ -234,7 +234,7 @@ describe('metrics and health server', () => {
     const k = createKarpenterMetrics(registry);
     const ours = createAzflexMetrics(registry);
     k.nodeClaimsCreated.inc({ reason: 'provisioned', nodepool: 'h200', min_values_relaxed: 'false' });
-    k.cloudProviderErrors.inc({ controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'QuotaExceeded' });
+    k.cloudProviderErrors.inc({ controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'azure-flex', error: 'InsufficientCapacityError', nodepool: 'h200' });
     ours.nicsLeaked.set(0);
     let ready = false;
     const server = await startMetricsServer({
@@ -248,7 +248,7 @@ describe('metrics and health server', () => {
       const base = `http://127.0.0.1:${server.port}`;
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toContain('karpenter_nodeclaims_created_total{reason="provisioned",nodepool="h200",min_values_relaxed="false"} 1');
-      expect(metrics).toContain('karpenter_cloudprovider_errors_total{controller="nodeclaim.lifecycle",method="Create",provider="azure-flex",error="QuotaExceeded"} 1');
+      expect(metrics).toContain('karpenter_cloudprovider_errors_total{controller="nodeclaim.lifecycle",method="Create",provider="azure-flex",error="InsufficientCapacityError",nodepool="h200"} 1');
       expect(metrics).toContain('# TYPE karpenter_nodeclaims_terminated_total counter');
       expect(metrics).toContain('azflex_nics_leaked 0');
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

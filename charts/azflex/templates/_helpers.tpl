@@ -1,12 +1,17 @@
 {{- define "azflex.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "azflex.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -15,6 +20,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{ include "azflex.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.additionalLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+metadata.annotations of an object (at metadata's indentation): additionalAnnotations merged
+under the object's own (a dict passed as "own"; the object's win). Nothing when both are empty.
+Usage:   {{- include "azflex.annotations" (dict "root" . "own" $dict) }}
+*/}}
+{{- define "azflex.annotations" -}}
+{{- $all := merge (deepCopy (default (dict) .own)) (default (dict) .root.Values.additionalAnnotations) -}}
+{{- with $all }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end -}}
+
+{{/* Workload identity's client ID: azure.clientID, or the one set as a ServiceAccount annotation (the upstream charts' way). */}}
+{{- define "azflex.workloadIdentityClientID" -}}
+{{- default (get (default (dict) .Values.serviceAccount.annotations) "azure.workload.identity/client-id") .Values.azure.clientID -}}
 {{- end -}}
 
 {{- define "azflex.selectorLabels" -}}
