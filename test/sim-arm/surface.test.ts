@@ -283,6 +283,12 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
       'InvalidResourceType',
       `The resource type 'fooBars' could not be found in the namespace 'Microsoft.Compute' for api version '${CMP}'.`,
     ]);
+    const noAuth = await call('GET', `${vmPath('a')}?api-version=${CMP}`, undefined, { authorization: '' });
+    expect([noAuth.status, noAuth.json.error]).toEqual([401, { code: 'AuthenticationFailed', message: "Authentication failed. The 'Authorization' header is missing." }]);
+    const basic = await call('GET', `${vmPath('a')}?api-version=${CMP}`, undefined, { authorization: 'Basic eDp5' });
+    expect([basic.status, basic.json.error?.code]).toEqual([401, 'AuthenticationFailedInvalidHeader']);
+    const rgList = await call('GET', `/subscriptions/${SUB}/resourcegroups?api-version=2024-11-01`);
+    expect([rgList.status, rgList.json.error?.code]).toEqual([501, 'NotImplemented']);
     const junk = await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/x?api-version=${NET}`, '{"location":');
     expect([junk.status, junk.json.error?.code]).toEqual([400, 'InvalidRequestContent']);
     await startVm('a');

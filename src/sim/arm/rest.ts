@@ -109,9 +109,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const method = req.method.toUpperCase();
       const segs = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
       if (segs[0] === '_sim') return withHeaders(await simRoute(method, segs, url, req.body), common);
-      if (requireAuth && !/^Bearer\s+\S+/i.test(headers['authorization'] ?? '')) {
-        throw new HttpError(401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.");
-      }
+      if (requireAuth) checkAuthorization(headers['authorization']);
       const apiVersion = url.searchParams.get('api-version');
       if (!apiVersion) {
         throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
@@ -137,7 +135,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
   }
 
   function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined, headers: Record<string, string>): ArmHttpResponse {
-    if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notFoundRoute(url);
+    // Tenant-level routes (/providers, /tenants, …) are ARM's too, but not modelled.
+    if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notModelled(method, url);
     const sub = segs[1];
     if (arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
     if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && segs.length === 4) return resourceGroupRoute(method, sub, segs[3], body, url);
@@ -148,14 +147,14 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const name = segs[7];
       requireServedType(ns, segs[5], segs[6], apiVersion);
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
-      if (name === undefined) throw notFoundRoute(url);
+      if (name === undefined) throw notModelled(method, url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
       if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return vmChildRoute(method, ref, lower(segs[8]), url);
       if (segs.length !== 8) throw notModelled(method, url);
       if (ns === 'microsoft.network' && type === NIC_TYPE) return nicRoute(method, ref, apiVersion, body, url);
       if (ns === 'microsoft.compute' && type === VM_TYPE) return vmRoute(method, ref, apiVersion, body, url, headers);
       if (ns === 'microsoft.compute' && type === DISK_TYPE) return diskRoute(method, ref, apiVersion, url);
-      throw notFoundRoute(url);
+      throw notModelled(method, url);
     }
     if (lower(segs[2]) === 'providers') {
       const ns = lower(segs[3]);
@@ -174,11 +173,11 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         requireMethod(method, 'GET');
         const kind = lower(segs[6]);
         const monitor = kind === 'operationresults' || url.searchParams.get('monitor') === 'true';
-        if (kind !== 'operations' && kind !== 'operationresults') throw notFoundRoute(url);
+        if (kind !== 'operations' && kind !== 'operationresults') throw notModelled(method, url);
         return operationRoute(sub, segs[7], monitor, url);
       }
     }
-    throw notFoundRoute(url);
+    throw notModelled(method, url);
   }
 
   /**
@@ -199,7 +198,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       // No VM of the fake belongs to a scale set: the one filter Compute takes matches none.
       page = view.inScaleSet ? { value: [] } : render(vms, view.instanceView ? vmWithInstanceViewJson : vmJson);
     } else if (ns === 'microsoft.compute' && type === DISK_TYPE) page = render(arm.diskListPage(scope, skip), diskJson);
-    else throw notFoundRoute(url);
+    else throw notModelled(method, url);
     return pageResponse(page, url);
   }
 
@@ -481,6 +480,14 @@ function parseBody(body: string | undefined): unknown {
   }
 }
 
+/** ARM's answers to a missing or malformed Authorization header (any Bearer token is accepted). */
+function checkAuthorization(header: string | undefined): void {
+  if (header === undefined || header.trim() === '') throw new HttpError(401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing.");
+  if (!/^Bearer\s+\S+/i.test(header)) {
+    throw new HttpError(401, 'AuthenticationFailedInvalidHeader', "Authentication failed. The 'Authorization' header is provided in an invalid format.");
+  }
+}
+
 /** ARM itself refuses a PUT of a tracked resource without a location, before any provider sees it. */
 function requiredLocation(doc: unknown): string {
   const v = at(doc, ['location']);
@@ -731,9 +738,6 @@ function resourceNotFound(type: string, ref: { resourceGroup: string; name: stri
   );
 }
 
-function notFoundRoute(url: URL): HttpError {
-  return new HttpError(404, 'InvalidResourceType', `The fake ARM does not serve '${url.pathname}'.`);
-}
 
 /** A PATCH (of disks; of VMs and NICs beyond tags) exists in ARM but is not modelled; other methods do not exist there. */
 function methodNotAllowed(method: string, url: URL): HttpError {
