@@ -115,6 +115,40 @@ describe('CRDs on a real API server', () => {
     await kubectl(info, ['delete', 'afnc', name, '--wait=false']);
   });
 
+  it('answers kubectl get karpenter (the category upstream\'s CRDs share) and kubectl explain for every field', async () => {
+    const name = 'crd-explain';
+    const created = await kubectl(info, ['apply', '-f', '-'], stringify(nodeClass(name, validSpec())));
+    expect(created.code, created.stderr).toBe(0);
+    const all = await kubectl(info, ['get', 'karpenter', '-o', 'name']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toContain(`azureflexnodeclass.flex.aks.azure.com/${name}`);
+    const resources = await kubectl(info, ['api-resources', '--categories=karpenter', '-o', 'name']);
+    expect(resources.stdout.trim().split('\n').sort()).toEqual(['azureflexnodeclasses.flex.aks.azure.com', 'nodeclaims.karpenter.sh', 'nodepools.karpenter.sh']);
+    // Every field a user can ask about has a description (kubectl explain prints <no description> otherwise).
+    type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema };
+    const crd = (await adminRequest(info, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/azureflexnodeclasses.flex.aks.azure.com')) as {
+      spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> };
+    };
+    const undescribed: string[] = [];
+    const walk = (s: Schema, at: string): void => {
+      for (const [k, v] of Object.entries(s.properties ?? {})) {
+        const p = `${at}.${k}`;
+        if (!v.description && !['.apiVersion', '.kind', '.metadata'].includes(p)) undescribed.push(p);
+        walk(v, p);
+        if (v.items?.properties) walk(v.items, `${p}[]`);
+      }
+    };
+    walk(crd.spec.versions[0]!.schema.openAPIV3Schema, '');
+    expect(undescribed).toEqual([]);
+    for (const field of ['azureflexnodeclass.spec', 'afnc.spec.imageReference', 'afnc.status.conditions']) {
+      const r = await kubectl(info, ['explain', field]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout, field).not.toContain('<no description>');
+      expect(r.stdout, field).not.toMatch(/DESCRIPTION:\s+<empty>/);
+    }
+    await kubectl(info, ['delete', 'afnc', name, '--wait=false']);
+  });
+
   it('upstream karpenter.sh/v1 validates and defaults NodePools as azflex expects', async () => {
     const ok = await dryRun(nodePool('np-ok', { template: goodTemplate }));
     expect(ok.ok, ok.out).toBe(true);
