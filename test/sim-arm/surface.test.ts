@@ -260,6 +260,12 @@ describe('ARM face: PUT semantics', () => {
     expect((await run(compute.virtualMachines.get(RG, 'a'))).tags).toEqual({ owner: 'you', cost: 'x' });
     expect((await run(network.networkInterfaces.updateTags(RG, 'a-nic', { tags: { team: 'infra' } }))).tags).toEqual({ team: 'infra' });
     await expect(run(network.networkInterfaces.updateTags(RG, 'nope', { tags: {} }))).rejects.toMatchObject({ statusCode: 404, code: 'ResourceNotFound' });
+    // A NIC being deleted refuses writes with Network's AnotherOperationInProgress.
+    await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'gone-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    const del = await call('DELETE', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/gone-nic?api-version=${NET}`);
+    expect(del.status).toBe(202);
+    const busy = await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/gone-nic?api-version=${NET}`, JSON.stringify({ location: 'eastus2', properties: { ipConfigurations: [{ name: 'ipconfig1', properties: { subnet: { id: SUBNET } } }] } }));
+    expect([busy.status, busy.json.error?.code, busy.json.error?.message]).toEqual([409, 'AnotherOperationInProgress', 'Another operation on this or dependent resource is in progress.']);
     const group = await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'westus' }));
     expect([group.status, group.json.error?.code]).toEqual([409, 'InvalidResourceGroupLocation']);
     expect((await call('PUT', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`, JSON.stringify({ location: 'East US 2' }))).status).toBe(200);

@@ -340,7 +340,7 @@ export class FakeArm implements AzurePort {
       this.requireResourceGroup(spec.ref);
       const key = id.toLowerCase();
       const existing = this.nics.get(key);
-      if (existing?.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${id} is being deleted.`);
+      if (existing?.deleteOp) throw msg.anotherOperationInProgress();
       if (existing) {
         // A PUT replaces the resource's tags (the one NIC property this fake lets a re-PUT change).
         if (!sameTags(existing.tags, spec.tags)) {
@@ -593,7 +593,7 @@ export class FakeArm implements AzurePort {
     return this.invoke('nic.put', 'writes', ref.subscriptionId, rec?.location, ref.name, () => {
       this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: undefined };
-      if (rec.deleteOp) throw msg.armError('Unknown', 409, `AnotherOperationInProgress: network interface ${rec.id} is being deleted.`);
+      if (rec.deleteOp) throw msg.anotherOperationInProgress();
       if (!sameTags(rec.tags, tags)) {
         rec.tags = { ...tags };
         rec.view = undefined;

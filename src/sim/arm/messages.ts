@@ -96,6 +96,15 @@ export function vmBeingDeleted(vmName: string, method: 'PUT' | 'PATCH' = 'PUT'):
   );
 }
 
+/**
+ * Microsoft.Network refusing a write while another operation on the resource (here: its
+ * delete) runs. ARM's text goes on with "To retrieve status of the operation use uri: …",
+ * a URL this model does not know (the REST face's host); the code and first sentence are ARM's.
+ */
+export function anotherOperationInProgress(): AzureError {
+  return armError('Unknown', 409, 'Another operation on this or dependent resource is in progress.', undefined, { armCode: 'AnotherOperationInProgress' });
+}
+
 export function diskAttached(diskName: string, vmId: string): AzureError {
   return armError('OperationNotAllowed', 409, `Disk ${diskName} is attached to VM ${vmId}.`);
 }
