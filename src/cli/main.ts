@@ -21,7 +21,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`azflex: ${oneLine(err.message)}\n`);
       return 2;
     }
-    throw err;
+    // A bug, not the user's input: still one line (AZFLEX_DEBUG=1 prints the stack).
+    const stack = process.env.AZFLEX_DEBUG && err instanceof Error ? err.stack : undefined;
+    process.stderr.write(`azflex: internal error: ${stack ?? `${oneLine(err instanceof Error ? err.message : String(err))} (AZFLEX_DEBUG=1 shows the stack)`}\n`);
+    return 1;
   }
 }
 
@@ -34,7 +37,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      process.stderr.write(`azflex: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.stderr.write(`azflex: internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
       process.exit(1);
     },
   );

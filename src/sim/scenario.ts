@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
+import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
+import { scenarioSubnetId } from './cluster-setup.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseQuantity } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
@@ -35,7 +37,8 @@ export const LIMITS = {
 } as const;
 
 const seconds = (max: number) => z.number().finite().nonnegative().max(max);
-const cores = z.number().int().nonnegative().max(LIMITS.quotaCores);
+// max before int: zod's int check alone would name its own bound (2^53) rather than ours.
+const cores = z.number().nonnegative().max(LIMITS.quotaCores).int();
 const rate = z.number().min(0).max(1);
 const dnsLabel = z.string().max(LIMITS.nameLength).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a DNS label (lower-case letters, digits, -)');
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -55,6 +58,8 @@ export const subnetCidr = z.string().superRefine((raw, ctx) => {
 export function cidrProblem(raw: string): string | undefined {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(raw);
   if (!m) return `"${raw}" is not an IPv4 CIDR such as 10.1.0.0/24`;
+  // "010" reads as octal to some tools and decimal to others: Azure refuses the ambiguity.
+  if (m.slice(1, 6).some((part) => /^0\d/.test(part))) return `"${raw}" has a leading zero in a number`;
   const octets = m.slice(1, 5).map(Number);
   if (octets.some((o) => o > 255)) return `"${raw}" is not a valid IPv4 address`;
   const bits = Number(m[5]);
@@ -64,6 +69,30 @@ export function cidrProblem(raw: string): string | undefined {
   const hostBits = 32 - bits;
   if ((ip & (2 ** hostBits - 1)) !== 0) return `"${raw}" has host bits set (Azure requires the network address)`;
   return undefined;
+}
+
+/** First and last address of a valid CIDR, as numbers. */
+function cidrRange(cidr: string): [number, number] {
+  const [ip, bits] = cidr.split('/') as [string, string];
+  const start = ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+  return [start, start + 2 ** (32 - Number(bits)) - 1];
+}
+
+/** The virtual network part of an ARM subnet id (lower-case), so subnets of one VNet can be compared. */
+function vnetOf(subnetId: string): string {
+  return subnetId.toLowerCase().replace(/\/subnets\/[^/]+$/, '');
+}
+
+/** Azure refuses subnets whose ranges overlap inside one virtual network (NetcfgSubnetRangesOverlap). */
+function checkSubnetOverlap(subnets: ReadonlyArray<{ id: string; addressPrefix: string; path: string }>, fail: (path: string, message: string) => never): void {
+  for (const [i, a] of subnets.entries()) {
+    const [a0, a1] = cidrRange(a.addressPrefix);
+    for (const b of subnets.slice(0, i)) {
+      if (vnetOf(a.id) !== vnetOf(b.id) || a.id.toLowerCase() === b.id.toLowerCase()) continue;
+      const [b0, b1] = cidrRange(b.addressPrefix);
+      if (a0 <= b1 && b0 <= a1) fail(a.path, `${a.addressPrefix} overlaps ${b.addressPrefix} (${b.path}) in the same virtual network`);
+    }
+  }
 }
 
 export const RegionSchema = z.strictObject({
@@ -268,10 +297,15 @@ export function parseScenario(raw: unknown, source: string): Scenario {
     for (const [k, v] of Object.entries(np.limits)) quantity(v, k, (m) => fail(`nodePools.${i}.limits.${k}`, m));
     for (const key of ['consolidateAfter', 'expireAfter'] as const) duration(np[key], (m) => fail(`nodePools.${i}.${key}`, m));
   }
-  const regions = new Set(s.regions.map((r) => `${r.subscriptionId}/${r.location}`));
+  const regions = new Set(s.regions.map((r) => `${r.subscriptionId.toLowerCase()}/${r.location}`));
   for (const [i, c] of s.nodeClasses.entries()) {
-    if (!regions.has(`${c.subscriptionID}/${c.location}`)) fail(`nodeClasses.${i}.location`, `no region "${c.location}" in subscription ${c.subscriptionID}`);
+    if (!regions.has(`${c.subscriptionID.toLowerCase()}/${c.location}`)) fail(`nodeClasses.${i}.location`, `no region "${c.location}" in subscription ${c.subscriptionID}`);
   }
+  checkFaultTargets(s.regions, s.faults.schedule, source);
+  // Each NodeClass's subnet (its subnetPrefix unless `subnets` lists it; the first NodeClass's for a shared subnet) in its VNet.
+  const listed = new Set(s.subnets.map((n) => n.id.toLowerCase()));
+  const own = s.nodeClasses.map((c, i) => ({ id: scenarioSubnetId(c), addressPrefix: c.subnetPrefix, path: `nodeClasses.${i}.subnetPrefix` })).filter((n) => !listed.has(n.id.toLowerCase()));
+  checkSubnetOverlap([...own, ...s.subnets.map((n, i) => ({ ...n, path: `subnets.${i}.addressPrefix` }))], fail);
   let pods = 0;
   for (const [i, w] of s.workload.entries()) {
     for (const [k, v] of Object.entries(w.requests)) quantity(v, k, (m) => fail(`workload.${i}.requests.${k}`, m));
@@ -283,19 +317,32 @@ export function parseScenario(raw: unknown, source: string): Scenario {
   return s;
 }
 
-/** World checks shared by scenarios and world files: unique regions, known SKUs, faults that refer to a region, times inside the run. */
+/**
+ * World checks shared by scenarios and world files: unique regions, regions and quota
+ * families the catalog knows, known SKUs and throttling policies, faults that refer to a
+ * region, times inside the run, subnets that do not overlap.
+ */
 export function checkWorld(
-  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[] }>; subnets: Array<{ id: string }>; faults: z.output<typeof FaultsSchema> },
+  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[]; familyQuotaCores: Record<string, number> }>; subnets: Array<{ id: string; addressPrefix: string }>; faults: z.output<typeof FaultsSchema> },
   source: string,
 ): void {
   const fail = (path: string, message: string): never => {
     throw new ScenarioError(`${source}: ${path}: ${message}`);
   };
-  unique(w.regions.map((r) => `${r.subscriptionId ?? '*'}/${r.location}`), (i) => fail(`regions.${i}`, `duplicate region "${w.regions[i]!.location}"`));
-  unique(w.subnets.map((n) => n.id.toLowerCase()), (i) => fail(`subnets.${i}.id`, `duplicate subnet "${w.subnets[i]!.id}" (ARM ids are case-insensitive)`));
+  // ARM ids are case-insensitive: 0000…A and 0000…a are one subscription.
+  unique(w.regions.map((r) => `${r.subscriptionId?.toLowerCase() ?? '*'}/${r.location}`), (i) => fail(`regions.${i}`, `duplicate region "${w.regions[i]!.location}"`));
   for (const [i, r] of w.regions.entries()) {
+    const everywhere = w.regions.findIndex((o) => o.subscriptionId === undefined && o.location === r.location);
+    if (r.subscriptionId !== undefined && everywhere >= 0) fail(`regions.${i}`, `region "${r.location}" is already given for every subscription by regions.${everywhere} (give it a subscriptionId too, or drop one)`);
+    if (!CATALOG_REGIONS.has(r.location)) fail(`regions.${i}.location`, `no VM size of the catalog is offered in "${r.location}" (its regions: ${[...CATALOG_REGIONS].sort().join(', ')})`);
     for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
+    for (const family of Object.keys(r.familyQuotaCores)) {
+      const problem = familyProblem(family);
+      if (problem) fail(`regions.${i}.familyQuotaCores.${family}`, problem);
+    }
   }
+  unique(w.subnets.map((n) => n.id.toLowerCase()), (i) => fail(`subnets.${i}.id`, `duplicate subnet "${w.subnets[i]!.id}" (ARM ids are case-insensitive)`));
+  checkSubnetOverlap(w.subnets.map((n, i) => ({ ...n, path: `subnets.${i}.addressPrefix` })), fail);
   const locations = new Set(w.regions.map((r) => r.location));
   // A timeline, in time order: faults at one instant apply in list order, so the list is the truth.
   for (const [i, { at }] of w.faults.schedule.entries()) {
@@ -306,10 +353,43 @@ export function checkWorld(
     if (at >= w.hours * 3600) fail(`faults.schedule.${i}.at`, `${at} s is after the end of the run (${w.hours * 3600} s)`);
     if ('location' in fault && fault.location !== undefined && !locations.has(fault.location)) fail(`faults.schedule.${i}.fault.location`, `no region "${fault.location}" in this world (${[...locations].join(', ')})`);
     if (fault.kind === 'skuUnavailable' && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
+    if (fault.kind === 'quota' && fault.family !== undefined) {
+      const problem = familyProblem(fault.family);
+      if (problem) fail(`faults.schedule.${i}.fault.family`, problem);
+    }
+    if (fault.kind === 'computeThrottle' && fault.policy !== undefined && !COMPUTE_THROTTLE_POLICIES.some((p) => p.name === fault.policy)) {
+      fail(`faults.schedule.${i}.fault.policy`, `unknown Compute throttling policy "${fault.policy}" (${COMPUTE_THROTTLE_POLICIES.map((p) => p.name).join(', ')})`);
+    }
   }
 }
 
+/**
+ * Faults that name a subscription must name one the world has in that location, once the
+ * regions are known per subscription (a world's unpinned regions exist in every
+ * subscription the NodeClasses name).
+ */
+export function checkFaultTargets(regions: ReadonlyArray<{ subscriptionId: string; location: string }>, schedule: z.output<typeof FaultsSchema>['schedule'], source: string): void {
+  for (const [i, { fault }] of schedule.entries()) {
+    if (!('subscriptionId' in fault) || fault.subscriptionId === undefined) continue;
+    const sub = fault.subscriptionId.toLowerCase();
+    const location = 'location' in fault ? fault.location : undefined;
+    if (!regions.some((r) => r.subscriptionId.toLowerCase() === sub && (location === undefined || r.location === location))) {
+      const subs = [...new Set(regions.filter((r) => location === undefined || r.location === location).map((r) => r.subscriptionId))];
+      throw new ScenarioError(`${source}: faults.schedule.${i}.fault.subscriptionId: no region${location ? ` "${location}"` : ''} in subscription ${fault.subscriptionId} (the world has it in: ${subs.join(', ') || 'none'})`);
+    }
+  }
+}
+
+/** Quota families are matched exactly (as ARM's quota names print them); a near miss would silently get the default quota. */
+function familyProblem(family: string): string | undefined {
+  if (CATALOG_FAMILIES.has(family)) return undefined;
+  const near = [...CATALOG_FAMILIES].find((f) => f.toLowerCase() === family.toLowerCase());
+  return `unknown quota family "${family}"${near ? ` (did you mean ${near}?)` : ''} (the catalog's families: ${[...CATALOG_FAMILIES].join(', ')})`;
+}
+
 const KNOWN_SKUS = new Set(STATIC_INSTANCE_TYPES.map((t) => t.name.toLowerCase()));
+const CATALOG_FAMILIES = new Set(STATIC_INSTANCE_TYPES.map((t) => t.family));
+const CATALOG_REGIONS = new Set(STATIC_INSTANCE_TYPES.flatMap((t) => t.locations));
 
 export function isKnownSku(sku: string): boolean {
   return KNOWN_SKUS.has(sku.toLowerCase());

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClusterSetup } from './cluster-setup.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import {
-  ArmBehaviourSchema, checkWorld, clusterLocation, DEFAULT_CLUSTER_LOCATION, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
+  ArmBehaviourSchema, checkFaultTargets, checkWorld, clusterLocation, DEFAULT_CLUSTER_LOCATION, ControllerSchema, DEFAULT_SUBNET_PREFIX, FaultsSchema, LIMITS, RegionSchema, ScenarioError, subnetCidr, SubnetsSchema, zodProblem,
   type Scenario, type ScenarioInput,
 } from './scenario.js';
 import { builtInScenarioInput, BUILT_IN_SCENARIOS } from './scenarios.js';
@@ -80,7 +80,7 @@ export function loadWorld(nameOrPath: string): World {
  * subscription the NodeClasses name (unless pinned), and every NodeClass checked to point
  * at a region of the world.
  */
-export function scenarioOfWorld(world: World, cluster: ClusterSetup): Scenario {
+export function scenarioOfWorld(world: World, cluster: ClusterSetup, source = `world ${world.name}`): Scenario {
   const subscriptions = [...new Set(cluster.nodeClasses.map((nc) => nc.spec.subscriptionID.toLowerCase()))].sort();
   const regions = world.regions.flatMap((r) =>
     r.subscriptionId !== undefined ? [{ ...r, subscriptionId: r.subscriptionId }] : subscriptions.map((subscriptionId) => ({ ...r, subscriptionId })),
@@ -95,5 +95,6 @@ export function scenarioOfWorld(world: World, cluster: ClusterSetup): Scenario {
     }
   }
   if (regions.length === 0) throw new ScenarioError(`world ${world.name}: no region applies (the manifests have no AzureFlexNodeClass)`);
+  checkFaultTargets(regions, world.faults.schedule, source);
   return { ...world, regions, nodeClasses: [], nodePools: [], workload: [] };
 }

@@ -143,7 +143,7 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
   it('files: capped in size, few YAML aliases, regular files only', async () => {
     await refused(['--scenario', file(`name: big\n#${'x'.repeat(1024 * 1024)}\n`)], /more than the 1048576-byte limit/);
     const laughs = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');
-    await refused(['--scenario', file(laughs)], /[Ee]xcessive alias count/);
+    await refused(['--scenario', file(laughs)], /YAML aliases expand it to more than 1000000 values/);
     await refused(['--scenario', '/dev/zero'], /\/dev\/zero: not a regular file/);
     const sub = join(dir, 'a-directory');
     mkdirSync(sub);

@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
@@ -10,6 +10,8 @@ import { UsageError } from '../errors.js';
 import type { ClusterSetup } from '../../sim/cluster-setup.js';
 import { loadManifests } from '../../sim/manifests.js';
 import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js';
+
+const builtInWorldNames = new Set(BUILT_IN_WORLDS);
 import { defaultWorkers, MAX_WORKERS } from '../../sim/sweep/pool-size.js';
 import type { SweepJob } from '../../sim/sweep/sweep.js';
 import { bounded, MAX_SEED, MAX_SWEEP_SEEDS, seedList } from '../flags.js';
@@ -49,18 +51,24 @@ function resolveInputs(flags: SimulateFlags): { scenario: Scenario; cluster?: Cl
   }
   if (flags.scenario !== undefined) throw new UsageError('--scenario and --manifests do not go together: a scenario brings its own NodePools and workload (use --world for the Azure side)');
   try {
-    const world = loadWorld(flags.world ?? DEFAULT_INPUT);
+    const worldName = flags.world ?? DEFAULT_INPUT;
+    const world = loadWorld(worldName);
     const cluster = loadManifests(flags.manifests);
-    return { scenario: scenarioOfWorld(world, cluster), cluster };
+    return { scenario: scenarioOfWorld(world, cluster, builtInWorldNames.has(worldName) ? `world ${worldName}` : worldName), cluster };
   } catch (err) {
     if (err instanceof ScenarioError) throw new UsageError(err.message);
     throw err;
   }
 }
 
-/** `--report` must name a file in a directory that exists, before hours of simulation. */
-async function checkReportPath(path: string | undefined): Promise<void> {
+/**
+ * `--report` must name a file that can be written, before hours of simulation: its directory
+ * exists and takes a new file (probed with the same temporary file the report is written
+ * through), and the name is not a directory, device or FIFO.
+ */
+function checkReportPath(path: string | undefined): void {
   if (path === undefined) return;
+  if (path === '') throw new UsageError('--report needs a file name');
   const dir = dirname(resolvePath(path));
   let st;
   try {
@@ -70,13 +78,50 @@ async function checkReportPath(path: string | undefined): Promise<void> {
   }
   if (!st.isDirectory()) throw new UsageError(`--report ${path}: ${dir} is not a directory`);
   if (existsSync(path) && !statSync(path).isFile()) throw new UsageError(`--report ${path}: not a regular file`);
+  const probe = reportTempPath(path);
+  try {
+    closeSync(openSync(probe, 'wx'));
+  } catch (err) {
+    throw new UsageError(`--report ${path}: cannot write in ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  rmSync(probe, { force: true });
+}
+
+/** The report's temporary name, beside it so that the rename onto it is atomic. */
+function reportTempPath(path: string): string {
+  return `${resolvePath(path)}.${process.pid}.tmp`;
+}
+
+/** Writes the whole report or nothing: a full disk leaves no half-written file behind. */
+function writeReport(path: string, html: string): boolean {
+  const tmp = reportTempPath(path);
+  try {
+    writeFileSync(tmp, html, { flag: 'wx' });
+    renameSync(tmp, path);
+    return true;
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    process.stderr.write(`azflex: --report ${path}: cannot write (${(err as NodeJS.ErrnoException).code ?? String(err)})\n`);
+    process.exitCode = 1;
+    return false;
+  }
+}
+
+/** Whether anything is at `path`, a broken or looping symlink included (that one gets its own message when read). */
+function pathExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A built-in name, or a path to a YAML/JSON scenario file. */
 export function resolveScenario(nameOrPath: string): Scenario {
   const builtIn = builtInScenario(nameOrPath);
   if (builtIn) return builtIn;
-  if (!existsSync(nameOrPath)) {
+  if (!pathExists(nameOrPath)) {
     throw new UsageError(`unknown scenario "${nameOrPath}": not a built-in (${BUILT_IN_SCENARIOS.join(', ')}) and no such file`);
   }
   try {
@@ -106,11 +151,13 @@ export function register(program: Command): void {
     .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', bounded('--ui', 0, 65535))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
-    .action(async (flags: SimulateFlags) => {
+    .action(async (flags: SimulateFlags, command: Command) => {
+      if (flags.seeds && command.getOptionValueSource('seed') === 'cli') throw new UsageError('--seed and --seeds do not go together: a sweep runs every seed of --seeds');
+      if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
+      if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
+      checkReportPath(flags.report);
       const { scenario, cluster } = resolveInputs(flags);
       if (flags.seeds) return sweep(flags, scenario, cluster);
-      if (flags.workers !== undefined) throw new UsageError('--workers goes with --seeds');
-      await checkReportPath(flags.report);
       // Input checked: now load the simulator (a bad flag or file never pays for it).
       if (flags.ui !== undefined) {
         const { simulateWithLiveView } = await import('../../live/cli.js');
@@ -124,7 +171,7 @@ export function register(program: Command): void {
       const reportRuns: SimulationReportInput[] = [];
       const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
       for (const [i, strategy] of strategies.entries()) {
-        const recorder = flags.report ? new ReportRecorder() : undefined;
+        const recorder = flags.report !== undefined ? new ReportRecorder() : undefined;
         const run = await runSimulation({
           onWorld: recorder?.onWorld,
           scenario,
@@ -141,9 +188,8 @@ export function register(program: Command): void {
         results.push(run.result);
         if (recorder) reportRuns.push(recorder.build(run.result));
       }
-      if (flags.report) {
-        writeFileSync(flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` }));
-        if (!flags.json) process.stderr.write(`report written to ${flags.report}\n`);
+      if (flags.report !== undefined && writeReport(flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
+        process.stderr.write(`report written to ${flags.report}\n`);
       }
       progress?.(strategies.length, 1, '');
       if (flags.json) {
@@ -168,7 +214,6 @@ export function register(program: Command): void {
  */
 async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterSetup | undefined): Promise<void> {
   if (flags.ui !== undefined) throw new UsageError('--ui shows one run: it does not go with --seeds');
-  if (flags.report) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
   const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
   const jobs: SweepJob[] = flags.seeds!.flatMap((seed) =>
     strategies.map((strategy) => ({

@@ -1,0 +1,122 @@
+import { closeSync, mkdtempSync, openSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { parseYamlDocuments } from '../../src/sim/input-files.js';
+import { builtInScenarioInput } from '../../src/sim/scenarios.js';
+import type { ScenarioInput } from '../../src/sim/scenario.js';
+
+/**
+ * A second round of hostile input to `azflex simulate` (issue 13, part 5): the classes a
+ * fresh audit found that simulate-inputs.test.ts did not cover. Each gets exit code 2 and
+ * exactly one line naming the file and field, before any simulation starts.
+ */
+let stderr: string[] = [];
+beforeEach(() => {
+  stderr = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true));
+  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.exitCode = undefined;
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'azflex-hostile-'));
+let n = 0;
+function file(content: string | Buffer, ext = 'yaml'): string {
+  const path = join(dir, `f${n++}.${ext}`);
+  writeFileSync(path, content);
+  return path;
+}
+function scenario(change: (s: ScenarioInput) => void): string {
+  const s = builtInScenarioInput('quota-storm')!;
+  change(s);
+  return file(stringify(s));
+}
+const SUB = '11111111-1111-1111-1111-111111111111';
+const SUBNET = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s`;
+const world = (w: Record<string, unknown>) => file(stringify({ name: 'w', hours: 1, regions: [{ location: 'eastus2' }, { location: 'eastus2euap' }], ...w }));
+const withWorld = (w: string) => ['--manifests', 'examples/', '--world', w];
+
+async function refused(args: string[], message: string | RegExp): Promise<void> {
+  stderr = [];
+  const code = await main(['simulate', ...args]);
+  const text = stderr.join('');
+  expect(code, text).toBe(2);
+  expect(text.trimEnd().split('\n'), text).toHaveLength(1);
+  expect(text).toMatch(message);
+  expect(text).not.toMatch(/\n\s+at /);
+}
+
+describe('file contents', () => {
+  it('binary, UTF-16 and non-UTF-8 files are refused as such', async () => {
+    await refused(['--scenario', file(Buffer.from([0x6e, 0x61, 0x6d, 0x65, 0x3a, 0x00, 0xff, 0x10]))], /a binary file \(a NUL byte at offset 5\), not YAML or JSON text/);
+    await refused(withWorld(file(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name: w\n', 'utf16le')]))), /UTF-16 text; save it as UTF-8/);
+    await refused(withWorld(file(Buffer.from([0x6e, 0x3a, 0x20, 0xc3, 0x28]))), /not UTF-8 text/);
+  });
+
+  it('YAML tags other than the core schema\'s are refused, not turned into strings or Buffers', async () => {
+    await refused(withWorld(file("name: !!js/function 'function(){}'\nregions: [{location: eastus2}]\n")), /not valid YAML: unknown scalar tag .*js\/function> \(line 1, column 7\)/);
+    await refused(withWorld(file('name: !!binary aGVsbG8=\nregions: [{location: eastus2}]\n')), /unknown scalar tag .*binary/);
+    await refused(withWorld(file('name: w\nregions: !mine [{location: eastus2}]\n')), /unknown sequence tag !<!mine>/);
+  });
+
+  it('aliases: an expansion past a million values (few aliases, wide anchors) and an alias inside its own anchor', async () => {
+    const wide = `name: w\nregions: [{location: eastus2}]\ndescription: &big [${Array.from({ length: 20_000 }, () => '1').join(',')}]\n`;
+    await refused(['--scenario', file(`${wide}${Array.from({ length: 60 }, (_, i) => `x${i}: *big`).join('\n')}\n`)], /YAML aliases expand it to more than 1000000 values/);
+    await refused(withWorld(file('name: &a [*a]\nregions: [{location: eastus2}]\n')), /a YAML alias refers to its own anchor \(a cycle\)/);
+  });
+
+  it('merge keys resolve as kubectl reads them; duplicate keys are refused', () => {
+    expect(parseYamlDocuments('a: &a {x: 1, y: 2}\nb: {<<: *a, y: 3}\n', 't')).toEqual([{ a: { x: 1, y: 2 }, b: { x: 1, y: 3 } }]);
+    expect(() => parseYamlDocuments('a: 1\na: 2\n', 't')).toThrow(/t: not valid YAML: duplicated mapping key \(line 2, column 1\)/);
+  });
+
+  it('an oversized file is refused from its size, before it is read', async () => {
+    const sparse = join(dir, 'sparse.yaml');
+    closeSync(openSync(sparse, 'w'));
+    truncateSync(sparse, 4 * 1024 ** 3);
+    await refused(['--scenario', sparse], /4294967296 bytes, more than the 1048576-byte limit/);
+  });
+});
+
+describe('flags', () => {
+  it('--report: a name is required, its directory must take a file, and nothing is left behind', async () => {
+    await refused(['--hours', '1', '--report', ''], /--report needs a file name/);
+    await refused(['--hours', '1', '--report', '/proc/azflex-report.html'], /--report \/proc\/azflex-report\.html: cannot write in \/proc \(E[A-Z]+\)/);
+    const out = mkdtempSync(join(tmpdir(), 'azflex-report-'));
+    await refused(['--scenario', file('name: [\n'), '--report', join(out, 'r.html')], /not valid YAML/);
+    expect(readdirSync(out)).toEqual([]);
+  });
+
+  it('--seed does not go with --seeds (a sweep would ignore it)', async () => {
+    await refused(['--seed', '5', '--seeds', '1..3'], /--seed and --seeds do not go together/);
+  });
+});
+
+describe('worlds and scenarios', () => {
+  it('regions the catalog has no VM size in, and quota families it does not know', async () => {
+    await refused(withWorld(world({ regions: [{ location: 'eastus2' }, { location: 'westus9' }] })), /regions\.1\.location: no VM size of the catalog is offered in "westus9" \(its regions: eastus, eastus2/);
+    await refused(withWorld(world({ regions: [{ location: 'eastus2', familyQuotaCores: { standardDSV5Family: 64 } }] })), /regions\.0\.familyQuotaCores\.standardDSV5Family: unknown quota family "standardDSV5Family" \(did you mean standardDSv5Family\?\)/);
+    await refused(withWorld(world({ regions: [{ location: 'eastus2', regionalQuotaCores: 1e300 }] })), /regions\.0\.regionalQuotaCores: Too big: expected number to be <=10000000/);
+  });
+
+  it('faults: a subscription, a quota family or a Compute policy the world does not have', async () => {
+    const fault = (f: Record<string, unknown>) => world({ faults: { schedule: [{ at: 60, fault: f }] } });
+    await refused(withWorld(fault({ kind: 'quota', location: 'eastus2', subscriptionId: '99999999-9999-9999-9999-999999999999', cores: 0 })), /faults\.schedule\.0\.fault\.subscriptionId: no region "eastus2" in subscription 99999999-9999-9999-9999-999999999999/);
+    await refused(['--scenario', scenario((s) => void (s.faults = { schedule: [{ at: 60, fault: { kind: 'capacity', location: 'eastus2', subscriptionId: '99999999-9999-9999-9999-999999999999', allocationFailureRate: 1 } }] }))], /faults\.schedule\.0\.fault\.subscriptionId: no region "eastus2" in subscription 9999/);
+    await refused(withWorld(fault({ kind: 'quota', location: 'eastus2', family: 'standardNopeFamily', cores: 0 })), /faults\.schedule\.0\.fault\.family: unknown quota family "standardNopeFamily"/);
+    await refused(withWorld(fault({ kind: 'computeThrottle', location: 'eastus2', policy: 'PutVM1Min' })), /faults\.schedule\.0\.fault\.policy: unknown Compute throttling policy "PutVM1Min" \(PutVM3Min, /);
+  });
+
+  it('subnets: overlapping in one VNet, leading zeros; regions: one subscription in two cases, pinned beside unpinned', async () => {
+    await refused(withWorld(world({ subnets: [{ id: SUBNET, addressPrefix: '10.0.0.0/24' }, { id: `${SUBNET}2`, addressPrefix: '10.0.0.128/25' }] })), /subnets\.1\.addressPrefix: 10\.0\.0\.128\/25 overlaps 10\.0\.0\.0\/24 \(subnets\.0\.addressPrefix\) in the same virtual network/);
+    await refused(['--scenario', scenario((s) => void s.nodeClasses.push({ ...s.nodeClasses[0]!, name: 'second', subnet: 'other', subnetPrefix: '10.1.0.0/25' }))], /nodeClasses\.1\.subnetPrefix: 10\.1\.0\.0\/25 overlaps 10\.1\.0\.0\/24/);
+    await refused(withWorld(world({ subnets: [{ id: SUBNET, addressPrefix: '010.0.0.0/24' }] })), /"010\.0\.0\.0\/24" has a leading zero in a number/);
+    await refused(withWorld(world({ regions: [{ location: 'eastus2', subscriptionId: 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa' }, { location: 'eastus2', subscriptionId: 'AAAAAAAA-AAAA-AAAA-AAAA-AAAAAAAAAAAA' }] })), /regions\.1: duplicate region "eastus2"/);
+    await refused(withWorld(world({ regions: [{ location: 'eastus2' }, { location: 'eastus2', subscriptionId: SUB }] })), /regions\.1: region "eastus2" is already given for every subscription by regions\.0/);
+  });
+});
