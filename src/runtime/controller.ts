@@ -559,20 +559,23 @@ export class Runtime {
       else this.nics.get(e.nic)?.send({ type: 'VM_FAILED', reservedUntil: e.reservedUntil });
     });
     const trace = this.tracer(`nodeclaim/${name}`, actor);
-    actor.subscribe({
+    // Listeners as arguments, not an observer object: tsx keeps the names of an object's
+    // methods (a defineProperty each), and XState's bind() of such a function takes V8's slow
+    // path (~5 µs a subscribe, against ~0.2 µs for these).
+    actor.subscribe(
       // Its state and context are inputs of its own observation and of its NIC's.
-      next: (snapshot) => {
+      (snapshot) => {
         this.dirty.claimChanged(name);
         trace(snapshot);
       },
-      complete: () => {
+      (err) => this.log(`nodeclaim/${name}`, 'actor-error', String(err)),
+      () => {
         this.dirty.claimChanged(name);
         if (this.claims.get(name) !== actor) return;
         this.claims.delete(name);
         this.nicOwners.delete(nicNameFor(name));
       },
-      error: (err) => this.log(`nodeclaim/${name}`, 'actor-error', String(err)),
-    });
+    );
     actor.start();
     return actor;
   }
@@ -584,17 +587,17 @@ export class Runtime {
     actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));
     actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
     const trace = this.tracer(`nic/${name}`, actor);
-    actor.subscribe({
-      next: (snapshot) => {
+    actor.subscribe(
+      (snapshot) => {
         this.dirty.nics.add(name);
         trace(snapshot);
       },
-      complete: () => {
+      (err) => this.log(`nic/${name}`, 'actor-error', String(err)),
+      () => {
         this.dirty.nics.add(name);
         if (this.nics.get(name) === actor) this.nics.delete(name);
       },
-      error: (err) => this.log(`nic/${name}`, 'actor-error', String(err)),
-    });
+    );
     actor.start();
     return actor;
   }
