@@ -11,6 +11,7 @@ import type { RuntimeDeps, VmCreateAttempt } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 import { registrationPatch } from './registration.js';
+import { launchLabels } from '../controllers/nodeclaim/launch-labels.js';
 import { Requirements } from '../provisioning/requirements.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import {
@@ -279,7 +280,7 @@ export class Effects {
    * booted and whose node joined while nobody was writing its status.
    */
   async syncStatus(name: string, phase: 'Launched' | 'Registered' | 'Initialized'): Promise<void> {
-    const nc = this.nodeClaim(name);
+    let nc = this.nodeClaim(name);
     const cls = this.nodeClassOf(nc);
     const now = this.deps.clock.now();
     const status: NodeClaim['status'] = { ...nc.status };
@@ -290,6 +291,12 @@ export class Effects {
       status.providerID = PROVIDER_ID_PREFIX + vm.id;
       status.imageID = cls.spec.imageID ?? imageUrn(cls);
       if (it) status.capacity = status.allocatable = capacityOf(it);
+      // The launched type's labels before the status (the commit point): a crash repeats the patch.
+      const labels = it && launchLabels(nc, it, cls.spec.location);
+      if (labels) {
+        await this.deps.cluster.patchNodeClaimMetadata(name, { labels });
+        nc = { ...nc, metadata: { ...nc.metadata, labels: { ...nc.metadata.labels, ...labels } } };
+      }
     }
     let conditions = setCondition(status.conditions, 'Launched', 'True', 'Launched', '', now);
     if (phase !== 'Launched') {
