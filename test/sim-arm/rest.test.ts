@@ -24,7 +24,8 @@ function rest(config: FakeArmConfig = baseConfig(), extra: Partial<ArmRestOption
   return {
     h,
     async call(method, url, body, headers = { Authorization: 'Bearer test-token' }) {
-      const res = await handler({ method, url, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const withType = body === undefined ? headers : { 'Content-Type': 'application/json', ...headers };
+      const res = await handler({ method, url, headers: withType, body: body === undefined ? undefined : JSON.stringify(body) });
       return { ...res, json: res.body ? (JSON.parse(res.body) as Body) : {} };
     },
   };

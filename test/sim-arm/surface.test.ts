@@ -295,6 +295,12 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
     expect([basic.status, basic.json.error?.code]).toEqual([401, 'AuthenticationFailedInvalidHeader']);
     const rgList = await call('GET', `/subscriptions/${SUB}/resourcegroups?api-version=2024-11-01`);
     expect([rgList.status, rgList.json.error?.code]).toEqual([501, 'NotImplemented']);
+    // ARM takes JSON only (curl's -d sends a form content type).
+    const nicUrl = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/x?api-version=${NET}`;
+    const form = await call('PUT', nicUrl, '{"location":"eastus2"}', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, form.json.error]).toEqual([415, { code: 'UnsupportedMediaType', message: "The content media type 'application/x-www-form-urlencoded' is not supported. Only 'application/json' is supported." }]);
+    const untyped = await call('PUT', nicUrl, '{"location":"eastus2"}', { 'content-type': '' });
+    expect([untyped.status, untyped.json.error?.message]).toEqual([415, "The content media type '<null>' is not supported. Only 'application/json' is supported."]);
     const junk = await call('PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/x?api-version=${NET}`, '{"location":');
     expect([junk.status, junk.json.error?.code]).toEqual([400, 'InvalidRequestContent']);
     await startVm('a');

@@ -115,6 +115,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
       }
       if (arm.validateApiVersions) checkApiVersion(method, segs, apiVersion, () => writeLocation(method, segs, req.body));
+      if (method === 'PUT' || method === 'PATCH') checkContentType(headers['content-type']);
       const res = method === 'HEAD' ? headRoute(segs, url, apiVersion, headers) : armRoute(method, segs, url, apiVersion, req.body, headers);
       return withHeaders(res, { ...common, ...limits() });
     } catch (err) {
@@ -478,6 +479,13 @@ function parseBody(body: string | undefined): unknown {
   } catch (err) {
     throw new HttpError(400, 'InvalidRequestContent', `The request content was invalid and could not be deserialized: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** ARM takes JSON only: a PUT or PATCH whose body is declared as anything else (or not at all) is 415. */
+function checkContentType(header: string | undefined): void {
+  const media = header?.split(';')[0]?.trim().toLowerCase();
+  if (media === 'application/json') return;
+  throw new HttpError(415, 'UnsupportedMediaType', `The content media type '${header === undefined || header === '' ? '<null>' : header}' is not supported. Only 'application/json' is supported.`);
 }
 
 /** ARM's answers to a missing or malformed Authorization header (any Bearer token is accepted). */
