@@ -293,8 +293,16 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
     expect([noAuth.status, noAuth.json.error]).toEqual([401, { code: 'AuthenticationFailed', message: "Authentication failed. The 'Authorization' header is missing." }]);
     const basic = await call('GET', `${vmPath('a')}?api-version=${CMP}`, undefined, { authorization: 'Basic eDp5' });
     expect([basic.status, basic.json.error?.code]).toEqual([401, 'AuthenticationFailedInvalidHeader']);
-    const rgList = await call('GET', `/subscriptions/${SUB}/resourcegroups?api-version=2024-11-01`);
-    expect([rgList.status, rgList.json.error?.code]).toEqual([501, 'NotImplemented']);
+    // Real ARM routes the fake does not serve: 501, never a 404 or 405 a client could take at its word.
+    for (const [method, path] of [
+      ['GET', `/subscriptions/${SUB}/resourcegroups?api-version=2024-11-01`],
+      ['DELETE', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`],
+      ['GET', `/subscriptions/${SUB}/providers/Microsoft.Compute?api-version=2024-11-01`],
+      ['PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/d?api-version=${CMP}`],
+    ] as const) {
+      const r = await call(method, path, method === 'PUT' ? '{"location":"eastus2"}' : undefined);
+      expect([method, path, r.status, r.json.error?.code]).toEqual([method, path, 501, 'NotImplemented']);
+    }
     // ARM takes JSON only (curl's -d sends a form content type).
     const nicUrl = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/x?api-version=${NET}`;
     const form = await call('PUT', nicUrl, '{"location":"eastus2"}', { 'content-type': 'application/x-www-form-urlencoded' });

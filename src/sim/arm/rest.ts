@@ -146,6 +146,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const ns = lower(segs[5]);
       const type = lower(segs[6]);
       const name = segs[7];
+      if (segs.length === 6) throw notModelled(method, url); // the provider's registration
       requireServedType(ns, segs[5], segs[6], apiVersion);
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
@@ -160,6 +161,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     if (lower(segs[2]) === 'providers') {
       const ns = lower(segs[3]);
       const type = lower(segs[4]);
+      if (segs.length === 4) throw notModelled(method, url); // the provider's registration
       requireServedType(ns, segs[3], segs[4], apiVersion);
       if (segs.length === 5 && ns === 'microsoft.compute' && type === 'skus') {
         requireMethod(method, 'GET');
@@ -747,9 +749,13 @@ function resourceNotFound(type: string, ref: { resourceGroup: string; name: stri
 }
 
 
-/** A PATCH (of disks; of VMs and NICs beyond tags) exists in ARM but is not modelled; other methods do not exist there. */
+/**
+ * GET, PUT, PATCH and DELETE exist in ARM for every resource (and group) the fake keeps,
+ * so one the fake does not serve (a disk PUT, a group DELETE, …) is not modelled; other
+ * methods do not exist there.
+ */
 function methodNotAllowed(method: string, url: URL): HttpError {
-  if (method === 'PATCH') return notModelled(method, url);
+  if (method === 'GET' || method === 'PUT' || method === 'PATCH' || method === 'DELETE') return notModelled(method, url);
   return new HttpError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}' (${url.pathname}).`);
 }
 
