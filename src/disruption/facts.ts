@@ -15,7 +15,7 @@ import { expiresAt } from './expiration.js';
 import type { PodIndex, PodsOnNode } from './pod-index.js';
 import { nodeClassHash } from '../controllers/nodeclass/hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
-import { walkAlongside } from '../utils/list-walk.js';
+import { KeptList, walkAlongside } from '../utils/list-walk.js';
 
 export interface NodeClaimFacts {
   initialized: boolean;
@@ -84,7 +84,7 @@ export class NodeIndex {
   private byName = new Map<string, NodeEntry>();
   private byProviderId = new Map<string, NodeEntry>();
   private version: string | undefined;
-  private last: readonly Node[] = [];
+  private readonly last = new KeptList<Node>();
   /** Some providerID (or name) is on two listed nodes. */
   private shared = false;
 
@@ -93,11 +93,11 @@ export class NodeIndex {
     if (version !== undefined && version === this.version) return;
     this.version = version;
     if (this.shared || !this.walk(nodes) || this.shared) this.rebuild(nodes);
-    this.last = nodes.slice();
+    this.last.keep(nodes);
   }
 
   private walk(nodes: readonly Node[]): boolean {
-    return walkAlongside(this.last, nodes, sameNodeName, {
+    return walkAlongside(this.last.list, nodes, sameNodeName, {
       replaced: (old, node) => {
         const before = this.byName.get(old.metadata.name);
         this.remove(old);

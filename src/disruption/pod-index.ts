@@ -6,7 +6,7 @@
  */
 import type { Pod } from '../ports/cluster.js';
 import { isProvisionable } from '../provisioning/pods-view.js';
-import { sameNamespacedName, walkAlongside, type ListChanges } from '../utils/list-walk.js';
+import { KeptList, sameNamespacedName, walkAlongside, type ListChanges } from '../utils/list-walk.js';
 
 export interface PodsOnNode {
   pods: Set<Pod>;
@@ -15,7 +15,7 @@ export interface PodsOnNode {
 }
 
 export class PodIndex {
-  private last: readonly Pod[] = [];
+  private readonly last = new KeptList<Pod>();
   private readonly byNode = new Map<string, PodsOnNode>();
   private provisionable = 0;
   private versions = 0;
@@ -32,9 +32,9 @@ export class PodIndex {
   /** Brings the index to `pods` (the cache's list, in its order). */
   update(pods: readonly Pod[]): void {
     // Past this many differences a rebuild is cheaper than matching them up one by one.
-    const walked = walkAlongside(this.last, pods, sameNamespacedName, this.changes, Math.max(64, pods.length >> 2));
+    const walked = walkAlongside(this.last.list, pods, sameNamespacedName, this.changes, Math.max(64, pods.length >> 2));
     if (!walked) return this.rebuild(pods);
-    this.last = keep(pods);
+    this.last.keep(pods);
   }
 
   private readonly changes: ListChanges<Pod> = {
@@ -50,7 +50,7 @@ export class PodIndex {
     this.byNode.clear();
     this.provisionable = 0;
     for (const pod of pods) this.add(pod);
-    this.last = keep(pods);
+    this.last.keep(pods);
   }
 
   private add(pod: Pod): void {
@@ -77,9 +77,4 @@ export class PodIndex {
     onNode.version = ++this.versions;
     if (onNode.pods.size === 0) this.byNode.delete(nodeName);
   }
-}
-
-/** The list to walk the next one against, copied: a port may hand the same array out again (FakeCluster does). */
-function keep(pods: readonly Pod[]): readonly Pod[] {
-  return pods.slice();
 }

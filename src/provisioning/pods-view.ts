@@ -7,7 +7,7 @@
  * list would make them, in list order.
  */
 import type { Pod } from '../ports/cluster.js';
-import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
+import { KeptList, sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
 
 export interface PodsView {
   pending: Pod[];
@@ -45,8 +45,10 @@ function classify(pod: Pod): number {
 }
 
 export class PodsViewTracker {
-  private last: readonly Pod[] = [];
+  private readonly last = new KeptList<Pod>();
+  /** Each pod's class in the last list, and the buffer the next list's go into (swapped each update: no 10,000-byte array per pass). */
   private classes: Uint8Array = new Uint8Array(0);
+  private spare: Uint8Array = new Uint8Array(0);
   private view: PodsView = { pending: [], bound: [], daemonSets: [] };
 
   /**
@@ -70,7 +72,8 @@ export class PodsViewTracker {
       if (c & DAEMON_SET) daemonSets.push(pod);
     }
     this.view = { pending, bound, daemonSets: daemonSetRepresentatives(daemonSets) };
-    this.last = pods.slice();
+    this.last.keep(pods);
+    this.spare = this.classes;
     this.classes = classes;
     let goneUids = left;
     if (left.length > 0 && entered.length > 0) {
@@ -88,11 +91,12 @@ export class PodsViewTracker {
    */
   private classify(pods: readonly Pod[]): { classes: Uint8Array; touched: number; left: string[]; entered: string[] } {
     const lastClasses = this.classes;
-    const classes = new Uint8Array(pods.length);
+    // Every position of the new list is written by the walk below, so the reused buffer needs no clearing.
+    const classes = this.spare.length >= pods.length ? this.spare : new Uint8Array(Math.max(pods.length, this.spare.length * 2));
     let touched = 0;
     const left: string[] = [];
     const entered: string[] = [];
-    walkAlongside(this.last, pods, sameNamespacedName, {
+    walkAlongside(this.last.list, pods, sameNamespacedName, {
       unchanged: (i, j, count) => {
         classes.set(lastClasses.subarray(i, i + count), j);
       },

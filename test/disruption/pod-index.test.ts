@@ -11,13 +11,13 @@ import { makePod } from '../provisioning/fixtures.js';
  * node's version must move whenever its pods change.
  */
 type Op =
-  | { op: 'put'; pod: number; node: number | undefined; pending: boolean }
+  | { op: 'put'; pod: number; node: number | undefined; pending: boolean; inPlace: boolean }
   | { op: 'remove'; pod: number }
   | { op: 'shuffle'; seed: number }
   | { op: 'copy' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant('put' as const), pod: fc.nat(12), node: fc.option(fc.nat(3), { nil: undefined }), pending: fc.boolean() }), weight: 6 },
+  { arbitrary: fc.record({ op: fc.constant('put' as const), pod: fc.nat(12), node: fc.option(fc.nat(3), { nil: undefined }), pending: fc.boolean(), inPlace: fc.boolean() }), weight: 6 },
   { arbitrary: fc.record({ op: fc.constant('remove' as const), pod: fc.nat(12) }), weight: 3 },
   { arbitrary: fc.record({ op: fc.constant('shuffle' as const), seed: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('copy' as const) }), weight: 1 },
@@ -45,7 +45,11 @@ describe('PodIndex', () => {
               const pod = makePod(`p${op.pod}`, op.node === undefined ? (op.pending ? {} : { unschedulable: false }) : { nodeName: NODES[op.node]! });
               pod.metadata.resourceVersion = String(++rv);
               const at = list.findIndex((p) => p.metadata.name === pod.metadata.name);
-              list = at >= 0 ? list.map((p, i) => (i === at ? pod : p)) : [...list, pod];
+              // In place: a port may hand out the very array it handed out before, changed (FakeCluster does).
+              if (op.inPlace) {
+                if (at >= 0) list[at] = pod;
+                else list.push(pod);
+              } else list = at >= 0 ? list.map((p, i) => (i === at ? pod : p)) : [...list, pod];
             } else if (op.op === 'remove') list = list.filter((p) => p.metadata.name !== `p${op.pod}`);
             else if (op.op === 'shuffle') list = [...list].sort((a, b) => ((a.metadata.name.length * 31 + op.seed) % 7) - ((b.metadata.name.length * 17 + op.seed) % 5));
             else list = structuredClone(list);
