@@ -149,20 +149,27 @@ export class DisruptionController {
     const podIndex = this.podIndex;
     const records = this.records;
     // The claims as the pass uses them (paired with their nodes), and by NodePool, in list order.
-    const nodeClaims: NodeClaim[] = new Array<NodeClaim>(listedNodeClaims.length);
+    const observed = records.observeAll(listedNodeClaims, this.nodeIndex, podIndex);
+    const nodeClaims: NodeClaim[] = new Array<NodeClaim>(observed.length);
     const claimsByPool = new Map<string, ClaimRecord[]>();
     // A replacement is empty until its candidate's pods move over: never consolidate it
     // while the claim it replaces still exists.
     const replacements = new Set<string>();
-    for (let i = 0; i < listedNodeClaims.length; i++) {
-      const record = records.observe(listedNodeClaims[i]!, this.nodeIndex, podIndex);
-      const claim = (nodeClaims[i] = record.claim);
+    for (let i = 0; i < observed.length; i++) {
+      const record = observed[i]!;
+      nodeClaims[i] = record.claim;
       // Track pod churn for every live claim every reconcile, so consolidateAfter measures
-      // continuous stability rather than time since some earlier look.
-      record.stableSince = claim.metadata.deletionTimestamp ? undefined : this.churn.observe(claim.metadata.name, record.pods.signature, now);
-      const target = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
-      if (target !== undefined) replacements.add(target);
-      const poolName = claim.metadata.labels[LABEL_NODEPOOL];
+      // continuous stability rather than time since some earlier look. The tracker answers
+      // the same while the pod set is the same one, so it is asked again only when it changed.
+      if (record.deleting) {
+        record.stableSince = undefined;
+        record.churnPods = undefined;
+      } else if (record.churnPods !== record.pods || record.stableSince === undefined) {
+        record.stableSince = this.churn.observe(record.name, record.pods.signature, now);
+        record.churnPods = record.pods;
+      }
+      if (record.replaces !== undefined) replacements.add(record.replaces);
+      const poolName = record.poolName;
       if (poolName === undefined) continue;
       let list = claimsByPool.get(poolName);
       if (!list) claimsByPool.set(poolName, (list = []));
@@ -180,7 +187,7 @@ export class DisruptionController {
       for (const r of claims) {
         if (!r.facts.initialized) continue;
         total++;
-        if (r.claim.metadata.deletionTimestamp !== undefined || !r.ready) disrupting++;
+        if (r.deleting || !r.ready) disrupting++;
       }
       return { pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims, total, disrupting };
     });
@@ -188,8 +195,8 @@ export class DisruptionController {
     const decisions: DisruptionDecision[] = [];
     const deleted = new Set<string>();
     const decide = (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string): void => {
-      decisions.push({ nodeClaim: record.claim.metadata.name, nodePool: view.pool.metadata.name, kind, detail });
-      deleted.add(record.claim.metadata.name);
+      decisions.push({ nodeClaim: record.name, nodePool: view.pool.metadata.name, kind, detail });
+      deleted.add(record.name);
       // Only initialized claims count towards budgets, and a NotReady one already does.
       if (record.facts.initialized && record.ready) view.disrupting++;
     };
@@ -197,7 +204,7 @@ export class DisruptionController {
     for (const view of poolViews) {
       for (const record of view.claims) {
         const at = record.facts.expiresAt;
-        if (at !== undefined && now >= at && !record.claim.metadata.deletionTimestamp) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
+        if (at !== undefined && now >= at && !record.deleting) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
       }
     }
 
@@ -206,15 +213,14 @@ export class DisruptionController {
     const abandoned: string[] = [];
     for (const view of poolViews) {
       for (const record of view.claims) {
-        const claim = record.claim;
-        const replacementName = claim.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
-        if (replacementName === undefined || claim.metadata.deletionTimestamp || deleted.has(claim.metadata.name)) continue;
+        const replacementName = record.replaces;
+        if (replacementName === undefined || record.deleting || deleted.has(record.name)) continue;
         const replacement = records.get(replacementName);
-        if (!replacement || replacement.claim.metadata.deletionTimestamp || record.doNotDisrupt) {
-          abandoned.push(claim.metadata.name);
+        if (!replacement || replacement.deleting || record.doNotDisrupt) {
+          abandoned.push(record.name);
           continue;
         }
-        replacing.add(claim.metadata.name);
+        replacing.add(record.name);
         if (replacement.facts.initialized) decide(view, record, 'Underutilized', `replaced by cheaper ${replacementName}`);
         else if (record.ready) view.disrupting++; // holds its budget slot meanwhile
       }
@@ -222,9 +228,8 @@ export class DisruptionController {
 
     const gracefulCandidates = (view: PoolView): ClaimRecord[] =>
       view.claims.filter((record) => {
-        const claim = record.claim;
-        if (!record.facts.initialized || record.doNotDisrupt !== undefined || claim.metadata.deletionTimestamp) return false;
-        const name = claim.metadata.name;
+        if (!record.facts.initialized || record.doNotDisrupt !== undefined || record.deleting) return false;
+        const name = record.name;
         return !deleted.has(name) && !replacing.has(name) && !replacements.has(name);
       });
     const allowance = (view: PoolView, reason: DisruptionReason): number =>
@@ -421,7 +426,7 @@ function nextDeadline(views: readonly PoolView[], now: number): number {
     const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
     const underutilized = view.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized';
     for (const record of view.claims) {
-      if (record.claim.metadata.deletionTimestamp) continue;
+      if (record.deleting) continue;
       const expires = record.facts.expiresAt;
       if (expires !== undefined && expires > now) due = Math.min(due, expires);
       const since = record.stableSince;

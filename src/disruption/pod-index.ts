@@ -19,6 +19,15 @@ export class PodIndex {
   private readonly byNode = new Map<string, PodsOnNode>();
   private provisionable = 0;
   private versions = 0;
+  /** Nodes whose pods changed since takeChanged() last answered; 'all' after a rebuild. */
+  private changed: Set<string> | 'all' = 'all';
+
+  /** The nodes whose pods changed since the last call (every node: 'all'). */
+  takeChanged(): ReadonlySet<string> | 'all' {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
+  }
 
   /** Some pod waits for capacity (the provisioner's definition). */
   get anyProvisionable(): boolean {
@@ -47,6 +56,7 @@ export class PodIndex {
   };
 
   private rebuild(pods: readonly Pod[]): void {
+    this.changed = 'all';
     this.byNode.clear();
     this.provisionable = 0;
     for (const pod of pods) this.add(pod);
@@ -63,6 +73,7 @@ export class PodIndex {
     if (!onNode) this.byNode.set(nodeName, (onNode = { pods: new Set(), version: 0 }));
     onNode.pods.add(pod);
     onNode.version = ++this.versions;
+    if (this.changed !== 'all') this.changed.add(nodeName);
   }
 
   private remove(pod: Pod): void {
@@ -75,6 +86,7 @@ export class PodIndex {
     if (!onNode) return;
     onNode.pods.delete(pod);
     onNode.version = ++this.versions;
+    if (this.changed !== 'all') this.changed.add(nodeName);
     if (onNode.pods.size === 0) this.byNode.delete(nodeName);
   }
 }

@@ -56,6 +56,7 @@ describe('PodIndex', () => {
           }
           const before = NODES.map((n) => ({ version: index.onNode(n)?.version, pods: new Set(index.onNode(n)?.pods ?? []) }));
           index.update(list);
+          const changed = index.takeChanged();
           const fresh = new PodIndex();
           fresh.update(list);
           expect(contents(index)).toEqual(contents(fresh));
@@ -63,6 +64,8 @@ describe('PodIndex', () => {
             const now = index.onNode(n)?.pods ?? new Set<Pod>();
             const same = now.size === before[i]!.pods.size && [...now].every((p) => before[i]!.pods.has(p));
             if (!same) expect(index.onNode(n)?.version).not.toBe(before[i]!.version);
+            // What the disruption controller re-reads: every node whose pods changed is named.
+            if (!same && changed !== 'all') expect(changed.has(n)).toBe(true);
           });
         }
       }),
