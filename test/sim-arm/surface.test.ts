@@ -272,6 +272,28 @@ describe('ARM face: PUT semantics', () => {
   });
 });
 
+describe('ARM face: names and ids are case-insensitive', () => {
+  it('a VM references its NIC by an id in another case; gets, lists and deletes in any case reach the same resources, which keep the case they were created with', async () => {
+    const { compute, network, run, advance } = await serve();
+    await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'Nic-Mixed', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    const params = vmParams('Vm-Mixed', D2);
+    params.networkProfile = { networkInterfaces: [{ id: nicId('Nic-Mixed').toUpperCase().replace('/SUBSCRIPTIONS/', '/subscriptions/'), primary: true, deleteOption: 'Delete' }] };
+    await run(compute.virtualMachines.beginCreateOrUpdate(RG.toUpperCase(), 'VM-MIXED', params));
+    await advance(61);
+    const vm = await run(compute.virtualMachines.get(RG.toLowerCase(), 'vm-mixed'));
+    expect([vm.name, vm.provisioningState]).toEqual(['VM-MIXED', 'Succeeded']);
+    const nic = await run(network.networkInterfaces.get(RG.toUpperCase(), 'NIC-MIXED'));
+    expect([nic.name, nic.virtualMachine?.id?.toLowerCase()]).toEqual(['Nic-Mixed', vm.id?.toLowerCase()]);
+    expect((await run(all(compute.virtualMachines.list(RG.toUpperCase())))).map((v) => v.name)).toEqual(['VM-MIXED']);
+    await run(compute.virtualMachines.beginDeleteAndWait(RG, 'vm-MIXED'));
+    await expect(run(compute.virtualMachines.get(RG, 'VM-MIXED'))).rejects.toMatchObject({ statusCode: 404 });
+    // The VM went within the NIC's 180 s reservation, so its cascade left the NIC; it can go once the reservation is over.
+    await advance(181);
+    await run(network.networkInterfaces.beginDeleteAndWait(RG, 'nic-mixed'));
+    await expect(run(network.networkInterfaces.get(RG, 'Nic-Mixed'))).rejects.toMatchObject({ statusCode: 404 });
+  });
+});
+
 describe('ARM face: what ARM refuses, and what the simulator does not model', () => {
   it('HEAD existence checks, unknown namespaces and types, malformed bodies, and 501 for real paths the simulator does not serve', async () => {
     const { call, compute, run, startVm } = await serve();
