@@ -12,6 +12,7 @@ import { vmAttemptAt, type WorldView } from './world.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
 import { registrationPatch } from './registration.js';
 import { launchLabels } from '../controllers/nodeclaim/launch-labels.js';
+import { withLifecycleConditions } from '../controllers/nodeclaim/conditions.js';
 import { Requirements } from '../provisioning/requirements.js';
 import { NIC_RESERVATION_MS } from '../machines/env.js';
 import {
@@ -133,13 +134,16 @@ export class Effects {
   async recordVmAttempt(name: string): Promise<number> {
     const at = this.deps.clock.now();
     await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_VM_ATTEMPT_AT]: new Date(at).toISOString() } });
-    // Launched=False while the VM is in flight (kubectl describe shows what is going on);
+    // Launched=Unknown (Launching) while the VM is in flight, as upstream (kubectl describe shows what is going on);
     // best effort: the annotation above is what safety depends on. Read as it is now (the
     // resync's copy may predate a Throttled condition): Throttled -> Launching is the
     // transition the launch timeout counts from.
     const nc = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? this.world()?.nodeClaims.get(name);
     if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
-      const conditions = setCondition(nc.status.conditions, 'Launched', 'False', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, at);
+      const conditions = withLifecycleConditions(
+        setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, at),
+        new Date(at).toISOString(),
+      );
       await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
     }
     return at;
@@ -165,8 +169,8 @@ export class Effects {
     if (!current || current.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) return;
     const now = this.deps.clock.now();
     const next = new Date(now + retryAfterSeconds * 1000).toISOString();
-    const conditions = setCondition(current.status.conditions, 'Launched', 'Unknown', LAUNCH_REASON_THROTTLED,
-      `ARM throttled the create of VM ${vmNameFor(name)}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now);
+    const conditions = withLifecycleConditions(setCondition(current.status.conditions, 'Launched', 'Unknown', LAUNCH_REASON_THROTTLED,
+      `ARM throttled the create of VM ${vmNameFor(name)}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now), new Date(now).toISOString());
     if (conditions === current.status.conditions) return;
     await this.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions });
   }
@@ -317,10 +321,8 @@ export class Effects {
       }
       conditions = setCondition(conditions, 'Registered', 'True', 'Registered', '', now);
     }
-    if (phase === 'Initialized') {
-      conditions = setCondition(conditions, 'Initialized', 'True', 'Initialized', '', now);
-      conditions = setCondition(conditions, 'Ready', 'True', 'Ready', '', now);
-    }
+    if (phase === 'Initialized') conditions = setCondition(conditions, 'Initialized', 'True', 'Initialized', '', now);
+    conditions = withLifecycleConditions(conditions, new Date(now).toISOString());
     if (conditions === nc.status.conditions && status.providerID === nc.status.providerID && status.nodeName === nc.status.nodeName) return;
     await this.deps.cluster.updateNodeClaimStatus(name, { ...status, conditions });
   }
@@ -349,7 +351,9 @@ export class Effects {
       // What `kubectl describe nodeclaim` shows while it sits Terminating: why, and until when ARM holds the NIC.
       const now = this.deps.clock.now();
       const reserved = reservedUntil === undefined ? '' : `; NIC ${nicNameFor(name)} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
-      const conditions = setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now);
+      const conditions = withLifecycleConditions(
+        setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now), new Date(now).toISOString(),
+      );
       await this.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions }).catch(() => undefined);
       if (reservedUntil !== undefined) {
         await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_NIC_RESERVED_UNTIL]: new Date(reservedUntil).toISOString() } }).catch(() => undefined);

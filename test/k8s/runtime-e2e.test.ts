@@ -122,6 +122,13 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     expect(launched.metadata.finalizers).toContain('karpenter.sh/termination');
     expect(launched.metadata.annotations?.['flex.aks.azure.com/nodeclass-hash']).toMatch(/^[0-9a-f]{64}$/);
     expect(arm.currentVms().length).toBe(1);
+    // Upstream's lifecycle conditions from the start, Ready their root: Unknown until the node joins.
+    expect(launched.status?.conditions?.map((x) => x.type).sort()).toEqual(['Initialized', 'Launched', 'Ready', 'Registered']);
+    expect(launched.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'Unknown', reason: 'ReconcilingDependents' });
+    // The launched type's labels, as upstream's launch writes them (the Azure provider's sku-*).
+    expect(launched.metadata.labels).toMatchObject({
+      'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5', 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.azure.com/sku-gpu-count': '8', 'kubernetes.io/arch': 'amd64',
+    });
 
     // The flex node agent's kubeadm join, as the simulated kubelet would do it.
     await adminRequest(info, 'POST', '/api/v1/nodes', {
@@ -141,6 +148,16 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       const c = (await adminRequest(info, 'GET', `${NC}/${claimName}`)) as RawNodeClaim;
       return c.status?.conditions?.some((x) => x.type === 'Registered' && x.status === 'True');
     });
+    await until('Ready=True', async () => {
+      const c = (await adminRequest(info, 'GET', `${NC}/${claimName}`)) as RawNodeClaim;
+      return c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+    });
+    // `kubectl get nodeclaims` fills upstream's columns: TYPE, CAPACITY, NODE, READY; -o wide NODEPOOL and NODECLASS.
+    const table = await kubectl(info, ['get', 'nodeclaim', claimName, '-o', 'wide']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+TYPE\s+CAPACITY\s+ZONE\s+NODE\s+READY\s+AGE\s+IMAGEID\s+ID\s+NODEPOOL\s+NODECLASS/);
+    expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${claimName}\\s+Standard_ND96isr_H200_v5\\s+on-demand\\s+.*e2e-node\\s+True\\s+.*e2e-h200\\s+e2e-h200`));
+    const node = (await adminRequest(info, 'GET', '/api/v1/nodes/e2e-node')) as { metadata: { labels: Record<string, string> } };
+    expect(node.metadata.labels).toMatchObject({ 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.sh/registered': 'true', 'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5' });
 
     // Scale to zero: the workload goes away and the NodeClaim is deleted.
     stopped = true;
