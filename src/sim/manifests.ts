@@ -1,11 +1,12 @@
 import { readdirSync, statSync } from 'node:fs';
+import { z } from 'zod';
 import { join } from 'node:path';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
-import { fitsWithin, podRequests, resourcesFromList } from '../provisioning/resources.js';
+import { fitsWithin, parseQuantity, podRequests, resourcesFromList } from '../provisioning/resources.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
@@ -26,14 +27,33 @@ export const MAX_MANIFEST_PODS = 100_000;
 /** How long a Job's pods run in the simulation (Kubernetes manifests cannot say). */
 export const ANNOTATION_RUN_SECONDS = 'simulate.azflex.io/run-seconds';
 
-/** Kinds that do not change what gets scheduled: accepted and counted, not simulated. */
+/** Built-in kinds that do not change what gets scheduled: accepted and counted, not simulated. */
 const IGNORED_KINDS = new Set([
   'Namespace', 'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
-  'Ingress', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'LimitRange', 'ResourceQuota',
+  'Ingress', 'IngressClass', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'LimitRange', 'ResourceQuota', 'Endpoints', 'EndpointSlice',
+  'CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+  'CSIDriver', 'RuntimeClass', 'Lease', 'APIService', 'VolumeSnapshotClass',
 ]);
 const SUPPORTED = [
   'AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim', 'PersistentVolume', 'StorageClass',
 ];
+/** The apiVersion the API server serves each simulated built-in kind at (older ones are gone: apps/v1beta1 since 1.16, policy/v1beta1 since 1.25). */
+const API_VERSIONS: Record<string, string> = {
+  Deployment: 'apps/v1', StatefulSet: 'apps/v1', Job: 'batch/v1', Pod: 'v1', PodDisruptionBudget: 'policy/v1', PersistentVolumeClaim: 'v1', PersistentVolume: 'v1', StorageClass: 'storage.k8s.io/v1',
+};
+/** API groups whose kinds the simulator knows: a kind of theirs that it does not simulate is refused, not ignored. */
+const OWN_GROUPS = new Set(['karpenter.sh', 'karpenter.azure.com', NODECLASS_GROUP]);
+/**
+ * Another project's custom resource (ServiceMonitor, Certificate…): `kubectl apply` takes it
+ * when its CRD is installed, and it schedules no pods, so it is ignored. Built-in groups are
+ * the core group and the dot-less or `*.k8s.io` ones.
+ */
+function isOtherCustomResource(apiVersion: string): boolean {
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  return group.includes('.') && !group.endsWith('.k8s.io') && !OWN_GROUPS.has(group);
+}
+/** The StorageClasses every AKS cluster has (disk classes bind WaitForFirstConsumer): a claim may name them without the manifests defining them. */
+const AKS_STORAGE_CLASSES = new Set(['default', 'managed', 'managed-csi', 'managed-csi-premium', 'managed-premium', 'azurefile', 'azurefile-csi', 'azurefile-csi-premium', 'azurefile-premium']);
 
 export interface LoadedManifests extends ClusterSetup {
   files: string[];
@@ -50,6 +70,8 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
     nodeClasses: [], nodePools: [], workloads: [], podDisruptionBudgets: [], storage, sources: {}, files, ignored: [], persistentVolumeClaims: [],
   };
   const pvcTemplates = new Map<string, string>();
+  const storageClassRefs: Array<{ where: string; name: unknown }> = [];
+  const statefulSetPods: Array<{ namespace: string; name: string; replicas: number; at: string }> = [];
   const podVolumes: Array<{ where: string; namespace: string; claims: string[] }> = [];
   let bytes = 0;
   let pods = 0;
@@ -58,12 +80,17 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
     bytes += text.length;
     if (bytes > MAX_MANIFEST_BYTES) throw new ScenarioError(`${file}: the manifests add up to more than ${MAX_MANIFEST_BYTES} bytes`);
     for (const [d, doc] of parseOrThrow(text, file).entries()) {
-      for (const item of listItems(doc)) {
-        const where = `${file}${d > 0 ? ` (document ${d + 1})` : ''}`;
-        const o = objectOf(item, where);
+      const where = `${file}${d > 0 ? ` (document ${d + 1})` : ''}`;
+      for (const item of listItems(doc, where)) {
+        const o = objectOf(withoutNulls(item), where);
         const kind = o.kind as string;
         const name = (o.metadata as Raw).name as string;
         const at = `${where}: ${kind} ${name}`;
+        const served = API_VERSIONS[kind];
+        if (served !== undefined && o.apiVersion !== served) throw new ScenarioError(`${at}: no matches for kind "${kind}" in version "${String(o.apiVersion)}" (${kind} is ${served})`);
+        checkMetadata(o.metadata as Raw, 'metadata', (path, m) => {
+          throw new ScenarioError(`${at}: ${path}: ${m}`);
+        });
         const key = `${kind}/${namespaceOf(o, kind, where)}/${name}`;
         if (setup.sources![key] !== undefined) throw new ScenarioError(`${at}: duplicate name (also in ${setup.sources![key]})`);
         setup.sources![key] = where;
@@ -79,11 +106,13 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
             setup.podDisruptionBudgets.push(pdbOf(o, at));
             break;
           case 'PersistentVolumeClaim':
-            pvcOf(o, at);
+            claimSpecOf(o.spec, `${at}: spec`);
+            storageClassRefs.push({ where: `${at}: spec.storageClassName`, name: (o.spec as Raw | undefined)?.storageClassName });
             storage.claims.push(toPersistentVolumeClaim({ ...o, metadata: { ...(o.metadata as Raw), namespace: namespaceOf(o, kind) } }));
             setup.persistentVolumeClaims.push(`${namespaceOf(o, kind)}/${name}`);
             break;
           case 'PersistentVolume':
+            pvOf(o, at);
             storage.volumes.push(toPersistentVolume(o));
             break;
           case 'StorageClass':
@@ -100,8 +129,10 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
             const spec = kind === 'Pod' ? (o.spec as Raw) : (((o.spec as Raw).template as Raw | undefined)?.spec as Raw | undefined) ?? {};
             const claims = volumeClaims(spec);
             if (kind === 'StatefulSet') {
-              for (const t of arrayOf((o.spec as Raw).volumeClaimTemplates)) {
+              for (const [i, t] of arrayOf((o.spec as Raw).volumeClaimTemplates).entries()) {
                 const tname = String(((t as Raw).metadata as Raw | undefined)?.name);
+                claimSpecOf((t as Raw).spec, `${at}: spec.volumeClaimTemplates.${i}.spec`);
+                storageClassRefs.push({ where: `${at}: spec.volumeClaimTemplates.${i}.spec.storageClassName`, name: ((t as Raw).spec as Raw | undefined)?.storageClassName });
                 pvcTemplates.set(`${w.namespace}/${tname}`, at);
                 // Each replica's claim is a fresh, unbound PVC of the template's class, created
                 // with the pod: for volume topology that is what a generic ephemeral volume is.
@@ -113,13 +144,32 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
               }
             }
             podVolumes.push({ where: at, namespace: w.namespace, claims: kind === 'StatefulSet' ? claims.filter((c) => !pvcTemplates.has(`${w.namespace}/${c}`)) : claims });
+            if (kind === 'StatefulSet') statefulSetPods.push({ namespace: w.namespace, name, replicas: w.replicas, at });
             break;
           }
           default:
-            if (IGNORED_KINDS.has(kind)) setup.ignored.push(`${kind}/${name}`);
-            else throw new ScenarioError(`${at}: kind ${kind} is not simulated (supported: ${SUPPORTED.join(', ')}; ignored: ${[...IGNORED_KINDS].join(', ')})`);
+            if (IGNORED_KINDS.has(kind) || isOtherCustomResource(String(o.apiVersion))) setup.ignored.push(`${kind}/${name}`);
+            else throw new ScenarioError(`${at}: kind ${kind} (${String(o.apiVersion)}) is not simulated: take it out of --manifests (simulated: ${SUPPORTED.join(', ')}; ignored: Services, ConfigMaps, RBAC and other kinds that schedule no pods, and other projects' custom resources)`);
         }
+        if (setup.nodeClasses.length > LIMITS.nodeClasses) throw new ScenarioError(`${at}: more than ${LIMITS.nodeClasses} AzureFlexNodeClasses`);
+        if (setup.nodePools.length > LIMITS.nodePools) throw new ScenarioError(`${at}: more than ${LIMITS.nodePools} NodePools`);
       }
+    }
+  }
+  // A Pod named like a StatefulSet's replica: the API server refuses whichever comes second.
+  for (const sts of statefulSetPods) {
+    const m = new RegExp(`^${sts.name.replace(/[.]/g, '\\.')}-(\\d+)$`);
+    for (const w of setup.workloads) {
+      const ordinal = m.exec(w.name)?.[1];
+      if (w.template.ownerKind === undefined && w.namespace === sts.namespace && ordinal !== undefined && Number(ordinal) < sts.replicas && String(Number(ordinal)) === ordinal) {
+        throw new ScenarioError(`${setup.sources?.[`Pod/${w.namespace}/${w.name}`] ?? 'manifests'}: Pod ${w.name}: StatefulSet ${sts.name} (${sts.at.split(': ')[0]}) creates a pod of that name`);
+      }
+    }
+  }
+  const classNames = new Set(storage.classes.map((c) => c.metadata.name));
+  for (const ref of storageClassRefs) {
+    if (typeof ref.name === 'string' && ref.name !== '' && !classNames.has(ref.name) && !AKS_STORAGE_CLASSES.has(ref.name)) {
+      throw new ScenarioError(`${ref.where}: StorageClass "${ref.name}" is neither in the manifests nor one AKS has (${[...AKS_STORAGE_CLASSES].join(', ')}); its claims would stay Pending`);
     }
   }
   const pvcs = new Set(setup.persistentVolumeClaims);
@@ -191,10 +241,24 @@ function parseOrThrow(text: string, file: string): unknown[] {
   }
 }
 
-/** `kind: List` (what `kubectl get -o yaml` prints) holds objects in `items`. */
-function listItems(doc: unknown): unknown[] {
+/** `kind: List` (what `kubectl get -o yaml` prints) holds objects in `items` (none when null), Lists inside included. */
+function listItems(doc: unknown, where: string): unknown[] {
   const o = doc as Raw;
-  return o && typeof o === 'object' && o.kind === 'List' && Array.isArray(o.items) ? o.items : [doc];
+  if (!o || typeof o !== 'object' || o.kind !== 'List' || Array.isArray(o)) return [doc];
+  if (o.items !== undefined && o.items !== null && !Array.isArray(o.items)) throw new ScenarioError(`${where}: List: items must be a list`);
+  return arrayOf(o.items).flatMap((item) => listItems(item, where));
+}
+
+/**
+ * A null field is an absent one, as the API server decodes JSON (`replicas:` with no value
+ * gets the default): maps lose their null entries, recursively.
+ */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Raw = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
 }
 
 function objectOf(doc: unknown, where: string): Raw {
@@ -202,7 +266,9 @@ function objectOf(doc: unknown, where: string): Raw {
   const o = doc as Raw;
   if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') throw new ScenarioError(`${where}: apiVersion and kind are required`);
   const meta = o.metadata as Raw | undefined;
-  if (!meta || typeof meta !== 'object' || typeof meta.name !== 'string') throw new ScenarioError(`${where}: ${o.kind}: metadata.name is required`);
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new ScenarioError(`${where}: ${o.kind}: metadata is required, a mapping with a name`);
+  if (meta.name === undefined) throw new ScenarioError(`${where}: ${o.kind}: metadata.name is required${meta.generateName !== undefined ? ' (kubectl apply does not take generateName)' : ''}`);
+  if (typeof meta.name !== 'string') throw new ScenarioError(`${where}: ${o.kind}: metadata.name must be a string, got ${JSON.stringify(meta.name)}`);
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(meta.name) || meta.name.length > 253) throw new ScenarioError(`${where}: ${o.kind} "${meta.name}": metadata.name must be a lower-case DNS name`);
   return o;
 }
@@ -245,6 +311,8 @@ function nodePoolOf(o: Raw, at: string): NodePool {
   const fail = (path: string, m: string): never => {
     throw new ScenarioError(`${at}: ${path}: ${m}`);
   };
+  // Its name is the value of every node's karpenter.sh/nodepool label.
+  if (np.metadata.name.length > 63 || np.metadata.name.includes('.')) fail('metadata.name', `"${np.metadata.name.slice(0, 80)}" cannot be a label value (at most 63 characters, no dots), and it is every node's karpenter.sh/nodepool label`);
   const ref = np.spec.template.spec.nodeClassRef;
   if (ref.group !== NODECLASS_GROUP || ref.kind !== NODECLASS_KIND) fail('spec.template.spec.nodeClassRef', `azflex simulates ${NODECLASS_KIND}.${NODECLASS_GROUP} NodePools, not ${ref.kind}.${ref.group}`);
   for (const [k, v] of Object.entries(np.spec.limits ?? {})) quantity(v, k, (m) => fail(`spec.limits.${k}`, m));
@@ -299,15 +367,13 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
     const labels = ((template.metadata as Raw | undefined)?.labels ?? {}) as Record<string, string>;
     if (kind !== 'Job') checkSelector(spec.selector, labels, fail);
   }
-  const tspec = (template.spec ?? {}) as Raw;
   const specPath = kind === 'Pod' ? 'spec' : 'spec.template.spec';
-  if (!Array.isArray(tspec.containers) || tspec.containers.length === 0) fail(`${specPath}.containers`, 'at least one container is required');
+  if (kind !== 'Pod') checkMetadata(template.metadata as Raw | undefined, 'spec.template.metadata', fail);
+  const tspec = podSpecOf(template.spec, specPath, fail);
+  template = { ...template, spec: tspec };
   checkScheduling(tspec, specPath, fail);
   const owner = POD_OWNER[kind];
   const pod = toPod({ metadata: { ...((template.metadata ?? {}) as Raw), name: meta.name as string, namespace, ...(owner ? { ownerReferences: [{ kind: owner, controller: true }] } : {}) }, spec: tspec });
-  for (const c of [...pod.spec.containers, ...pod.spec.initContainers]) {
-    for (const [k, v] of Object.entries({ ...c.resources.requests, ...c.resources.limits })) quantity(v, k, (m) => fail(`container ${c.name}: resources.${k}`, m));
-  }
   // A pod no VM size could hold would stay pending whatever the world: a mistake, not a rehearsal.
   const requests = podRequests(pod);
   if (!STATIC_INSTANCE_TYPES.some((t) => fitsWithin(requests, resourcesFromList({ cpu: String(t.vcpu), memory: `${t.memoryMiB}Mi`, pods: String(t.maxPods), ...(t.gpuCount ? { 'nvidia.com/gpu': String(t.gpuCount) } : {}) })))) {
@@ -320,8 +386,15 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
     const n = Number(runFor);
     if (!/^\d+$/.test(String(runFor)) || n < 1 || n > LIMITS.lifetimeSeconds) fail(`metadata.annotations.${ANNOTATION_RUN_SECONDS}`, `must be whole seconds from 1 to ${LIMITS.lifetimeSeconds}, got "${runFor}"`);
     lifetimeSeconds = n;
-  } else if (kind === 'Job' && typeof spec.activeDeadlineSeconds === 'number' && spec.activeDeadlineSeconds > 0) {
-    lifetimeSeconds = Math.min(spec.activeDeadlineSeconds, LIMITS.lifetimeSeconds);
+  } else if (kind === 'Job' && spec.activeDeadlineSeconds !== undefined) {
+    const d = spec.activeDeadlineSeconds;
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) fail('spec.activeDeadlineSeconds', `must be a whole number of seconds above 0, got ${JSON.stringify(d)}`);
+    lifetimeSeconds = Math.min(d as number, LIMITS.lifetimeSeconds);
+  }
+  if (kind === 'StatefulSet') {
+    // Each replica's pod is `<name>-<ordinal>`, its hostname: a DNS label.
+    const last = `${String(meta.name)}-${Math.max(0, replicas - 1)}`;
+    if (last.length > 63 || last.includes('.')) fail('metadata.name', `a StatefulSet's pods are named "<name>-<ordinal>" and must be DNS labels (at most 63 characters, no dots): "${last.slice(0, 80)}" is not`);
   }
   return {
     name: meta.name as string,
@@ -354,6 +427,101 @@ function checkSelector(raw: unknown, labels: Record<string, string>, fail: (path
     const has = Object.hasOwn(labels, String(x.key));
     const ok = op === 'In' ? has && vals.includes(labels[String(x.key)]!) : op === 'NotIn' ? !has || !vals.includes(labels[String(x.key)]!) : op === 'Exists' ? has : !has;
     if (!ok) fail('spec.template.metadata.labels', `do not match spec.selector.matchExpressions.${i}`);
+  }
+}
+
+const quantityValue = z.union([z.string(), z.number()]);
+const resourceList = z.record(z.string(), quantityValue);
+const ContainerShape = z.looseObject({
+  name: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lower-case letters, digits, -)').max(63),
+  image: z.string().min(1),
+  resources: z.looseObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
+});
+const NodeSelectorRequirementShape = z.looseObject({ key: z.string().min(1), operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']), values: z.array(z.string()).optional() });
+/** The parts of a pod spec the simulation reads, with the core API's types; other fields pass untouched. */
+const PodSpecShape = z.looseObject({
+  containers: z.array(ContainerShape).min(1),
+  initContainers: z.array(ContainerShape).optional(),
+  nodeSelector: z.record(z.string(), z.string()).optional(),
+  tolerations: z.array(z.looseObject({ key: z.string().optional(), operator: z.string().optional(), value: z.string().optional(), effect: z.string().optional(), tolerationSeconds: z.number().int().optional() })).optional(),
+  affinity: z
+    .looseObject({
+      nodeAffinity: z
+        .looseObject({ requiredDuringSchedulingIgnoredDuringExecution: z.looseObject({ nodeSelectorTerms: z.array(z.looseObject({ matchExpressions: z.array(NodeSelectorRequirementShape).optional() })).min(1) }).optional() })
+        .optional(),
+    })
+    .optional(),
+  topologySpreadConstraints: z.array(z.looseObject({})).optional(),
+  volumes: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  overhead: resourceList.optional(),
+  priority: z.number().int().optional(),
+});
+
+/** Standard resource names, or a domain-qualified extended resource such as nvidia.com/gpu. */
+const RESOURCE_NAME = /^(cpu|memory|ephemeral-storage|hugepages-[0-9]+[KMGTPE]i?|([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
+const OVERCOMMITTABLE = new Set(['cpu', 'memory', 'ephemeral-storage']);
+
+/**
+ * A pod spec as the API server checks and defaults it: the shapes the simulation reads,
+ * container names unique, resource names and quantities valid, extended resources (GPUs)
+ * whole and with requests equal to limits, requests at most limits, and requests that are
+ * absent defaulted to the limits (so a GPU given only in `limits` is requested).
+ */
+function podSpecOf(raw: unknown, specPath: string, fail: (path: string, m: string) => never): Raw {
+  const parsed = PodSpecShape.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return fail([specPath, ...issue.path.map(String)].join('.'), issue.message);
+  }
+  const spec = structuredClone(parsed.data) as Raw & z.output<typeof PodSpecShape>;
+  const names = new Set<string>();
+  for (const [group, list] of [['containers', spec.containers], ['initContainers', spec.initContainers ?? []]] as const) {
+    for (const [i, c] of list.entries()) {
+      const at = `${specPath}.${group}.${i}`;
+      if (names.has(c.name)) fail(`${at}.name`, `duplicate container name "${c.name}"`);
+      names.add(c.name);
+      const requests = { ...(c.resources?.requests ?? {}) };
+      const limits = c.resources?.limits ?? {};
+      for (const [k, v] of Object.entries(limits)) if (requests[k] === undefined) requests[k] = v;
+      for (const [where, list2] of [['requests', requests], ['limits', limits]] as const) {
+        for (const [k, v] of Object.entries(list2)) {
+          if (!RESOURCE_NAME.test(k)) fail(`${at}.resources.${where}.${k}`, `"${k}" is not a standard resource (cpu, memory, ephemeral-storage, hugepages-<size>) nor a domain-qualified one such as nvidia.com/gpu`);
+          quantity(String(v), k, (m) => fail(`${at}.resources.${where}.${k}`, m));
+          if (!OVERCOMMITTABLE.has(k) && !k.startsWith('hugepages-') && !wholeQuantity(String(v))) fail(`${at}.resources.${where}.${k}`, `"${String(v)}" must be a whole number (${k} is not divisible)`);
+        }
+      }
+      for (const [k, v] of Object.entries(requests)) {
+        const limit = limits[k];
+        if (limit === undefined) {
+          if (!OVERCOMMITTABLE.has(k)) fail(`${at}.resources.limits.${k}`, `is required: ${k} cannot be overcommitted, so it goes in limits (requests default to them)`);
+          continue;
+        }
+        const [r, l] = [parseQuantity(String(v), k), parseQuantity(String(limit), k)];
+        if (!OVERCOMMITTABLE.has(k) && r !== l) fail(`${at}.resources.requests.${k}`, `${String(v)} must equal the limit ${String(limit)} (${k} cannot be overcommitted)`);
+        if (r > l) fail(`${at}.resources.requests.${k}`, `${String(v)} must be at most the ${k} limit of ${String(limit)}`);
+      }
+      if (c.resources) c.resources = { ...c.resources, requests: Object.fromEntries(Object.entries(requests).map(([k, v]) => [k, String(v)])) };
+      else if (Object.keys(requests).length > 0) c.resources = { requests };
+    }
+  }
+  for (const [t, term] of (spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).entries()) {
+    for (const [i, e] of (term.matchExpressions ?? []).entries()) {
+      const at = `${specPath}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.${t}.matchExpressions.${i}.values`;
+      const n = e.values?.length ?? 0;
+      if ((e.operator === 'In' || e.operator === 'NotIn') && n === 0) fail(at, `must be non-empty for ${e.operator}`);
+      if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && n > 0) fail(at, `must be empty for ${e.operator}`);
+      if ((e.operator === 'Gt' || e.operator === 'Lt') && (n !== 1 || !/^-?\d+$/.test(e.values![0]!))) fail(at, `must be one integer for ${e.operator}`);
+    }
+  }
+  return spec;
+}
+
+/** Whether a valid quantity is a whole number (1, 2k, 1e3; not 1.5 or 500m). */
+function wholeQuantity(raw: string): boolean {
+  try {
+    return parseQuantity(raw, 'cpu') % 1000 === 0;
+  } catch {
+    return true; // too large to say: the VM-size check refuses it
   }
 }
 
@@ -414,17 +582,54 @@ function pdbOf(o: Raw, at: string): PodDisruptionBudgetSpec {
   };
 }
 
-/** PersistentVolumeClaims are checked (size, access modes) as the API server would; volume topology reads them. */
-function pvcOf(o: Raw, at: string): void {
-  const spec = (o.spec ?? {}) as Raw;
+/** A claim's spec (a PersistentVolumeClaim's or a StatefulSet's claim template's): size and access modes, as the API server checks them. */
+function claimSpecOf(raw: unknown, at: string): void {
+  const spec = (raw ?? {}) as Raw;
   const storage = ((spec.resources as Raw | undefined)?.requests as Raw | undefined)?.storage;
-  if (typeof storage !== 'string') throw new ScenarioError(`${at}: spec.resources.requests.storage is required`);
-  quantity(storage, 'storage', (m) => {
-    throw new ScenarioError(`${at}: spec.resources.requests.storage: ${m}`);
+  if (typeof storage !== 'string' && typeof storage !== 'number') throw new ScenarioError(`${at}.resources.requests.storage: is required`);
+  quantity(String(storage), 'storage', (m) => {
+    throw new ScenarioError(`${at}.resources.requests.storage: ${m}`);
   });
-  const modes = arrayOf(spec.accessModes);
-  if (modes.length === 0) throw new ScenarioError(`${at}: spec.accessModes: at least one is required`);
-  for (const m of modes) if (!['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'].includes(String(m))) throw new ScenarioError(`${at}: spec.accessModes: "${String(m)}" is not an access mode`);
+  accessModes(spec.accessModes, `${at}.accessModes`);
+}
+
+/** A PersistentVolume: its capacity and access modes. */
+function pvOf(o: Raw, at: string): void {
+  const spec = (o.spec ?? {}) as Raw;
+  const storage = (spec.capacity as Raw | undefined)?.storage;
+  if (typeof storage !== 'string' && typeof storage !== 'number') throw new ScenarioError(`${at}: spec.capacity.storage: is required`);
+  quantity(String(storage), 'storage', (m) => {
+    throw new ScenarioError(`${at}: spec.capacity.storage: ${m}`);
+  });
+  accessModes(spec.accessModes, `${at}: spec.accessModes`);
+}
+
+function accessModes(raw: unknown, at: string): void {
+  const modes = arrayOf(raw);
+  if (modes.length === 0) throw new ScenarioError(`${at}: at least one is required`);
+  for (const m of modes) if (!['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'].includes(String(m))) throw new ScenarioError(`${at}: "${String(m)}" is not an access mode`);
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Labels and annotations are maps of strings (the API server cannot decode `on: true` into one), labels with the label syntax. */
+function checkMetadata(meta: Raw | undefined, path: string, fail: (path: string, m: string) => never): void {
+  if (!meta) return;
+  stringMap(meta.annotations, `${path}.annotations`, fail);
+  const labels = stringMap(meta.labels, `${path}.labels`, fail);
+  for (const [k, v] of Object.entries(labels)) {
+    if (k.length > 316 || !LABEL_KEY.test(k) || k.split('/').pop()!.length > 63) fail(`${path}.labels`, `"${k}" is not a label key (an optional DNS prefix and "/", then at most 63 letters, digits, -, _ or .)`);
+    if (v.length > 63 || !LABEL_VALUE.test(v)) fail(`${path}.labels.${k}`, `"${v}" is not a label value (at most 63 letters, digits, -, _ or ., starting and ending alphanumeric)`);
+  }
+}
+
+/** A map of strings, or absent. */
+function stringMap(v: unknown, path: string, fail: (path: string, m: string) => never): Record<string, string> {
+  if (v === undefined) return {};
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return fail(path, `must be a map of strings, got ${JSON.stringify(v).slice(0, 60)}`);
+  for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') fail(`${path}.${k}`, `must be a string, got ${JSON.stringify(x).slice(0, 60)} (quote it)`);
+  return v as Record<string, string>;
 }
 
 function volumeClaims(podSpec: Raw): string[] {

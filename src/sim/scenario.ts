@@ -408,12 +408,14 @@ function unique(values: string[], onDuplicate: (index: number, value: string) =>
 }
 
 export function quantity(raw: string, resource: string, fail: (message: string) => void): void {
+  let v: number;
   try {
-    const v = parseQuantity(raw, resource);
-    if (!Number.isFinite(v) || v < 0) fail(`"${raw}" is not a non-negative quantity`);
+    v = parseQuantity(raw, resource);
   } catch (err) {
-    fail(`"${raw}" is not a Kubernetes quantity (${(err as Error).message})`);
+    return fail(`"${raw}" is not a Kubernetes quantity (${(err as Error).message})`);
   }
+  // Outside the try: `fail` throws, and its message must not be wrapped as a parse error.
+  if (!Number.isFinite(v) || v < 0) fail(`"${raw}" is not a non-negative quantity`);
 }
 
 export function duration(raw: string, fail: (message: string) => void): void {

@@ -120,3 +120,77 @@ describe('worlds and scenarios', () => {
     await refused(withWorld(world({ regions: [{ location: 'eastus2' }, { location: 'eastus2', subscriptionId: SUB }] })), /regions\.1: region "eastus2" is already given for every subscription by regions\.0/);
   });
 });
+
+describe('manifests', () => {
+  const manifests = (docs: object[]): string => file(docs.map((x) => stringify(x)).join('---\n'));
+  const nodeClass = {
+    apiVersion: 'flex.aks.azure.com/v1alpha1', kind: 'AzureFlexNodeClass', metadata: { name: 'gpu' },
+    spec: { subscriptionID: SUB, location: 'eastus2', resourceGroup: 'rg', subnetID: SUBNET, imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' } },
+  };
+  const nodePool = (name = 'gpu') => ({
+    apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name },
+    spec: { template: { spec: { nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'gpu' }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] } } },
+  });
+  const container = (resources: object = { requests: { cpu: '1' } }) => ({ name: 'c', image: 'nginx', resources });
+  const deployment = (podSpec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) => ({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', ...meta },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [container()], ...podSpec } } },
+  });
+  const run = (...docs: object[]) => ['--manifests', manifests([nodeClass, nodePool(), ...docs]), '--world', world({})];
+
+  it('kinds: built-ins at an apiVersion the API server no longer serves, kinds that make pods the simulation does not model', async () => {
+    await refused(run({ ...deployment(), apiVersion: 'apps/v1beta1' }), /Deployment web: no matches for kind "Deployment" in version "apps\/v1beta1" \(Deployment is apps\/v1\)/);
+    await refused(run({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' }, spec: { minAvailable: 1 } }), /no matches for kind "PodDisruptionBudget" in version "policy\/v1beta1"/);
+    await refused(run({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'ds' }, spec: {} }), /DaemonSet ds: kind DaemonSet \(apps\/v1\) is not simulated: take it out of --manifests/);
+    await refused(run({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'nc' }, spec: {} }), /kind NodeClaim \(karpenter\.sh\/v1\) is not simulated/);
+  });
+
+  it('metadata: names that are not strings, generateName, labels that are not strings or not labels, NodePool and StatefulSet names too long to label', async () => {
+    await refused(run({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 123 } }), /ConfigMap: metadata\.name must be a string, got 123/);
+    await refused(run({ ...deployment(), metadata: { generateName: 'web-' } }), /Deployment: metadata\.name is required \(kubectl apply does not take generateName\)/);
+    await refused(run(deployment({}, { labels: { on: true } })), /Deployment web: metadata\.labels\.on: must be a string, got true \(quote it\)/);
+    await refused(run(deployment({}, { labels: { app: 'not a value!' } })), /metadata\.labels\.app: "not a value!" is not a label value/);
+    await refused(['--manifests', manifests([nodeClass, nodePool('p'.repeat(64))]), '--world', world({})], /NodePool p{64}: metadata\.name: .* cannot be a label value \(at most 63 characters, no dots\)/);
+    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's'.repeat(62) }, spec: { replicas: 10, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: { metadata: { labels: { app: 's' } }, spec: { containers: [container()] } } } };
+    await refused(run(sts), /StatefulSet s+: metadata\.name: a StatefulSet's pods are named "<name>-<ordinal>" and must be DNS labels/);
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'db-1' }, spec: { containers: [container()] } };
+    await refused(run({ ...sts, metadata: { name: 'db' } }, pod), /Pod db-1: StatefulSet db \(.*\) creates a pod of that name/);
+  });
+
+  it('pod specs: shapes the core API refuses, and resources as the API server checks them', async () => {
+    await refused(run(deployment({ containers: [{ image: 'x' }] })), /spec\.template\.spec\.containers\.0\.name: Invalid input: expected string, received undefined/);
+    await refused(run(deployment({ containers: [container(), container()] })), /containers\.1\.name: duplicate container name "c"/);
+    await refused(run(deployment({ tolerations: { key: 'a' } })), /spec\.template\.spec\.tolerations: Invalid input: expected array, received object/);
+    await refused(run(deployment({ nodeSelector: { gpu: 8 } })), /spec\.template\.spec\.nodeSelector\.gpu: Invalid input: expected string, received number/);
+    await refused(run(deployment({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['x'] }] }] } } } })), /matchExpressions\.0\.values: must be one integer for Gt/);
+    await refused(run(deployment({ containers: [container({ requests: 'lots' })] })), /containers\.0\.resources\.requests: Invalid input: expected record, received string/);
+    await refused(run(deployment({ containers: [container({ requests: { 'bad name!': '1' } })] })), /resources\.requests\.bad name!: "bad name!" is not a standard resource/);
+    await refused(run(deployment({ containers: [container({ requests: { 'nvidia.com/gpu': '1.5' }, limits: { 'nvidia.com/gpu': '1.5' } })] })), /resources\.requests\.nvidia\.com\/gpu: "1\.5" must be a whole number/);
+    await refused(run(deployment({ containers: [container({ requests: { 'nvidia.com/gpu': '1' } })] })), /resources\.limits\.nvidia\.com\/gpu: is required: nvidia\.com\/gpu cannot be overcommitted/);
+    await refused(run(deployment({ containers: [container({ requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '2' } })] })), /resources\.requests\.nvidia\.com\/gpu: 1 must equal the limit 2/);
+    await refused(run(deployment({ containers: [container({ requests: { cpu: '4' }, limits: { cpu: '2' } })] })), /resources\.requests\.cpu: 4 must be at most the cpu limit of 2/);
+    await refused(run(deployment({ containers: [container({ requests: { memory: '-1Gi' } })] })), /resources\.requests\.memory: "-1Gi" is not a non-negative quantity$/m);
+    // A GPU given only in limits (as the Kubernetes docs ask) is requested: 16 GPUs fit no VM size.
+    await refused(run(deployment({ containers: [container({ limits: { 'nvidia.com/gpu': '16' } })] })), /the pod's requests \(.*nvidia\.com\/gpu 16.*\) fit no VM size/);
+  });
+
+  it('storage: claim templates, PVs and StorageClasses neither in the manifests nor AKS\'s', async () => {
+    const sts = (claim: object) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { replicas: 1, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [container()] } }, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: claim }] } });
+    await refused(run(sts({ storageClassName: 'premium-nope', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } })), /StatefulSet db: spec\.volumeClaimTemplates\.0\.spec\.storageClassName: StorageClass "premium-nope" is neither in the manifests nor one AKS has/);
+    await refused(run(sts({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '-10Gi' } } })), /spec\.volumeClaimTemplates\.0\.spec\.resources\.requests\.storage: "-10Gi" is not a non-negative quantity/);
+    await refused(run({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' }, spec: { accessModes: ['ReadWriteOnce'] } }), /PersistentVolume pv: spec\.capacity\.storage: is required/);
+  });
+
+  it('counts: at most 100 NodePools; nulls are absent fields, Lists nest, other projects\' custom resources are ignored', async () => {
+    await refused(['--manifests', manifests([nodeClass, ...Array.from({ length: 101 }, (_, i) => nodePool(`p${i}`))]), '--world', world({})], /NodePool p100: more than 100 NodePools/);
+    const { loadManifests } = await import('../../src/sim/manifests.js');
+    const loaded = loadManifests([manifests([
+      { apiVersion: 'v1', kind: 'List', items: [nodeClass, { apiVersion: 'v1', kind: 'List', items: [nodePool()] }, { apiVersion: 'v1', kind: 'List', items: null }] },
+      { ...deployment(), spec: { ...deployment().spec, replicas: null } },
+      { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'm' }, spec: {} },
+    ])]);
+    expect(loaded.nodePools.map((p) => p.metadata.name)).toEqual(['gpu']);
+    expect(loaded.workloads.map((w) => [w.name, w.replicas])).toEqual([['web', 1]]);
+    expect(loaded.ignored).toEqual(['ServiceMonitor/m']);
+  });
+});

@@ -232,10 +232,10 @@ describe('azflex simulate --manifests --world', () => {
     await refused(['--manifests', manifests([nodeClass(), nodePool({ limitz: { cpu: '1' } })])], /all\.yaml \(document 2\): NodePool gpu: spec: must NOT have additional properties "limitz"/);
     await refused(['--manifests', manifests([nodeClass({ subscriptionID: 'not-a-guid' }), nodePool()])], /AzureFlexNodeClass gpu: /);
     await refused(['--manifests', manifests([nodeClass(), nodePool({ disruption: { consolidateAfter: '5 minutes' } })])], /NodePool gpu: spec\.disruption\.consolidateAfter/);
-    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: 'lots' })])], /Deployment web: container c: resources\.cpu: "lots" is not a Kubernetes quantity/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: 'lots' })])], /Deployment web: spec\.template\.spec\.containers\.0\.resources\.requests\.cpu: "lots" is not a Kubernetes quantity/);
     await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '1' }, 1e9)])], /Deployment web: spec\.replicas: must be a whole number from 0 to 100000/);
     await refused(['--manifests', manifests([nodeClass(), nodePool(), nodePool()])], /NodePool gpu: duplicate name/);
-    await refused(['--manifests', manifests([nodeClass(), nodePool(), { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'x' } }])], /kind ReplicationController is not simulated/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'x' } }])], /kind ReplicationController \(v1\) is not simulated: take it out of --manifests/);
     await refused(['--manifests', manifests([nodeClass({ location: 'westus9' }), nodePool()]), '--world', 'quota-storm'], /AzureFlexNodeClass gpu: location "westus9" is not a region of world quota-storm/);
     await refused(['--manifests', manifests([nodeClass(), nodePool()]), '--scenario', 'quota-storm'], /--scenario and --manifests do not go together/);
     await refused(['--world', 'quota-storm'], /--world goes with --manifests/);
@@ -261,7 +261,7 @@ describe('azflex simulate --manifests --world', () => {
       return d;
     };
     await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '10000' }, 1)])], /Deployment web: spec\.template\.spec\.containers: the pod's requests \(cpu 10000.*fit no VM size in the catalog/);
-    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '1', memory: '1.5.3Gi' }, 1)])], /resources\.memory: "1\.5\.3Gi" is not a Kubernetes quantity/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool(), deployment({ cpu: '1', memory: '1.5.3Gi' }, 1)])], /containers\.0\.resources\.requests\.memory: "1\.5\.3Gi" is not a Kubernetes quantity/);
     await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ tolerations: [{ key: 'a', operator: 'Maybe' }] })])], /tolerations\.0\.operator: "Maybe" is not Equal or Exists/);
     await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ tolerations: [{ key: 'a', effect: 'Sometimes' }] })])], /tolerations\.0\.effect: "Sometimes" is not NoSchedule/);
     await refused(['--manifests', manifests([nodeClass(), nodePool(), withSpec({ topologySpreadConstraints: [{ maxSkew: 0, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }] })])], /topologySpreadConstraints\.0\.maxSkew: must be a whole number greater than zero/);
