@@ -272,6 +272,26 @@ describe('ARM face: PUT semantics', () => {
   });
 });
 
+describe('ARM face: the VM model round-trips', () => {
+  it('GET shows the computerName and OS disk storage type the PUT set (customData never)', async () => {
+    const { compute, run, startVm, network } = await serve();
+    await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'r-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    const params = vmParams('r', D2);
+    params.osProfile = { ...params.osProfile, computerName: 'host-r', customData: 'c2VjcmV0' };
+    params.storageProfile = { ...params.storageProfile, osDisk: { createOption: 'FromImage', deleteOption: 'Delete', managedDisk: { storageAccountType: 'StandardSSD_LRS' } } };
+    const vm = await run(compute.virtualMachines.beginCreateOrUpdateAndWait(RG, 'r', params));
+    expect([vm.osProfile?.computerName, vm.storageProfile?.osDisk?.managedDisk?.storageAccountType, vm.osProfile?.customData]).toEqual(['host-r', 'StandardSSD_LRS', undefined]);
+    expect((await run(compute.virtualMachines.instanceView(RG, 'r'))).computerName).toBe('host-r');
+    // computerName is fixed at creation, like the other osProfile properties.
+    const renamed = { ...params, osProfile: { ...params.osProfile, computerName: 'other' } };
+    await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'r', renamed))).rejects.toMatchObject({ statusCode: 409, code: 'PropertyChangeNotAllowed', message: "Changing property 'osProfile.computerName' is not allowed." });
+    // Without them, ARM's defaults: the VM's name and Premium_LRS here.
+    await startVm('d');
+    const plain = await run(compute.virtualMachines.get(RG, 'd'));
+    expect(plain.storageProfile?.osDisk?.managedDisk?.storageAccountType).toBe('Premium_LRS');
+  });
+});
+
 describe('ARM face: names and ids are case-insensitive', () => {
   it('a VM references its NIC by an id in another case; gets, lists and deletes in any case reach the same resources, which keep the case they were created with', async () => {
     const { compute, network, run, advance } = await serve();

@@ -469,6 +469,7 @@ export class FakeArm implements AzurePort {
         listedFrom: now + this.appearLagMs,
       };
       if (req.customDataHash !== undefined) vm.customDataHash = req.customDataHash;
+      if (req.shown !== undefined) vm.shown = { ...req.shown };
       this.vms.set(key, vm);
       this.vmWrites++;
       this.vmTombs.delete(key);

@@ -41,6 +41,14 @@ export interface VmCreateRequest {
   tags: Tags;
   /** A digest of osProfile.customData (the secret itself is never stored); absent = not sent. */
   customDataHash?: string;
+  /** What a REST client set and ARM returns as it was sent (absent: ARM's defaults are shown). */
+  shown?: VmShownProperties;
+}
+
+/** VM properties the fake only keeps to show them back (osProfile.computerName, the OS disk's storage type). */
+export interface VmShownProperties {
+  computerName?: string;
+  osDiskStorageAccountType?: string;
 }
 
 /** A VM with everything the REST face renders (still without customData). */
@@ -60,6 +68,7 @@ export interface VmDetails extends Vm {
   etag: number;
   /** Why the last create failed, while the VM is Failed (its instance view shows it). */
   provisioningError?: { code: string; message: string };
+  shown?: VmShownProperties;
 }
 
 /** A region's compute usages, as GET …/locations/{l}/usages reports them. */
@@ -176,6 +185,7 @@ export interface VmRecord {
   timer?: TimerId;
   timeCreated: number;
   customDataHash?: string;
+  shown?: VmShownProperties;
   /** Whether the VM's cores count against quota now (not after an allocation failure). */
   coresHeld: boolean;
   etag: number;
@@ -250,6 +260,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
     etag: rec.etag,
     ...(rec.provisioningState === 'Failed' && rec.createOp?.status.status === 'Failed' ? { provisioningError: { ...rec.createOp.status.error } } : {}),
+    ...(rec.shown ? { shown: { ...rec.shown } } : {}),
   };
 }
 
@@ -288,6 +299,7 @@ export function digest(text: string): string {
  */
 export function changedImmutableProperty(rec: VmRecord, req: VmCreateRequest): string | undefined {
   if (req.adminUsername !== rec.adminUsername) return 'osProfile.adminUsername';
+  if ((req.shown?.computerName ?? rec.name) !== (rec.shown?.computerName ?? rec.name)) return 'osProfile.computerName';
   if (req.customDataHash !== undefined && req.customDataHash !== rec.customDataHash) return 'osProfile.customData';
   if (req.sshPublicKeys.join('\n') !== rec.sshPublicKeys.join('\n')) return 'osProfile.linuxConfiguration.ssh.publicKeys';
   if (req.nicIds.map((id) => id.toLowerCase()).join(',') !== rec.nicIds.map((id) => id.toLowerCase()).join(',')) return 'networkProfile.networkInterfaces';

@@ -81,7 +81,7 @@ export function vmJson(vm: VmDetails): JsonObject {
     'id' in vm.image
       ? { id: vm.image.id }
       : { publisher: vm.image.reference.publisher, offer: vm.image.reference.offer, sku: vm.image.reference.sku, version: vm.image.reference.version };
-  const managedDisk: JsonObject = { storageAccountType: 'Premium_LRS' };
+  const managedDisk: JsonObject = { storageAccountType: vm.shown?.osDiskStorageAccountType ?? 'Premium_LRS' };
   // ARM fills managedDisk.id once the disk exists.
   if (vm.provisioningState !== 'Creating') managedDisk['id'] = diskId;
   return {
@@ -109,7 +109,7 @@ export function vmJson(vm: VmDetails): JsonObject {
         dataDisks: [],
       },
       osProfile: {
-        computerName: vm.name,
+        computerName: vm.shown?.computerName ?? vm.name,
         adminUsername: vm.adminUsername,
         linuxConfiguration: {
           disablePasswordAuthentication: true,
@@ -156,7 +156,7 @@ export function vmInstanceViewJson(vm: VmDetails): JsonObject {
       statuses.push({ code: 'PowerState/running', level: 'Info', displayStatus: 'VM running' });
       break;
   }
-  const out: JsonObject = { computerName: vm.name, hyperVGeneration: 'V2', statuses };
+  const out: JsonObject = { computerName: vm.shown?.computerName ?? vm.name, hyperVGeneration: 'V2', statuses };
   if (vm.provisioningState !== 'Creating' && vm.osDiskName !== undefined) {
     out['disks'] = [{ name: vm.osDiskName, statuses: [{ code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded' }] }];
   }

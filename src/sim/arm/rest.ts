@@ -598,6 +598,9 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
   const sshPublicKeys = Array.isArray(keys) ? keys.map((k) => at(k, ['keyData'])).filter((k): k is string => typeof k === 'string') : [];
   const size = at(doc, ['properties', 'storageProfile', 'osDisk', 'diskSizeGB']);
   const priority = optStr(doc, ['properties', 'priority']);
+  const computerName = optStr(doc, ['properties', 'osProfile', 'computerName']);
+  const storageType = optStr(doc, ['properties', 'storageProfile', 'osDisk', 'managedDisk', 'storageAccountType']);
+  const shown = { ...(computerName ? { computerName } : {}), ...(storageType ? { osDiskStorageAccountType: storageType } : {}) };
   // osProfile.customData is read by nobody here: the fake must never keep or echo the secret.
   return {
     ref,
@@ -615,6 +618,7 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
     sshPublicKeys,
     priority: priority === 'Spot' || priority === 'Low' ? 'Spot' : 'Regular',
     tags: tagsOf(doc),
+    ...(Object.keys(shown).length > 0 ? { shown } : {}),
   };
 }
 
