@@ -194,3 +194,22 @@ describe('manifests', () => {
     expect(loaded.ignored).toEqual(['ServiceMonitor/m']);
   });
 });
+
+describe('sim serve-arm --scenario (a FakeArmConfig file)', () => {
+  it('bounds every number and refuses unknown fields', async () => {
+    const { defaultFakeArmConfig } = await import('../../src/sim/arm/defaults.js');
+    const cfg = defaultFakeArmConfig();
+    const serve = async (over: Record<string, unknown>, message: RegExp) => {
+      stderr = [];
+      const code = await main(['sim', 'serve-arm', '--scenario', file(JSON.stringify({ ...cfg, ...over }), 'json')]);
+      expect(code, stderr.join('')).toBe(2);
+      expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
+      expect(stderr.join('')).toMatch(message);
+    };
+    await serve({ latencyMs: { read: { min: 0, max: 1e308 } } }, /latencyMs\.read\.max: Too big: expected number to be <=3600000/);
+    await serve({ computeThrottling: [{ name: 'p', ops: ['vm.put'], limit: 1, windowSeconds: 1e-9 }] }, /computeThrottling/);
+    await serve({ regions: [{ ...cfg.regions[0], familyQuotaCores: { x: -1 } }] }, /regions\.0\.familyQuotaCores\.x: Too small/);
+    await serve({ latencyMz: {} }, /Unrecognized key: "latencyMz"/);
+    await serve({ subnets: 'none' }, /subnets: Invalid input: expected array/);
+  });
+});

@@ -75,7 +75,8 @@ export async function resolveArmConfig(nameOrPath: string): Promise<FakeArmConfi
     throw err;
   }
   try {
-    if (raw !== null && typeof raw === 'object' && 'subnets' in raw) return parseFakeArmConfig(raw, nameOrPath);
+    // A scenario has NodeClasses; anything else is read as a FakeArmConfig (both may list subnets).
+    if (raw === null || typeof raw !== 'object' || !('nodeClasses' in raw)) return parseFakeArmConfig(raw, nameOrPath);
     const { parseScenario } = await import('../../sim/scenario.js');
     return armConfigOf(parseScenario(raw, nameOrPath));
   } catch (err) {

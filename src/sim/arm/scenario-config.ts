@@ -1,34 +1,36 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { defaultFakeArmConfig } from './defaults.js';
 import type { FakeArmConfig } from './types.js';
 
 /**
- * Loads the fake ARM's configuration for `azflex sim serve-arm --scenario`: the name
- * `default` or a path to a JSON file holding a FakeArmConfig. (When the scenario module
- * lands, named scenarios will resolve there; this keeps the HTTPS face usable until then.)
+ * The fake ARM's configuration as `azflex sim serve-arm --scenario file` (and `azflex dev`)
+ * take it: a FakeArmConfig in JSON or YAML. Every number is bounded like a scenario's, so a
+ * careless file cannot make a served request wait for years or a loop spin without end.
  */
-const range = z.object({ min: z.number().nonnegative(), max: z.number().nonnegative() }).refine((r) => r.max >= r.min, 'max must be >= min');
+const ms = z.number().nonnegative().max(3_600_000);
+const range = z.strictObject({ min: ms, max: ms }).refine((r) => r.max >= r.min, 'max must be >= min');
 const rate = z.number().min(0).max(1);
+const seconds = z.number().nonnegative().max(3600);
+const cores = z.number().nonnegative().max(10_000_000).int();
 
-const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.object({
+const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
   regions: z
     .array(
-      z.object({
-        subscriptionId: z.string().min(1),
-        location: z.string().min(1),
-        familyQuotaCores: z.record(z.string(), z.number().int().nonnegative()),
-        regionalQuotaCores: z.number().int().nonnegative().optional(),
-        unavailableSkus: z.array(z.string()).optional(),
+      z.strictObject({
+        subscriptionId: z.string().min(1).max(64),
+        location: z.string().min(1).max(64),
+        familyQuotaCores: z.record(z.string().max(128), cores),
+        regionalQuotaCores: cores.optional(),
+        unavailableSkus: z.array(z.string().max(128)).max(1000).optional(),
         allocationFailureRate: rate.optional(),
         zonalAllocationFailureRate: rate.optional(),
         overconstrainedAllocationFailureRate: rate.optional(),
       }),
     )
-    .min(1),
-  subnets: z.array(z.object({ id: z.string().startsWith('/subscriptions/'), addressPrefix: z.string() })),
+    .min(1)
+    .max(100),
+  subnets: z.array(z.strictObject({ id: z.string().startsWith('/subscriptions/').max(1024), addressPrefix: z.string().max(64) })).max(1000),
   latencyMs: z
-    .object({
+    .strictObject({
       read: range, nicPut: range, nicDelete: range, nicDeleteOperation: range, vmPut: range, vmCreate: range, vmCreateFailure: range,
       vmDelete: range, gpuVmDelete: range, diskDelete: range,
     })
@@ -38,23 +40,32 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.object({
   transientFaultRate: rate.optional(),
   timeoutRate: rate.optional(),
   timeoutAfterEffectRate: rate.optional(),
-  reservationSeconds: z.number().nonnegative().optional(),
+  reservationSeconds: seconds.optional(),
   reservation: z
-    .object({ seconds: z.number().nonnegative().optional(), jitterSeconds: z.number().nonnegative().optional(), startDelaySeconds: z.number().nonnegative().optional(), from: z.enum(['attempt', 'completion']).optional() })
+    .strictObject({ seconds: seconds.optional(), jitterSeconds: seconds.optional(), startDelaySeconds: seconds.optional(), from: z.enum(['attempt', 'completion']).optional() })
     .optional(),
   failedVmRecords: z.boolean().optional(),
   cascadeDeletesReservedNic: z.boolean().optional(),
-  listPageSize: z.number().int().positive().optional(),
-  listLagSeconds: z.object({ appearSeconds: z.number().nonnegative().optional(), disappearSeconds: z.number().nonnegative().optional() }).optional(),
+  listPageSize: z.number().int().positive().max(10_000).optional(),
+  listLagSeconds: z.strictObject({ appearSeconds: seconds.optional(), disappearSeconds: seconds.optional() }).optional(),
   immutableVmProperties: z.boolean().optional(),
   computeThrottling: z
     .union([
       z.boolean(),
-      z.array(z.object({ name: z.string().min(1), ops: z.array(z.enum(['vm.put', 'vm.get', 'vm.delete', 'vm.list'])), limit: z.number().int().positive(), windowSeconds: z.number().positive() })),
+      z
+        .array(
+          z.strictObject({
+            name: z.string().min(1).max(128),
+            ops: z.array(z.enum(['vm.put', 'vm.get', 'vm.delete', 'vm.list'])).max(4),
+            limit: z.number().int().positive().max(1_000_000),
+            windowSeconds: z.number().min(1).max(86_400),
+          }),
+        )
+        .max(100),
     ])
     .optional(),
-  defaultQuota: z.object({ familyCores: z.number().int().nonnegative().optional(), gpuFamilyCores: z.number().int().nonnegative().optional(), regionalCores: z.number().int().nonnegative().optional() }).optional(),
-  resourceGroups: z.array(z.object({ subscriptionId: z.string().min(1), name: z.string().min(1), location: z.string().optional() })).optional(),
+  defaultQuota: z.strictObject({ familyCores: cores.optional(), gpuFamilyCores: cores.optional(), regionalCores: cores.optional() }).optional(),
+  resourceGroups: z.array(z.strictObject({ subscriptionId: z.string().min(1).max(64), name: z.string().min(1).max(90), location: z.string().max(64).optional() })).max(1000).optional(),
   requireResourceGroups: z.boolean().optional(),
   validateApiVersions: z.boolean().optional(),
 });
@@ -70,21 +81,4 @@ export function parseFakeArmConfig(value: unknown, source: string): FakeArmConfi
     throw new ScenarioConfigError(`${source}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`);
   }
   return parsed.data;
-}
-
-export async function loadFakeArmConfig(scenario: string): Promise<FakeArmConfig> {
-  if (scenario === 'default') return defaultFakeArmConfig();
-  let text: string;
-  try {
-    text = await readFile(scenario, 'utf8');
-  } catch (err) {
-    throw new ScenarioConfigError(`scenario '${scenario}' is neither 'default' nor a readable JSON file (${err instanceof Error ? err.message : String(err)})`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new ScenarioConfigError(`${scenario}: not JSON (${err instanceof Error ? err.message : String(err)})`);
-  }
-  return parseFakeArmConfig(json, scenario);
 }
