@@ -17,11 +17,17 @@ import { claimCapacity } from '../controllers/nodepool/status.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import type { ClusterPort, Node, Pod } from '../ports/cluster.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
+import { allowedDisruptions, type DisruptionReason } from '../disruption/budgets.js';
 import { addInto, parseQuantity, podRequests, RESOURCE_CPU, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import type { AzflexMetrics, KarpenterMetrics, NodeLabel } from './karpenter.js';
 import {
   LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_REGION, LABEL_WINDOWS_BUILD, LABEL_ZONE,
 } from '../apis/well-known.js';
+
+/** Upstream's voluntary disruption reasons, each with its budget series. */
+const DISRUPTION_REASONS: readonly DisruptionReason[] = ['Underutilized', 'Empty', 'Drifted'];
+/** What upstream reports for a budget that sets no limit (math.MaxInt32). */
+const MAX_INT32 = 2147483647;
 
 /** Upstream's resource_type values: lower case, '-' → '_'. */
 function resourceType(name: string): string {
@@ -110,7 +116,27 @@ export async function refreshClusterGauges(
 
   karpenter.nodePoolUsage.reset();
   karpenter.nodePoolLimit.reset();
+  karpenter.nodePoolAllowedDisruptions.reset();
+  karpenter.nodePoolNodesConsumingBudgets.reset();
+  const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
   for (const pool of flexPools) {
+    // Upstream's budget view: the pool's initialized NodeClaims; those being deleted or whose node is not Ready consume it.
+    let total = 0;
+    let disrupting = 0;
+    for (const claim of claims) {
+      if (claim.metadata.labels[LABEL_NODEPOOL] !== pool.metadata.name) continue;
+      if (!claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True')) continue;
+      total++;
+      const node = claim.status.nodeName ? nodesByName.get(claim.status.nodeName) : undefined;
+      const ready = node?.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      if (claim.metadata.deletionTimestamp || !ready) disrupting++;
+    }
+    for (const reason of DISRUPTION_REASONS) {
+      const allowed = allowedDisruptions(pool.spec.disruption.budgets, reason, total, 0, now);
+      const labels = { nodepool: pool.metadata.name, reason: reason.toLowerCase() };
+      karpenter.nodePoolAllowedDisruptions.set(labels, Number.isFinite(allowed) ? allowed : MAX_INT32);
+      karpenter.nodePoolNodesConsumingBudgets.set(labels, disrupting);
+    }
     const usage: Resources = {};
     const nodeClass = classesByName.get(pool.spec.template.spec.nodeClassRef.name);
     for (const claim of claims) {

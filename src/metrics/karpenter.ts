@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from 'prom-client';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { durationOrNever } from '../disruption/duration.js';
 
@@ -26,6 +26,10 @@ export interface KarpenterMetrics {
   cloudProviderDuration: Histogram<'controller' | 'method' | 'provider'>;
   nodePoolUsage: Gauge<'nodepool' | 'resource_type'>;
   nodePoolLimit: Gauge<'nodepool' | 'resource_type'>;
+  nodePoolAllowedDisruptions: Gauge<'nodepool' | 'reason'>;
+  nodePoolNodesConsumingBudgets: Gauge<'nodepool' | 'reason'>;
+  nodeClaimTerminationDuration: Histogram<'nodepool'>;
+  instanceTerminationDuration: Histogram<'nodepool'>;
   nodesAllocatable: Gauge<NodeLabel | 'resource_type'>;
   nodesSystemOverhead: Gauge<NodeLabel | 'resource_type'>;
   nodesTotalPodRequests: Gauge<NodeLabel | 'resource_type'>;
@@ -131,6 +135,32 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       name: 'karpenter_nodepools_limit',
       help: 'The limits a NodePool sets on what it may provision, by NodePool and resource type.',
       labelNames: ['nodepool', 'resource_type'] as const,
+      registers,
+    }),
+    nodePoolAllowedDisruptions: new Gauge({
+      name: 'karpenter_nodepools_allowed_disruptions',
+      help: 'NodeClaims of a NodePool its active budgets let be disrupted at once, by NodePool and reason (2147483647: no limit).',
+      labelNames: ['nodepool', 'reason'] as const,
+      registers,
+    }),
+    nodePoolNodesConsumingBudgets: new Gauge({
+      name: 'karpenter_nodepools_nodes_consuming_budgets',
+      help: 'Initialized NodeClaims of a NodePool being deleted or whose node is not Ready, which count against its budgets, by NodePool and reason.',
+      labelNames: ['nodepool', 'reason'] as const,
+      registers,
+    }),
+    nodeClaimTerminationDuration: new Histogram({
+      name: 'karpenter_nodeclaims_termination_duration_seconds',
+      help: 'From a NodeClaim\'s deletion to its finalizer released (drain, VM, NIC and disk gone), by NodePool.',
+      labelNames: ['nodepool'] as const,
+      buckets: exponentialBuckets(1, 2, 12),
+      registers,
+    }),
+    instanceTerminationDuration: new Histogram({
+      name: 'karpenter_nodeclaims_instance_termination_duration_seconds',
+      help: 'Time the VM delete of a NodeClaim took, by NodePool.',
+      labelNames: ['nodepool'] as const,
+      buckets: exponentialBuckets(1, 2, 11),
       registers,
     }),
     nodesAllocatable: nodeGauge('karpenter_nodes_allocatable', 'Resources a node can allocate to pods (its status.allocatable).'),

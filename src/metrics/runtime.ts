@@ -34,6 +34,8 @@ export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: Karpent
   const failedAt = new Map<string, number>();
   /** NodeClaims that had a node while this process watched them (bounded by live NodeClaims). */
   const hadNode = new Set<string>();
+  /** When each live NodeClaim actor started terminating (bounded by live NodeClaims). */
+  const terminatingAt = new Map<string, number>();
   /** Last labels seen per live NodeClaim actor (bounded by live NodeClaims). */
   const seen = new Map<string, { zone: string; capacityType: string }>();
   const labels = (actor: string, name: string): { zone: string; capacityType: string } => {
@@ -66,9 +68,15 @@ export function runtimeMetricsListener(azflex: AzflexMetrics, karpenter: Karpent
     const restored = e.from === undefined || e.from === 'observing';
     if (e.to === 'registered' && !restored) karpenter.nodesCreated.inc({ nodepool, zone });
     if (e.to === 'registered' || e.to === 'initialized') hadNode.add(e.actor);
+    // Deletion starts at deleting-claim (azflex deletes it) or terminating.* (someone else did).
+    const terminating = e.to === 'deleting-claim' || (e.to?.startsWith('terminating') ?? false);
+    if (terminating && !restored && !terminatingAt.has(e.actor)) terminatingAt.set(e.actor, e.t);
     if (e.to === 'deleted') {
       seen.delete(e.actor);
+      const since = terminatingAt.get(e.actor);
+      terminatingAt.delete(e.actor);
       if (e.from === undefined) return;
+      if (since !== undefined) karpenter.nodeClaimTerminationDuration.observe({ nodepool }, (e.t - since) / 1000);
       karpenter.nodeClaimsTerminated.inc({ nodepool, capacity_type: capacityType, zone });
       if (hadNode.delete(e.actor)) karpenter.nodesTerminated.inc({ nodepool, zone });
     }
@@ -97,6 +105,9 @@ export function runtimeMetricsObserver(
     cloudProviderCall: ({ method, nodeClaim, seconds, error }) => {
       const labels = { controller: LIFECYCLE_CONTROLLER, method, provider: CLOUD_PROVIDER_LABEL };
       karpenter.cloudProviderDuration.observe(labels, seconds);
+      if (method === 'Delete' && error === undefined) {
+        karpenter.instanceTerminationDuration.observe({ nodepool: claimOf(nodeClaim)?.metadata.labels[LABEL_NODEPOOL] ?? nodePoolOf(nodeClaim) }, seconds);
+      }
       if (error !== undefined) {
         // Upstream's errors counter names the NodeClaim's NodePool (its karpenter.sh/nodepool label).
         const nodepool = claimOf(nodeClaim)?.metadata.labels[LABEL_NODEPOOL] ?? nodePoolOf(nodeClaim);
