@@ -115,17 +115,41 @@ function isLaunched(claim: NodeClaim): boolean {
   return Boolean(claim.status.providerID && claim.metadata.labels[LABEL_INSTANCE_TYPE]);
 }
 
+/** What mayLaunchAs reads of a NodeClaim not launched yet: the sizes it may take and where it may land (lowercased). */
+interface LaunchOptions {
+  names: readonly string[];
+  /** Its zone label, once chosen. */
+  chosenZone: string | undefined;
+  zones: ReturnType<Requirements['get']>;
+}
+
+/**
+ * Per NodeClaim object and resourceVersion: a pass asks each offering on probation about every
+ * NodeClaim in flight, and parsing one's requirements each time was most of what that cost. A
+ * claim without a resourceVersion (it may be changed in place) is read afresh.
+ */
+const launchOptions = new WeakMap<NodeClaim, { rv: string; options: LaunchOptions }>();
+
+function launchOptionsOf(claim: NodeClaim): LaunchOptions {
+  const rv = claim.metadata.resourceVersion;
+  const kept = rv === undefined ? undefined : launchOptions.get(claim);
+  if (kept && kept.rv === rv) return kept.options;
+  const requirements = Requirements.fromSelectors(claim.spec.requirements);
+  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
+  const names = (launched ? [launched] : [...(requirements.get(LABEL_INSTANCE_TYPE)?.values ?? [])]).map((n) => n.toLowerCase());
+  const options: LaunchOptions = { names, chosenZone: claim.metadata.labels[LABEL_ZONE]?.toLowerCase(), zones: requirements.get(LABEL_ZONE) };
+  if (rv !== undefined) launchOptions.set(claim, { rv, options });
+  return options;
+}
+
 /** Where a NodeClaim is not launched yet and may still launch as `sku` (in `zone`, if given): a canary in flight. */
 function mayLaunchAs(claim: NodeClaim, sku: string, zone?: string): boolean {
   if (claim.metadata.deletionTimestamp || claim.status.providerID) return false;
-  const requirements = Requirements.fromSelectors(claim.spec.requirements);
-  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
-  const names = launched ? [launched] : [...(requirements.get(LABEL_INSTANCE_TYPE)?.values ?? [])];
-  if (!names.some((n) => n.toLowerCase() === sku.toLowerCase())) return false;
+  const { names, chosenZone, zones } = launchOptionsOf(claim);
+  if (!names.includes(sku.toLowerCase())) return false;
   if (zone === undefined) return true;
-  const chosen = claim.metadata.labels[LABEL_ZONE];
-  if (chosen) return chosen.toLowerCase() === zone.toLowerCase();
-  return requirements.get(LABEL_ZONE)?.has(zone) ?? true;
+  if (chosenZone) return chosenZone === zone.toLowerCase();
+  return zones?.has(zone) ?? true;
 }
 
 export interface MarkState {
