@@ -70,6 +70,10 @@ export interface ClaimRecord {
   replaces: string | undefined;
   /** What its node is looked up by: status.nodeName, else the lowercased providerID (NodeIndex.of). */
   nodeKey: string | undefined;
+  /** The listed claim has a resourceVersion (without one it may change in place, and nothing about it is kept). */
+  versioned: boolean;
+  /** Its node's name, while it has one. */
+  nodeName: string | undefined;
   /** The pod set stableSince was last worked out from (the controller asks PodChurnTracker again only when it changed). */
   churnPods: PodSetFacts | undefined;
   nodeFacts: NodeFacts | undefined;
@@ -181,7 +185,7 @@ export class NodeIndex {
 /** The records of the NodeClaims of the latest pass, by name. */
 export class ClaimRecords {
   private readonly records = new Map<string, ClaimRecord>();
-  private readonly pools = new Map<string, { version: string; key: string }>();
+  private readonly pools = new Map<string, { version: string; key: string; full?: { nodeClassHash: string; key: string } }>();
   private pass = 0;
   private seen = 0;
   /** The last list observeAll walked, and its records in that order. */
@@ -219,12 +223,12 @@ export class ClaimRecords {
   /** A record whose claim is the object it was in the last pass: its node and pods again where they may have changed. */
   private revisit(record: ClaimRecord, nodes: NodeIndex, pods: PodIndex, nodesChanged: ReadonlySet<string> | 'all', podsChanged: ReadonlySet<string> | 'all'): ClaimRecord {
     // Without a resourceVersion the object may have been changed in place: observe it whole.
-    if (record.listed.metadata.resourceVersion === undefined) return this.observe(record.listed, nodes, pods);
+    if (!record.versioned) return this.observe(record.listed, nodes, pods);
     record.pass = this.pass;
     this.seen++;
     let changed = false;
     if (nodesChanged === 'all' || (record.nodeKey !== undefined && nodesChanged.has(record.nodeKey))) changed = this.pairNode(record, nodes, false);
-    if (changed || podsChanged === 'all' || (record.node !== undefined && podsChanged.has(record.node.metadata.name))) changed = this.countPods(record, pods) || changed;
+    if (changed || podsChanged === 'all' || (record.nodeName !== undefined && podsChanged.has(record.nodeName))) changed = this.countPods(record, pods) || changed;
     if (changed) record.doNotDisrupt = record.facts.doNotDisrupt ?? record.nodeFacts?.doNotDisrupt ?? record.pods.doNotDisrupt;
     return record;
   }
@@ -243,7 +247,7 @@ export class ClaimRecords {
       const facts = nodeClaimFacts(listed);
       record = {
         claim: listed, node: undefined, ready: false, facts, pods: NO_PODS, doNotDisrupt: undefined, stableSince: undefined,
-        listed, name, poolName: undefined, deleting: false, replaces: undefined, nodeKey: undefined, churnPods: undefined,
+        listed, name, poolName: undefined, deleting: false, replaces: undefined, nodeKey: undefined, versioned: false, nodeName: undefined, churnPods: undefined,
         nodeFacts: undefined, onNode: undefined, podsVersion: -1, drift: undefined, pass: -1,
       };
       this.records.set(name, record);
@@ -264,6 +268,7 @@ export class ClaimRecords {
       record.deleting = Boolean(listed.metadata.deletionTimestamp);
       record.replaces = listed.metadata.annotations[ANNOTATION_CONSOLIDATION_REPLACEMENT];
       record.nodeKey = listed.status.nodeName || record.facts.providerId;
+      record.versioned = rv !== undefined;
     }
     record.pass = this.pass;
     this.seen++;
@@ -280,6 +285,7 @@ export class ClaimRecords {
     const node = entry?.node;
     if (!claimChanged && node === record.node && entry?.facts === record.nodeFacts) return false;
     record.node = node;
+    record.nodeName = node?.metadata.name;
     record.nodeFacts = entry?.facts;
     record.ready = entry?.facts.ready ?? false;
     // The simulation places pods by node name (hostname anti-affinity, bound pods): give every paired claim its node's.
@@ -289,8 +295,7 @@ export class ClaimRecords {
 
   /** The pods on the record's node (PodIndex), worked out again when they changed; whether they did. */
   private countPods(record: ClaimRecord, pods: PodIndex): boolean {
-    const node = record.node;
-    const onNode = node && pods.onNode(node.metadata.name);
+    const onNode = record.nodeName === undefined ? undefined : pods.onNode(record.nodeName);
     if (!onNode || onNode.pods.size === 0) {
       if (record.pods === NO_PODS && record.onNode === undefined) return false;
       record.pods = NO_PODS;
@@ -324,21 +329,26 @@ export class ClaimRecords {
    */
   driftKey(pool: NodePool, nodeClass: AzureFlexNodeClass | undefined): string | undefined {
     const rv = pool.metadata.resourceVersion;
-    let poolKey: string;
-    const cached = this.pools.get(pool.metadata.name);
-    if (rv !== undefined && cached?.version === rv) poolKey = cached.key;
-    else {
-      poolKey = `${nodePoolTemplateHash(pool)}/${JSON.stringify(pool.spec.template.spec.requirements)}`;
-      if (rv !== undefined) this.pools.set(pool.metadata.name, { version: rv, key: poolKey });
-      else this.pools.delete(pool.metadata.name);
+    let cached = this.pools.get(pool.metadata.name);
+    if (rv === undefined || cached?.version !== rv) {
+      const poolKey = `${nodePoolTemplateHash(pool)}/${JSON.stringify(pool.spec.template.spec.requirements)}`;
+      cached = rv === undefined ? undefined : { version: rv, key: poolKey };
+      if (cached) this.pools.set(pool.metadata.name, cached);
+      else {
+        this.pools.delete(pool.metadata.name);
+        return undefined;
+      }
     }
-    return rv === undefined ? undefined : `${poolKey}/${nodeClass ? nodeClassHash(nodeClass) : '-'}`;
+    // The same string object pass after pass while neither changed: each claim's cached drift
+    // answer is then checked with a pointer comparison, not by comparing a long key's characters.
+    const classHash = nodeClass ? nodeClassHash(nodeClass) : '-';
+    if (cached.full?.nodeClassHash !== classHash) cached.full = { nodeClassHash: classHash, key: `${cached.key}/${classHash}` };
+    return cached.full.key;
   }
 
   /** driftReason, once per version of the claim and of its pool's driftKey. */
   driftOf(record: ClaimRecord, pool: NodePool, nodeClass: AzureFlexNodeClass | undefined, driftKey: string | undefined): DriftReason | undefined {
-    const rv = record.listed.metadata.resourceVersion;
-    if (rv === undefined || driftKey === undefined) return driftReason(record.claim, pool, nodeClass);
+    if (!record.versioned || driftKey === undefined) return driftReason(record.claim, pool, nodeClass);
     if (record.drift?.key !== driftKey) record.drift = { key: driftKey, reason: driftReason(record.claim, pool, nodeClass) };
     return record.drift.reason;
   }
