@@ -273,7 +273,7 @@ describe('ARM face: PUT semantics', () => {
 });
 
 describe('ARM face: the VM model round-trips', () => {
-  it('GET shows the computerName and OS disk storage type the PUT set (customData never)', async () => {
+  it('GET shows the computerName and OS disk storage type the PUT set, on the VM and its disk (customData never)', async () => {
     const { compute, run, startVm, network } = await serve();
     await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'r-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
     const params = vmParams('r', D2);
@@ -282,6 +282,7 @@ describe('ARM face: the VM model round-trips', () => {
     const vm = await run(compute.virtualMachines.beginCreateOrUpdateAndWait(RG, 'r', params));
     expect([vm.osProfile?.computerName, vm.storageProfile?.osDisk?.managedDisk?.storageAccountType, vm.osProfile?.customData]).toEqual(['host-r', 'StandardSSD_LRS', undefined]);
     expect((await run(compute.virtualMachines.instanceView(RG, 'r'))).computerName).toBe('host-r');
+    expect((await run(compute.disks.get(RG, 'r_OsDisk_1'))).sku).toEqual({ name: 'StandardSSD_LRS', tier: 'Standard' });
     // computerName is fixed at creation, like the other osProfile properties.
     const renamed = { ...params, osProfile: { ...params.osProfile, computerName: 'other' } };
     await expect(run(compute.virtualMachines.beginCreateOrUpdate(RG, 'r', renamed))).rejects.toMatchObject({ statusCode: 409, code: 'PropertyChangeNotAllowed', message: "Changing property 'osProfile.computerName' is not allowed." });

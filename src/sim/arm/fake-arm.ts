@@ -1198,6 +1198,7 @@ export class FakeArm implements AzurePort {
         key: diskKey, id: diskId, name: vm.osDiskName, location: vm.location, managedByKey: vm.key, managedBy: vm.id,
         // ARM copies the VM's tags onto the OS disk it creates (once: later VM tag changes do not follow).
         diskSizeGB: vm.osDiskSizeGB, tags: { ...vm.tags }, timeCreated: this.clock.now(), listedFrom: this.clock.now() + this.appearLagMs,
+        ...(vm.shown?.osDiskStorageAccountType !== undefined ? { storageAccountType: vm.shown.osDiskStorageAccountType } : {}),
       });
       this.diskTombs.delete(diskKey);
       this.emit('disk.created', vm.osDiskName, 'Succeeded');

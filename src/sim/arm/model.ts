@@ -82,6 +82,7 @@ export interface DiskDetails extends Disk {
   location: string;
   diskSizeGB: number;
   timeCreated: number;
+  storageAccountType?: string;
 }
 
 export interface BeginResult {
@@ -205,6 +206,8 @@ export interface DiskRecord {
   tags: Tags;
   timeCreated: number;
   listedFrom: number;
+  /** The OS disk storage type its VM's PUT asked for (absent: the fake's default). */
+  storageAccountType?: string;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Disk;
 }
@@ -267,6 +270,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
 export function toDiskDetails(rec: DiskRecord): DiskDetails {
   const d: DiskDetails = { id: rec.id, name: rec.name, tags: { ...rec.tags }, location: rec.location, diskSizeGB: rec.diskSizeGB, timeCreated: rec.timeCreated };
   if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
+  if (rec.storageAccountType !== undefined) d.storageAccountType = rec.storageAccountType;
   return d;
 }
 

@@ -203,7 +203,7 @@ export function diskJson(disk: DiskDetails): JsonObject {
     type: 'Microsoft.Compute/disks',
     location: disk.location,
     tags: { ...disk.tags },
-    sku: { name: 'Premium_LRS', tier: 'Premium' },
+    sku: diskSku(disk.storageAccountType ?? 'Premium_LRS'),
     properties: {
       osType: 'Linux',
       hyperVGeneration: 'V2',
@@ -217,6 +217,11 @@ export function diskJson(disk: DiskDetails): JsonObject {
   };
   if (disk.managedBy !== undefined) out['managedBy'] = disk.managedBy;
   return out;
+}
+
+/** A managed disk's `sku`: the storage type and its tier (Premium_LRS → Premium, StandardSSD_LRS → Standard, …). */
+function diskSku(name: string): JsonObject {
+  return { name, tier: /^premium/i.test(name) ? 'Premium' : /^ultra/i.test(name) ? 'Ultra' : 'Standard' };
 }
 
 /** The Azure-AsyncOperation status document. */
