@@ -258,7 +258,10 @@ describe('ARM face: PUT semantics', () => {
     const patched = await run(compute.virtualMachines.beginUpdateAndWait(RG, 'a', { tags: { owner: 'you', cost: 'x' } }));
     expect([patched.tags, patched.provisioningState]).toEqual([{ owner: 'you', cost: 'x' }, 'Succeeded']);
     expect((await run(compute.virtualMachines.get(RG, 'a'))).tags).toEqual({ owner: 'you', cost: 'x' });
-    expect((await run(network.networkInterfaces.updateTags(RG, 'a-nic', { tags: { team: 'infra' } }))).tags).toEqual({ team: 'infra' });
+    const etagBefore = (await run(network.networkInterfaces.get(RG, 'a-nic'))).etag;
+    const retagged = await run(network.networkInterfaces.updateTags(RG, 'a-nic', { tags: { team: 'infra' } }));
+    expect(retagged.tags).toEqual({ team: 'infra' });
+    expect(retagged.etag).not.toBe(etagBefore);
     await expect(run(network.networkInterfaces.updateTags(RG, 'nope', { tags: {} }))).rejects.toMatchObject({ statusCode: 404, code: 'ResourceNotFound' });
     // A NIC being deleted refuses writes with Network's AnotherOperationInProgress.
     await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'gone-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));

@@ -66,7 +66,8 @@ export function nicJson(nic: Nic): JsonObject {
   return {
     name: nic.name,
     id: nic.id,
-    etag: `W/"${stableGuid(nic.id + (nic.virtualMachineId ?? ''))}"`,
+    // Network's etag changes with every change of the NIC (here: its VM and its tags).
+    etag: `W/"${stableGuid(nic.id + (nic.virtualMachineId ?? '') + JSON.stringify(nic.tags))}"`,
     type: 'Microsoft.Network/networkInterfaces',
     location: nic.location,
     tags: { ...nic.tags },
