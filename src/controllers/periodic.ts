@@ -39,6 +39,7 @@ export interface PeriodicControllerDeps {
   /** Metrics observers of the provisioner (src/metrics); the simulator leaves them out. */
   onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
   onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];
+  onUnschedulablePods?: ProvisionerOptions['onUnschedulablePods'];
   onNodeClaimDisrupted?: DisruptionControllerOptions['onDisrupted'];
   onReplacementCreated?: DisruptionControllerOptions['onReplacementCreated'];
   onNodeClaimTimedOut?: LivenessOptions['onTimedOut'];
@@ -67,6 +68,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
     ...(deps.onNodeClaimCreated ? { onNodeClaimCreated: deps.onNodeClaimCreated } : {}),
     ...(deps.onSchedulingDuration ? { onSchedulingDuration: deps.onSchedulingDuration } : {}),
+    ...(deps.onUnschedulablePods ? { onUnschedulablePods: deps.onUnschedulablePods } : {}),
   });
   const disruption = new DisruptionController({
     cluster: deps.cluster,

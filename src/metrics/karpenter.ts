@@ -41,6 +41,7 @@ export interface KarpenterMetrics {
   clusterStateNodeCount: Gauge;
   podsState: Gauge<PodLabel>;
   schedulingDuration: Histogram<'controller'>;
+  unschedulablePods: Gauge<'controller'>;
   /** controller-runtime's, which Karpenter exposes: a reconcile that returned an error. */
   reconcileErrors: Counter<'controller'>;
 }
@@ -197,6 +198,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       help: 'Time a provisioning scheduling pass took, in seconds.',
       labelNames: ['controller'] as const,
       buckets: DURATION_BUCKETS,
+      registers,
+    }),
+    unschedulablePods: new Gauge({
+      name: 'karpenter_scheduler_unschedulable_pods_count',
+      help: 'Pending pods the last provisioning pass found no NodePool for (each has a FailedScheduling Event), by controller.',
+      labelNames: ['controller'] as const,
       registers,
     }),
     reconcileErrors: new Counter({

@@ -151,7 +151,7 @@ function nodePoolOf(name: string): string {
 const ANNOTATION_MIN_VALUES_RELAXED = 'karpenter.sh/nodeclaim-min-values-relaxed';
 
 /** The observers, required; a NodeClaim created is counted from the NodeClaim alone. */
-type ControllerObservers = Required<Pick<PeriodicControllerDeps, 'onSchedulingDuration' | 'onNodeClaimDisrupted' | 'onReplacementCreated' | 'onNodeClaimTimedOut'>> & {
+type ControllerObservers = Required<Pick<PeriodicControllerDeps, 'onSchedulingDuration' | 'onUnschedulablePods' | 'onNodeClaimDisrupted' | 'onReplacementCreated' | 'onNodeClaimTimedOut'>> & {
   onNodeClaimCreated: (claim: NodeClaim) => void;
 };
 
@@ -173,6 +173,7 @@ export function karpenterControllerMetrics(k: KarpenterMetrics): ControllerObser
     onNodeClaimCreated: created('provisioned'),
     onReplacementCreated: created('underutilized'),
     onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
+    onUnschedulablePods: (count) => k.unschedulablePods.set({ controller: PROVISIONER_CONTROLLER }, count),
     onNodeClaimDisrupted: (d, policy, claim) =>
       k.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(d.kind.toLowerCase() as NodeClaimDisruptedReason, claimFacts(claim), d.nodePool, policy)),
     onNodeClaimTimedOut: (action, claim) =>

@@ -88,6 +88,8 @@ export interface ProvisionerOptions {
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
   onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;
   onSchedulingDuration?: (seconds: number) => void;
+  /** Observer (src/metrics): a planning pass ended with this many pending pods no NodePool can take. */
+  onUnschedulablePods?: (count: number) => void;
 }
 
 /**
@@ -293,6 +295,7 @@ export class Provisioner {
     // A plan that created nothing and failed nothing would be made again from the same inputs.
     if (this.failures === failuresBefore && created.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
+    this.options.onUnschedulablePods?.(result.unschedulable.length);
     // Logged when the decision changed, not on every pass with the same stuck pods.
     const decision = `${pending.length}|${created.length}|${result.unschedulable.map((u) => `${podKey(u.pod)}:${u.reason}`).join(',')}`;
     if (created.length > 0 || (result.unschedulable.length > 0 && decision !== this.lastDecision)) {

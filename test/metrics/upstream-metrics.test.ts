@@ -45,8 +45,8 @@ const NOT_EXPORTED: Record<string, string> = Object.fromEntries([
   ].map((n) => [n, 'per-pod timing is not tracked; karpenter_pods_state has every pod\'s state']),
   ...[
     'karpenter_scheduler_ignored_pods_count', 'karpenter_scheduler_pending_pods_by_effective_zone_count', 'karpenter_scheduler_queue_depth',
-    'karpenter_scheduler_unfinished_work_seconds', 'karpenter_scheduler_unschedulable_pods_count',
-  ].map((n) => [n, 'the provisioner exposes only karpenter_scheduler_scheduling_duration_seconds; unschedulable pods get a FailedScheduling Event']),
+    'karpenter_scheduler_unfinished_work_seconds',
+  ].map((n) => [n, 'the provisioner\'s passes are not queued or split by scheduling id: karpenter_scheduler_scheduling_duration_seconds and unschedulable_pods_count cover them']),
 ]);
 
 interface Family { type: string; labels: Set<string>; buckets: number[]; series: number }
@@ -139,6 +139,7 @@ async function exercise(): Promise<{ text: string; registry: Registry }> {
   controllers.onNodeClaimCreated(claim);
   controllers.onReplacementCreated(claim);
   controllers.onSchedulingDuration(0.2);
+  controllers.onUnschedulablePods(2);
   controllers.onNodeClaimDisrupted({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', kind: 'Underutilized', detail: '' }, 'WhenEmptyOrUnderutilized', claim);
   controllers.onNodeClaimDisrupted({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', kind: 'Drifted', detail: '' }, 'WhenEmptyOrUnderutilized', cluster.nodeClaims.get('gpu-fghij'));
   controllers.onNodeClaimTimedOut({ nodeClaim: 'gpu-fghij', nodePool: 'gpu', failure: 'RegistrationTimeout' }, cluster.nodeClaims.get('gpu-fghij')!);
