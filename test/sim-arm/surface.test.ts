@@ -345,6 +345,8 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
       ['DELETE', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`],
       ['GET', `/subscriptions/${SUB}/providers/Microsoft.Compute?api-version=2024-11-01`],
       ['PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/d?api-version=${CMP}`],
+      ['GET', `${SUBNET}?api-version=${NET}`],
+      ['GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=${CMP}`],
     ] as const) {
       const r = await call(method, path, method === 'PUT' ? '{"location":"eastus2"}' : undefined);
       expect([method, path, r.status, r.json.error?.code]).toEqual([method, path, 501, 'NotImplemented']);

@@ -147,7 +147,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const type = lower(segs[6]);
       const name = segs[7];
       if (segs.length === 6) throw notModelled(method, url); // the provider's registration
-      requireServedType(ns, segs[5], segs[6], apiVersion);
+      requireServedType(ns, segs[5], segs[6], apiVersion, method, url);
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
@@ -162,7 +162,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const ns = lower(segs[3]);
       const type = lower(segs[4]);
       if (segs.length === 4) throw notModelled(method, url); // the provider's registration
-      requireServedType(ns, segs[3], segs[4], apiVersion);
+      requireServedType(ns, segs[3], segs[4], apiVersion, method, url);
       if (segs.length === 5 && ns === 'microsoft.compute' && type === 'skus') {
         requireMethod(method, 'GET');
         return skuList(sub, url);
@@ -672,17 +672,40 @@ function checkApiVersion(method: string, segs: string[], apiVersion: string, loc
   );
 }
 
-/** Resource types the fake serves per namespace (lower case); ARM knows no others there. */
+/** Resource types the fake serves per namespace (lower case). */
 const SERVED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
   'microsoft.compute': new Set([VM_TYPE, DISK_TYPE, 'skus', 'locations']),
   'microsoft.network': new Set([NIC_TYPE, 'locations']),
 };
 
-/** 404 InvalidResourceNamespace for a namespace ARM does not have, InvalidResourceType for a type the namespace lacks. */
-function requireServedType(ns: string, nsName: string | undefined, typeName: string | undefined, apiVersion: string): void {
+/**
+ * Other top-level types these namespaces have in ARM (from the Compute and Network REST
+ * references): a request for one is a real ARM call the fake does not model (501), not an
+ * unknown type. A type in neither list is ARM's InvalidResourceType.
+ */
+const UNMODELLED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
+  'microsoft.compute': new Set([
+    'availabilitysets', 'virtualmachinescalesets', 'images', 'snapshots', 'galleries', 'sshpublickeys', 'proximityplacementgroups',
+    'hostgroups', 'capacityreservationgroups', 'restorepointcollections', 'diskencryptionsets', 'diskaccesses', 'cloudservices', 'operations',
+  ]),
+  'microsoft.network': new Set([
+    'virtualnetworks', 'publicipaddresses', 'publicipprefixes', 'networksecuritygroups', 'applicationsecuritygroups', 'loadbalancers', 'routetables',
+    'natgateways', 'applicationgateways', 'privateendpoints', 'privatelinkservices', 'bastionhosts', 'networkwatchers', 'virtualnetworkgateways',
+    'localnetworkgateways', 'connections', 'azurefirewalls', 'firewallpolicies', 'ddosprotectionplans', 'dnszones', 'privatednszones', 'operations',
+  ]),
+};
+
+/**
+ * 404 InvalidResourceNamespace for a namespace ARM does not have, InvalidResourceType for a
+ * type the namespace lacks, 501 for a real type the fake does not model.
+ */
+function requireServedType(ns: string, nsName: string | undefined, typeName: string | undefined, apiVersion: string, method: string, url: URL): void {
   const served = SERVED_TYPES[ns];
   if (!served) throw new HttpError(404, 'InvalidResourceNamespace', `The resource namespace '${nsName ?? ''}' is invalid.`);
-  if (typeName === undefined || !served.has(typeName.toLowerCase())) throw invalidResourceType(nsName ?? '', typeName ?? '', apiVersion);
+  const type = (typeName ?? '').toLowerCase();
+  if (served.has(type)) return;
+  if (UNMODELLED_TYPES[ns]?.has(type)) throw notModelled(method, url);
+  throw invalidResourceType(nsName ?? '', typeName ?? '', apiVersion);
 }
 
 function invalidResourceType(nsName: string, type: string, apiVersion: string, supported?: readonly string[]): HttpError {
