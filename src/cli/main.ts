@@ -28,9 +28,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Bad input gets exactly one line, even when a parser's message spans several. */
+/** Most characters of that line: a message may quote the input, and the input may be a megabyte long. */
+const MAX_MESSAGE_CHARS = 2000;
+
+/** Bad input gets exactly one line, even when a parser's message spans several, and a bounded one. */
 function oneLine(message: string): string {
-  return message.trim().replace(/\s*\n\s*/g, ' ');
+  const line = message.trim().replace(/\s*\n\s*/g, ' ');
+  return line.length > MAX_MESSAGE_CHARS ? `${line.slice(0, MAX_MESSAGE_CHARS)}… (${line.length - MAX_MESSAGE_CHARS} more characters)` : line;
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/src/cli/main.ts')) {

@@ -6,13 +6,12 @@ import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
-import { fitsWithin, parseQuantity, podRequests, resourcesFromList } from '../provisioning/resources.js';
+import { parseQuantity, podRequests } from '../provisioning/resources.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
-import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
 import { checkAgainstCrd, type CrdKind } from './crd-validation.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
-import { isKnownSku, LIMITS, quantity, ScenarioError, unknownSku } from './scenario.js';
+import { fitsNoVmSize, isKnownSku, labelProblem, LIMITS, quantity, ScenarioError, unknownSku, wholeQuantity } from './scenario.js';
 import { LABEL_INSTANCE_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
@@ -375,10 +374,8 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
   const owner = POD_OWNER[kind];
   const pod = toPod({ metadata: { ...((template.metadata ?? {}) as Raw), name: meta.name as string, namespace, ...(owner ? { ownerReferences: [{ kind: owner, controller: true }] } : {}) }, spec: tspec });
   // A pod no VM size could hold would stay pending whatever the world: a mistake, not a rehearsal.
-  const requests = podRequests(pod);
-  if (!STATIC_INSTANCE_TYPES.some((t) => fitsWithin(requests, resourcesFromList({ cpu: String(t.vcpu), memory: `${t.memoryMiB}Mi`, pods: String(t.maxPods), ...(t.gpuCount ? { 'nvidia.com/gpu': String(t.gpuCount) } : {}) })))) {
-    fail(`${specPath}.containers`, `the pod's requests (${Object.entries(requests).map(([k, v]) => `${k} ${v}`).join(', ')}) fit no VM size in the catalog (largest: ${largestSizes()})`);
-  }
+  const misfit = fitsNoVmSize(podRequests(pod));
+  if (misfit) fail(`${specPath}.containers`, misfit);
   const annotations = { ...((meta.annotations ?? {}) as Record<string, string>), ...pod.metadata.annotations };
   let lifetimeSeconds: number | undefined;
   const runFor = annotations[ANNOTATION_RUN_SECONDS];
@@ -413,7 +410,7 @@ const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 /** A workload's label selector, as the API server validates it: required, well-formed, and matching its pod template. */
 function checkSelector(raw: unknown, labels: Record<string, string>, fail: (path: string, m: string) => never): void {
   const selector = (raw ?? {}) as Raw;
-  const matchLabels = (selector.matchLabels ?? {}) as Record<string, unknown>;
+  const matchLabels = stringMap(selector.matchLabels, 'spec.selector.matchLabels', fail);
   const expressions = arrayOf(selector.matchExpressions);
   if (Object.keys(matchLabels).length === 0 && expressions.length === 0) fail('spec.selector', 'is required (matchLabels or matchExpressions)');
   for (const [k, v] of Object.entries(matchLabels)) if (labels[k] !== String(v)) fail('spec.template.metadata.labels', `do not match spec.selector (${k}=${String(v)})`);
@@ -516,15 +513,6 @@ function podSpecOf(raw: unknown, specPath: string, fail: (path: string, m: strin
   return spec;
 }
 
-/** Whether a valid quantity is a whole number (1, 2k, 1e3; not 1.5 or 500m). */
-function wholeQuantity(raw: string): boolean {
-  try {
-    return parseQuantity(raw, 'cpu') % 1000 === 0;
-  } catch {
-    return true; // too large to say: the VM-size check refuses it
-  }
-}
-
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 /** The core API's validation of tolerations and topology spread, which the controller reads. */
@@ -545,11 +533,6 @@ function checkScheduling(spec: Raw, at: string, fail: (path: string, m: string) 
     if (x.minDomains !== undefined && (typeof x.minDomains !== 'number' || !Number.isInteger(x.minDomains) || x.minDomains < 1)) fail(`${path}.minDomains`, 'must be a whole number greater than zero');
     if (x.minDomains !== undefined && x.whenUnsatisfiable !== 'DoNotSchedule') fail(`${path}.minDomains`, 'goes with whenUnsatisfiable: DoNotSchedule');
   }
-}
-
-function largestSizes(): string {
-  const most = (f: (t: (typeof STATIC_INSTANCE_TYPES)[number]) => number) => Math.max(...STATIC_INSTANCE_TYPES.map(f));
-  return `${most((t) => t.vcpu)} vCPU, ${most((t) => t.memoryMiB) / 1024} GiB, ${most((t) => t.gpuCount)} GPUs`;
 }
 
 function pdbOf(o: Raw, at: string): PodDisruptionBudgetSpec {
@@ -610,8 +593,6 @@ function accessModes(raw: unknown, at: string): void {
   for (const m of modes) if (!['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'].includes(String(m))) throw new ScenarioError(`${at}: "${String(m)}" is not an access mode`);
 }
 
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /** Labels and annotations are maps of strings (the API server cannot decode `on: true` into one), labels with the label syntax. */
 function checkMetadata(meta: Raw | undefined, path: string, fail: (path: string, m: string) => never): void {
@@ -619,8 +600,8 @@ function checkMetadata(meta: Raw | undefined, path: string, fail: (path: string,
   stringMap(meta.annotations, `${path}.annotations`, fail);
   const labels = stringMap(meta.labels, `${path}.labels`, fail);
   for (const [k, v] of Object.entries(labels)) {
-    if (k.length > 316 || !LABEL_KEY.test(k) || k.split('/').pop()!.length > 63) fail(`${path}.labels`, `"${k}" is not a label key (an optional DNS prefix and "/", then at most 63 letters, digits, -, _ or .)`);
-    if (v.length > 63 || !LABEL_VALUE.test(v)) fail(`${path}.labels.${k}`, `"${v}" is not a label value (at most 63 letters, digits, -, _ or ., starting and ending alphanumeric)`);
+    const problem = labelProblem(k, v);
+    if (problem) fail(`${path}.labels.${k}`, problem);
   }
 }
 

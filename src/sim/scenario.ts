@@ -3,7 +3,7 @@ import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
 import { scenarioSubnetId } from './cluster-setup.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
-import { parseQuantity } from '../provisioning/resources.js';
+import { fitsWithin, parseQuantity, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 
 /**
@@ -296,6 +296,14 @@ export function parseScenario(raw: unknown, source: string): Scenario {
     for (const [j, sku] of np.instanceTypes.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`nodePools.${i}.instanceTypes.${j}`, unknownSku(sku));
     for (const [k, v] of Object.entries(np.limits)) quantity(v, k, (m) => fail(`nodePools.${i}.limits.${k}`, m));
     for (const key of ['consolidateAfter', 'expireAfter'] as const) duration(np[key], (m) => fail(`nodePools.${i}.${key}`, m));
+    for (const [k, v] of Object.entries(np.labels)) {
+      const problem = labelProblem(k, v);
+      if (problem) fail(`nodePools.${i}.labels`, problem);
+    }
+    for (const [j, t] of np.taints.entries()) {
+      const problem = labelProblem(t.key, t.value);
+      if (problem) fail(`nodePools.${i}.taints.${j}`, problem);
+    }
   }
   const regions = new Set(s.regions.map((r) => `${r.subscriptionId.toLowerCase()}/${r.location}`));
   for (const [i, c] of s.nodeClasses.entries()) {
@@ -308,7 +316,16 @@ export function parseScenario(raw: unknown, source: string): Scenario {
   checkSubnetOverlap([...own, ...s.subnets.map((n, i) => ({ ...n, path: `subnets.${i}.addressPrefix` }))], fail);
   let pods = 0;
   for (const [i, w] of s.workload.entries()) {
-    for (const [k, v] of Object.entries(w.requests)) quantity(v, k, (m) => fail(`workload.${i}.requests.${k}`, m));
+    for (const [k, v] of Object.entries(w.requests)) {
+      quantity(v, k, (m) => fail(`workload.${i}.requests.${k}`, m));
+      if (k.includes('/') && !wholeQuantity(v)) fail(`workload.${i}.requests.${k}`, `"${v}" must be a whole number (${k} is not divisible)`);
+    }
+    const misfit = fitsNoVmSize({ ...resourcesFromList(w.requests), pods: 1 });
+    if (misfit) fail(`workload.${i}.requests`, misfit);
+    for (const [k, v] of Object.entries(w.nodeSelector)) {
+      const problem = labelProblem(k, v);
+      if (problem) fail(`workload.${i}.nodeSelector`, problem);
+    }
     if (w.at >= s.hours * 3600) fail(`workload.${i}.at`, `${w.at} s is after the end of the run (${s.hours * 3600} s)`);
     const rounds = w.repeatEverySeconds ? Math.ceil((s.hours * 3600 - w.at) / w.repeatEverySeconds) : 1;
     pods += w.count * rounds;
@@ -416,6 +433,35 @@ export function quantity(raw: string, resource: string, fail: (message: string) 
   }
   // Outside the try: `fail` throws, and its message must not be wrapped as a parse error.
   if (!Number.isFinite(v) || v < 0) fail(`"${raw}" is not a non-negative quantity`);
+}
+
+/** Kubernetes label syntax: values, and keys (an optional DNS prefix and "/", then a name). */
+export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+export const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+export function labelProblem(key: string, value: string | undefined): string | undefined {
+  if (key.length > 316 || !LABEL_KEY.test(key) || key.split('/').pop()!.length > 63) return `"${key}" is not a label key (an optional DNS prefix and "/", then at most 63 letters, digits, -, _ or .)`;
+  if (value !== undefined && (value.length > 63 || !LABEL_VALUE.test(value))) return `"${value}" is not a label value (at most 63 letters, digits, -, _ or ., starting and ending alphanumeric)`;
+  return undefined;
+}
+
+/** Whether a valid quantity is a whole number (1, 2k, 1e3; not 1.5 or 500m). */
+export function wholeQuantity(raw: string): boolean {
+  try {
+    return parseQuantity(raw, 'cpu') % 1000 === 0;
+  } catch {
+    return true; // too large to say: the VM-size check refuses it
+  }
+}
+
+/** A pod no VM size could hold would stay pending whatever the world: a mistake, not a rehearsal. */
+export function fitsNoVmSize(requests: Readonly<Resources>): string | undefined {
+  const fits = STATIC_INSTANCE_TYPES.some((t) =>
+    fitsWithin(requests, resourcesFromList({ cpu: String(t.vcpu), memory: `${t.memoryMiB}Mi`, pods: String(t.maxPods), ...(t.gpuCount ? { 'nvidia.com/gpu': String(t.gpuCount) } : {}) })),
+  );
+  if (fits) return undefined;
+  const most = (f: (t: (typeof STATIC_INSTANCE_TYPES)[number]) => number) => Math.max(...STATIC_INSTANCE_TYPES.map(f));
+  return `the pod's requests (${Object.entries(requests).map(([k, v]) => `${k} ${v}`).join(', ')}) fit no VM size in the catalog (largest: ${most((t) => t.vcpu)} vCPU, ${most((t) => t.memoryMiB) / 1024} GiB, ${most((t) => t.gpuCount)} GPUs)`;
 }
 
 export function duration(raw: string, fail: (message: string) => void): void {

@@ -92,12 +92,26 @@ describe('flags', () => {
     expect(readdirSync(out)).toEqual([]);
   });
 
-  it('--seed does not go with --seeds (a sweep would ignore it)', async () => {
+  it('--seed does not go with --seeds (a sweep would ignore it); --ui not with --strategy all, refused before the inputs load', async () => {
     await refused(['--seed', '5', '--seeds', '1..3'], /--seed and --seeds do not go together/);
+    await refused(['--ui', '--strategy', 'all'], /--ui runs one strategy at a time: pass --strategy <name>/);
+  });
+
+  it('a message quoting a huge input stays one bounded line', async () => {
+    await refused(withWorld(world({ subnets: [{ id: SUBNET, addressPrefix: 'x'.repeat(100_000) }] })), /subnets\.0\.addressPrefix: "x+… \(\d+ more characters\)$/m);
+    expect(stderr.join('').length).toBeLessThan(2200);
   });
 });
 
 describe('worlds and scenarios', () => {
+  it('scenario NodePools and waves: label syntax, whole extended resources, pods that fit a VM size', async () => {
+    await refused(['--scenario', scenario((s) => void (s.nodePools[0]!.labels = { 'bad key!': 'x' }))], /nodePools\.0\.labels: "bad key!" is not a label key/);
+    await refused(['--scenario', scenario((s) => void (s.nodePools[0]!.taints = [{ key: 'gpu', value: 'not ok!', effect: 'NoSchedule' }]))], /nodePools\.0\.taints\.0: "not ok!" is not a label value/);
+    await refused(['--scenario', scenario((s) => void (s.workload[0]!.nodeSelector = { 'a b': 'c' }))], /workload\.0\.nodeSelector: "a b" is not a label key/);
+    await refused(['--scenario', scenario((s) => void (s.workload[0]!.requests = { ...s.workload[0]!.requests, 'nvidia.com/gpu': '1.5' }))], /workload\.0\.requests\.nvidia\.com\/gpu: "1\.5" must be a whole number/);
+    await refused(['--scenario', scenario((s) => void (s.workload[0]!.requests = { cpu: '5000' }))], /workload\.0\.requests: the pod's requests \(cpu 5000000, pods 1\) fit no VM size in the catalog/);
+  });
+
   it('regions the catalog has no VM size in, and quota families it does not know', async () => {
     await refused(withWorld(world({ regions: [{ location: 'eastus2' }, { location: 'westus9' }] })), /regions\.1\.location: no VM size of the catalog is offered in "westus9" \(its regions: eastus, eastus2/);
     await refused(withWorld(world({ regions: [{ location: 'eastus2', familyQuotaCores: { standardDSV5Family: 64 } }] })), /regions\.0\.familyQuotaCores\.standardDSV5Family: unknown quota family "standardDSV5Family" \(did you mean standardDSv5Family\?\)/);
@@ -150,6 +164,7 @@ describe('manifests', () => {
     await refused(run({ ...deployment(), metadata: { generateName: 'web-' } }), /Deployment: metadata\.name is required \(kubectl apply does not take generateName\)/);
     await refused(run(deployment({}, { labels: { on: true } })), /Deployment web: metadata\.labels\.on: must be a string, got true \(quote it\)/);
     await refused(run(deployment({}, { labels: { app: 'not a value!' } })), /metadata\.labels\.app: "not a value!" is not a label value/);
+    await refused(run({ ...deployment(), spec: { ...deployment().spec, selector: { matchLabels: { app: 5 } } } }), /Deployment web: spec\.selector\.matchLabels\.app: must be a string, got 5/);
     await refused(['--manifests', manifests([nodeClass, nodePool('p'.repeat(64))]), '--world', world({})], /NodePool p{64}: metadata\.name: .* cannot be a label value \(at most 63 characters, no dots\)/);
     const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's'.repeat(62) }, spec: { replicas: 10, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: { metadata: { labels: { app: 's' } }, spec: { containers: [container()] } } } };
     await refused(run(sts), /StatefulSet s+: metadata\.name: a StatefulSet's pods are named "<name>-<ordinal>" and must be DNS labels/);

@@ -156,6 +156,7 @@ export function register(program: Command): void {
       if (flags.seeds && command.getOptionValueSource('seed') === 'cli') throw new UsageError('--seed and --seeds do not go together: a sweep runs every seed of --seeds');
       if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
       if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
+      if (flags.ui !== undefined && flags.strategy === 'all') throw new UsageError('--ui runs one strategy at a time: pass --strategy <name>');
       checkReportPath(flags.report);
       const { scenario, cluster } = await resolveInputs(flags);
       if (flags.seeds) return sweep(flags, scenario, cluster);
