@@ -296,6 +296,18 @@ describe('ARM face: the VM model round-trips', () => {
   });
 });
 
+describe('ARM face: subnets', () => {
+  it('subnets.get shows the configured prefix and the NIC IP configurations holding its addresses', async () => {
+    const { network, run, call } = await serve();
+    for (const n of ['s1', 's2']) await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, n, { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+    const subnet = await run(network.subnets.get(RG, 'vnet', 'nodes'));
+    expect([subnet.id, subnet.addressPrefix, subnet.provisioningState]).toEqual([SUBNET, '10.1.0.0/24', 'Succeeded']);
+    expect(subnet.ipConfigurations?.map((c) => c.id)).toEqual([nicId('s1'), nicId('s2')].map((id) => `${id}/ipConfigurations/ipconfig1`));
+    const missing = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nope?api-version=${NET}`);
+    expect([missing.status, missing.json.error?.code]).toEqual([404, 'NotFound']);
+  });
+});
+
 describe('ARM face: names and ids are case-insensitive', () => {
   it('a VM references its NIC by an id in another case; gets, lists and deletes in any case reach the same resources, which keep the case they were created with', async () => {
     const { compute, network, run, advance } = await serve();
@@ -345,7 +357,7 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
       ['DELETE', `/subscriptions/${SUB}/resourcegroups/${RG}?api-version=2024-11-01`],
       ['GET', `/subscriptions/${SUB}/providers/Microsoft.Compute?api-version=2024-11-01`],
       ['PUT', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/d?api-version=${CMP}`],
-      ['GET', `${SUBNET}?api-version=${NET}`],
+      ['GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/virtualNetworks/vnet?api-version=${NET}`],
       ['GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=${CMP}`],
     ] as const) {
       const r = await call(method, path, method === 'PUT' ? '{"location":"eastus2"}' : undefined);

@@ -618,6 +618,20 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  /**
+   * GET of a configured subnet (a counted read): its id as configured, prefix, and the NICs
+   * holding an address in it. Undefined for a subnet the fake does not have.
+   */
+  subnetGet(subscriptionId: string, subnetId: string): { id: string; addressPrefix: string; nicIds: string[] } | undefined {
+    const pool = this.subnets.get(subnetId.toLowerCase());
+    return this.invoke('subnet.get', 'reads', subscriptionId, undefined, subnetId, () => {
+      if (!pool) return { status: 404, value: undefined };
+      const nicIds: string[] = [];
+      for (const nic of this.nics.values()) if (nic.subnet === pool) nicIds.push(nic.id);
+      return { status: 200, value: { id: pool.id, addressPrefix: pool.addressPrefix, nicIds } };
+    });
+  }
+
   /** Uncounted etag look-up, for the REST face's If-Match / If-None-Match check of a VM PUT. */
   vmEtag(ref: ResourceRef): number | undefined {
     return this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase())?.etag;

@@ -220,6 +220,23 @@ export function diskJson(disk: DiskDetails): JsonObject {
   return out;
 }
 
+/** A subnet as Network returns it: prefix, state, and the NIC IP configurations holding its addresses. */
+export function subnetJson(subnet: { id: string; addressPrefix: string; nicIds: string[] }): JsonObject {
+  return {
+    name: subnet.id.slice(subnet.id.lastIndexOf('/') + 1),
+    id: subnet.id,
+    etag: `W/"${stableGuid(subnet.id + subnet.nicIds.join(','))}"`,
+    type: 'Microsoft.Network/virtualNetworks/subnets',
+    properties: {
+      provisioningState: 'Succeeded',
+      addressPrefix: subnet.addressPrefix,
+      ipConfigurations: subnet.nicIds.map((id) => ({ id: `${id}/ipConfigurations/ipconfig1` })),
+      privateEndpointNetworkPolicies: 'Disabled',
+      privateLinkServiceNetworkPolicies: 'Enabled',
+    },
+  };
+}
+
 /** A managed disk's `sku`: the storage type and its tier (Premium_LRS → Premium, StandardSSD_LRS → Standard, …). */
 function diskSku(name: string): JsonObject {
   return { name, tier: /^premium/i.test(name) ? 'Premium' : /^ultra/i.test(name) ? 'Ultra' : 'Standard' };

@@ -4,7 +4,7 @@ import type { VirtualClock } from '../virtual-clock.js';
 import type { FakeArm, ListPage, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
 import { SUPPORTED_API_VERSIONS } from './defaults.js';
 import { digest, normalizeLocation } from './model.js';
-import { diskJson, errorJson, nicJson, operationJson, stableGuid, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
+import { diskJson, errorJson, nicJson, operationJson, stableGuid, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
 import { resourceSkuList, vmSizeList } from './resource-skus.js';
 import type { ArmFault, DeleteOption } from './types.js';
 
@@ -147,6 +147,9 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const type = lower(segs[6]);
       const name = segs[7];
       if (segs.length === 6) throw notModelled(method, url); // the provider's registration
+      if (ns === 'microsoft.network' && type === 'virtualnetworks' && segs.length === 10 && lower(segs[8]) === 'subnets' && method === 'GET') {
+        return subnetRoute(sub, `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${segs[7]}/subnets/${segs[9]}`);
+      }
       requireServedType(ns, segs[5], segs[6], apiVersion, method, url);
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
@@ -273,6 +276,13 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     const found =
       key === `microsoft.network/${NIC_TYPE}` ? arm.nicLocation(ref) : key === `microsoft.compute/${VM_TYPE}` ? arm.vmLocation(ref) : key === `microsoft.compute/${DISK_TYPE}` ? arm.diskLocation(ref) : undefined;
     return found ?? 'global';
+  }
+
+  /** GET of a subnet the fake allocates NIC addresses from (its virtual network is not modelled). */
+  function subnetRoute(sub: string, id: string): ArmHttpResponse {
+    const subnet = arm.subnetGet(sub, id);
+    if (!subnet) throw new HttpError(404, 'NotFound', `Resource ${id} not found.`);
+    return json(200, subnetJson(subnet));
   }
 
   /** Microsoft.Resources resource groups: enough for a client to create the group it deploys into. */

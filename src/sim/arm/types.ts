@@ -160,6 +160,7 @@ export type ArmOperation =
   | 'disk.delete'
   | 'sku.list'
   | 'usage.list'
+  | 'subnet.get'
   | 'operation.get'
   | 'rg.put'
   | 'rg.get';
