@@ -80,10 +80,25 @@ const WATCHED_KINDS: readonly CachedKind[] = ['nodeClaims', 'nodes', 'pods'];
 const NODES = WATCHED_KINDS.indexOf('nodes');
 const PODS = WATCHED_KINDS.indexOf('pods');
 
-interface PoolView {
+/**
+ * A pool's claims, sorted out in the one loop over every claim: the steps after it read only the
+ * few claims each concerns (in list order, as a walk over all of them would meet them).
+ */
+interface PoolClaims {
+  claims: ClaimRecord[];
+  /** Not being deleted and with an expireAfter deadline. */
+  expiring: ClaimRecord[];
+  /** Not being deleted and marked as replaced by a cheaper NodeClaim. */
+  marked: ClaimRecord[];
+  /** Initialized, not being deleted, no do-not-disrupt: graceful disruption may take them. */
+  graceful: ClaimRecord[];
+  total: number;
+  disrupting: number;
+}
+
+interface PoolView extends PoolClaims {
   pool: NodePool;
   nodeClass: AzureFlexNodeClass | undefined;
-  claims: ClaimRecord[];
   /** Initialized NodeClaims: what budget percentages are taken of (as in Karpenter). */
   total: number;
   /**
@@ -151,7 +166,7 @@ export class DisruptionController {
     // The claims as the pass uses them (paired with their nodes), and by NodePool, in list order.
     const observed = records.observeAll(listedNodeClaims, this.nodeIndex, podIndex);
     const nodeClaims: NodeClaim[] = new Array<NodeClaim>(observed.length);
-    const claimsByPool = new Map<string, ClaimRecord[]>();
+    const claimsByPool = new Map<string, PoolClaims>();
     // A replacement is empty until its candidate's pods move over: never consolidate it
     // while the claim it replaces still exists.
     const replacements = new Set<string>();
@@ -171,26 +186,29 @@ export class DisruptionController {
       if (record.replaces !== undefined) replacements.add(record.replaces);
       const poolName = record.poolName;
       if (poolName === undefined) continue;
-      let list = claimsByPool.get(poolName);
-      if (!list) claimsByPool.set(poolName, (list = []));
-      list.push(record);
+      let of = claimsByPool.get(poolName);
+      if (!of) claimsByPool.set(poolName, (of = { claims: [], expiring: [], marked: [], graceful: [], total: 0, disrupting: 0 }));
+      of.claims.push(record);
+      if (!record.deleting) {
+        if (record.facts.expiresAt !== undefined) of.expiring.push(record);
+        if (record.replaces !== undefined) of.marked.push(record);
+        if (record.facts.initialized && record.doNotDisrupt === undefined) of.graceful.push(record);
+      }
+      if (record.facts.initialized) {
+        of.total++;
+        if (record.deleting || !record.ready) of.disrupting++;
+      }
     }
     records.endPass((name) => this.churn.forget(name));
     const recordOf = (claim: NodeClaim): ClaimRecord => records.get(claim.metadata.name)!;
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
     const isNodeReady = (claim: NodeClaim): boolean => recordOf(claim).ready;
-    const poolViews = nodePools.filter(isFlexNodePool).map((pool): PoolView => {
-      const claims = claimsByPool.get(pool.metadata.name) ?? [];
-      let total = 0;
-      let disrupting = 0;
-      for (const r of claims) {
-        if (!r.facts.initialized) continue;
-        total++;
-        if (r.deleting || !r.ready) disrupting++;
-      }
-      return { pool, nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name), claims, total, disrupting };
-    });
+    const poolViews = nodePools.filter(isFlexNodePool).map((pool): PoolView => ({
+      ...(claimsByPool.get(pool.metadata.name) ?? { claims: [], expiring: [], marked: [], graceful: [], total: 0, disrupting: 0 }),
+      pool,
+      nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name),
+    }));
 
     const decisions: DisruptionDecision[] = [];
     const deleted = new Set<string>();
@@ -202,9 +220,9 @@ export class DisruptionController {
     };
 
     for (const view of poolViews) {
-      for (const record of view.claims) {
-        const at = record.facts.expiresAt;
-        if (at !== undefined && now >= at && !record.deleting) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
+      for (const record of view.expiring) {
+        const at = record.facts.expiresAt!;
+        if (now >= at) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
       }
     }
 
@@ -212,9 +230,9 @@ export class DisruptionController {
     const replacing = new Set<string>();
     const abandoned: string[] = [];
     for (const view of poolViews) {
-      for (const record of view.claims) {
-        const replacementName = record.replaces;
-        if (replacementName === undefined || record.deleting || deleted.has(record.name)) continue;
+      for (const record of view.marked) {
+        const replacementName = record.replaces!;
+        if (deleted.has(record.name)) continue;
         const replacement = records.get(replacementName);
         if (!replacement || replacement.deleting || record.doNotDisrupt) {
           abandoned.push(record.name);
@@ -227,8 +245,7 @@ export class DisruptionController {
     }
 
     const gracefulCandidates = (view: PoolView): ClaimRecord[] =>
-      view.claims.filter((record) => {
-        if (!record.facts.initialized || record.doNotDisrupt !== undefined || record.deleting) return false;
+      view.graceful.filter((record) => {
         const name = record.name;
         return !deleted.has(name) && !replacing.has(name) && !replacements.has(name);
       });
