@@ -75,6 +75,12 @@ describe('file contents', () => {
     expect(() => parseYamlDocuments('a: 1\na: 2\n', 't')).toThrow(/t: not valid YAML: duplicated mapping key \(line 2, column 1\)/);
   });
 
+  it('manifests add up to at most 8 MiB (refused at the file that passes it)', async () => {
+    const d = mkdtempSync(join(dir, 'big-'));
+    for (let i = 0; i < 9; i++) writeFileSync(join(d, `m${i}.yaml`), `# ${'z'.repeat(1024 * 1024 - 8)}\n`);
+    await refused(['--manifests', d, '--world', world({})], /m8\.yaml: the manifests add up to more than 8388608 bytes/);
+  });
+
   it('an oversized file is refused from its size, before it is read', async () => {
     const sparse = join(dir, 'sparse.yaml');
     closeSync(openSync(sparse, 'w'));
