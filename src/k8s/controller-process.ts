@@ -2,6 +2,7 @@ import type { ClusterPort } from '../ports/cluster.js';
 import { Registry } from 'prom-client';
 import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
+import { NodeTerminationController } from '../controllers/node/termination.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
@@ -135,6 +136,10 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     ...(o.nodeClassTerminationIntervalMs !== undefined ? { intervalMs: o.nodeClassTerminationIntervalMs } : {}),
     onError: (e, name) => log('warn', `nodeclass termination ${name}: ${errorText(e)}`),
   });
+  const nodeTermination = new NodeTerminationController({
+    cluster,
+    onError: (e, name) => log('warn', `node termination ${name}: ${errorText(e)}`),
+  });
 
   // Everything that writes runs only between onStartedLeading and onLostLeadership.
   let loops: PeriodicLoop[] = [];
@@ -156,6 +161,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     loops = [
       loop(status.name, status.intervalMs, () => status.reconcile()),
       loop(termination.name, termination.intervalMs, () => termination.reconcile()),
+      loop(nodeTermination.name, nodeTermination.intervalMs, () => nodeTermination.reconcile()),
     ];
     if (o.runtimeFactory) {
       runtime = o.runtimeFactory({ cluster, isLeader, registry, karpenterMetrics, azflexMetrics });

@@ -2,7 +2,7 @@ import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../a
 import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../catalog/skus.js';
 import type { LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
-import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
+import { ClusterError, type AzureFlexNodeClass, type Condition, type Node, type NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
 import { LAUNCH_REASON_THROTTLED } from '../disruption/liveness.js';
@@ -307,14 +307,16 @@ export class Effects {
       const node = this.nodeOf({ ...nc, status });
       if (node) {
         status.nodeName = node.metadata.name;
-        // Labels (and, the first time, taints instead of karpenter.sh/unregistered) before
-        // the condition: a crash in between repeats the idempotent patch.
+        // Labels, the termination finalizer (and, the first time, taints instead of
+        // karpenter.sh/unregistered) before the condition: a crash in between repeats the
+        // idempotent patch.
         const patch = registrationPatch(nc, node);
         const labels: Record<string, string | null> = { ...patch?.metadata?.labels };
         if (phase === 'Initialized' && node.metadata.labels[LABEL_INITIALIZED] !== 'true') labels[LABEL_INITIALIZED] = 'true';
-        if (patch?.taints || Object.keys(labels).length > 0) {
+        const finalizers = patch?.metadata?.finalizers;
+        if (patch?.taints || finalizers || Object.keys(labels).length > 0) {
           await this.deps.cluster.patchNode(node.metadata.name, {
-            ...(Object.keys(labels).length > 0 ? { metadata: { labels } } : {}),
+            ...(Object.keys(labels).length > 0 || finalizers ? { metadata: { ...(Object.keys(labels).length > 0 ? { labels } : {}), ...(finalizers ? { finalizers } : {}) } } : {}),
             ...(patch?.taints ? { taints: patch.taints } : {}),
           });
         }
@@ -463,7 +465,8 @@ export class Effects {
   }
 
   /**
-   * Node object goes first (Karpenter's order), then the finalizer that held the NodeClaim.
+   * Node object goes first (Karpenter's order: deleted, then our karpenter.sh/termination
+   * finalizer on it released, as the instance is gone), then the finalizer that held the NodeClaim.
    * Before the finalizer goes, ARM's own answers verify that it holds nothing of the claim:
    * the NIC is gone (its machine's DELETE finished, else a GET), and so is the OS disk (a GET:
    * a VM delete cascades it; one that survived, detached, is deleted here). Lists cannot be
@@ -474,10 +477,20 @@ export class Effects {
     const cls = nc ? this.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
     if (nc && cls && this.deps.config.strategy === 'machine') await this.verifyNothingLeft(name, cls);
     const node = nc ? this.nodeOf(nc) : undefined;
-    if (node) await this.deps.cluster.deleteNode(node.metadata.name);
+    if (node) await this.releaseNode(node);
     if (nc && nc.metadata.finalizers.includes(FINALIZER_TERMINATION)) {
       await this.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== FINALIZER_TERMINATION) });
     }
+  }
+
+  /** Deletes the Node (404 is success) and releases our finalizer on it, if it has it. */
+  private async releaseNode(node: Node): Promise<void> {
+    const name = node.metadata.name;
+    if (!node.metadata.deletionTimestamp) await this.deps.cluster.deleteNode(name);
+    if (!node.metadata.finalizers.includes(FINALIZER_TERMINATION)) return;
+    await this.deps.cluster.patchNode(name, { metadata: { finalizers: node.metadata.finalizers.filter((f) => f !== FINALIZER_TERMINATION) } }).catch((err: unknown) => {
+      if (!(err instanceof ClusterError && err.reason === 'NotFound')) throw err;
+    });
   }
 
   private async verifyNothingLeft(name: string, cls: AzureFlexNodeClass): Promise<void> {

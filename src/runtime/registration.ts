@@ -1,7 +1,9 @@
 /**
  * Registration and initialization as Karpenter does them (pkg/controllers/nodeclaim/lifecycle
  * registration.go, initialization.go), on the Node a NodeClaim's VM registered:
- *  - registered: the Node gets the NodeClaim's labels (plus karpenter.sh/registered=true);
+ *  - registered: the Node gets the NodeClaim's labels (plus karpenter.sh/registered=true)
+ *    and the karpenter.sh/termination finalizer (so `kubectl delete node` terminates the
+ *    NodeClaim and its VM before the Node goes: src/controllers/node/termination.ts);
  *    if it still carries karpenter.sh/unregistered (the kubelet registers with it), that taint
  *    is removed and the NodeClaim's taints and startup taints are put on in the same write;
  *  - initialized: the Node is Ready, carries neither karpenter.sh/unregistered nor any of the
@@ -10,7 +12,7 @@
  */
 import type { MetadataPatch, Node, NodeClaim, Taint } from '../ports/cluster.js';
 import { parseQuantity } from '../provisioning/resources.js';
-import { LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
+import { FINALIZER_TERMINATION, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
 
 /** Resources every node reports; only the others (device plugins) can be missing at first. */
 const WELL_KNOWN_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
@@ -29,6 +31,10 @@ export function registrationPatch(claim: NodeClaim, node: Node): NodePatch | und
   for (const [k, v] of Object.entries(want)) if (node.metadata.labels[k] !== v) labels[k] = v;
   const patch: NodePatch = {};
   if (Object.keys(labels).length > 0) patch.metadata = { labels };
+  // Not re-added to a Node already being deleted: the API server refuses new finalizers then.
+  if (!node.metadata.finalizers.includes(FINALIZER_TERMINATION) && !node.metadata.deletionTimestamp) {
+    patch.metadata = { ...patch.metadata, finalizers: [...node.metadata.finalizers, FINALIZER_TERMINATION] };
+  }
   if (node.spec.taints.some((t) => t.key === UNREGISTERED_TAINT_KEY)) {
     const taints = node.spec.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
     for (const t of [...claim.spec.taints, ...claim.spec.startupTaints]) if (!taints.some((x) => sameTaint(x, t))) taints.push({ ...t });

@@ -405,11 +405,21 @@ export class FakeCluster implements ClusterPort {
         taints: patch.taints ?? node.spec.taints,
       },
     });
-    this.nodes.set(name, next);
+    // The write that removes the last finalizer of a deleting Node deletes it, as the API server does.
+    if (next.metadata.deletionTimestamp && next.metadata.finalizers.length === 0) await this.removeNode(name);
+    else this.nodes.set(name, next);
     return next;
   }
 
+  /** Sets deletionTimestamp while finalizers remain (karpenter.sh/termination); 404 is success. */
   async deleteNode(name: string): Promise<void> {
+    const node = this.nodes.get(name);
+    if (!node) return;
+    if (node.metadata.finalizers.length === 0) return this.removeNode(name);
+    if (!node.metadata.deletionTimestamp) this.nodes.set(name, this.stamp({ ...node, metadata: { ...node.metadata, deletionTimestamp: this.iso() } }));
+  }
+
+  private async removeNode(name: string): Promise<void> {
     this.nodes.delete(name);
     // Pods on a deleted node are gone with it; their ReplicaSets recreate them as Pending.
     for (const pod of this.pods.boundTo(name)) await this.evictPod(pod.metadata.namespace, pod.metadata.name);

@@ -267,6 +267,23 @@ const scenarios: Array<[string, (h: Hooks, p: string) => Promise<void>]> = [
     await port.patchNodeClaimMetadata(`${p}-a`, { annotations: { a: 'b' } });
     expect(port.cacheVersion!('nodes')).toBe(nodes);
   }],
+  ['a Node with a finalizer stays Terminating when deleted; the write that releases the last finalizer deletes it', async (h, p) => {
+    const { port } = h;
+    const name = `${p}-n`;
+    await h.putNode(name, []);
+    await h.caughtUp('nodes');
+    await port.patchNode(name, { metadata: { finalizers: ['karpenter.sh/termination'] } });
+    await port.deleteNode(name);
+    await h.caughtUp('nodes');
+    const deleting = (await port.listNodes()).find((n) => n.metadata.name === name);
+    expect(deleting?.metadata.deletionTimestamp).toMatch(RFC3339);
+    expect(deleting?.metadata.finalizers).toEqual(['karpenter.sh/termination']);
+    await port.deleteNode(name);
+    await port.patchNode(name, { metadata: { finalizers: [] } });
+    await h.caughtUp('nodes');
+    expect(names(await port.listNodes(), p)).toEqual([]);
+    expect(await reason(port.deleteNode(name))).toBe('ok');
+  }],
   ['patches node taints and cordons; labels merge', async (h, p) => {
     const { port } = h;
     await h.putNode(`${p}-n`, [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }]);

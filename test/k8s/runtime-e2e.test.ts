@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
 import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
+import { NodeTerminationController } from '../../src/controllers/node/termination.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { Runtime } from '../../src/runtime/controller.js';
 import { DEFAULT_RUNTIME_CONFIG } from '../../src/runtime/deps.js';
@@ -84,6 +85,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       nodeClassHash,
     });
     const status = new NodeClassStatusController({ cluster: a.cluster, clock: vclock });
+    const nodeTermination = new NodeTerminationController({ cluster: a.cluster });
     runtime = new Runtime({
       arm,
       cluster: a.cluster,
@@ -94,6 +96,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       eventLog: new MemoryEventLog(),
       controllers: [
         { name: 'nodeclass.status', intervalMs: 5000, reconcile: () => status.reconcile() },
+        { name: 'node.termination', intervalMs: 5000, reconcile: () => nodeTermination.reconcile() },
         { name: 'provisioner', intervalMs: 5000, reconcile: async () => void (stopped || (await provisioner.reconcile())) },
       ],
       config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: 'e2e', resyncMs: 5000 },
@@ -110,7 +113,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     await forceDelete(info, `${AFNC}/e2e-h200`);
   });
 
-  it('launches a VM for a pending GPU pod, registers, and on deletion leaves no NIC, VM or disk', async () => {
+  it('launches a VM for a pending GPU pod, registers, and after kubectl delete node leaves no NIC, VM, disk or Node', async () => {
     await createUnschedulableGpuPod(info, ns, 'trainer', 'h200');
 
     const claimName = await until('a NodeClaim for the pod', async () => (await a.cluster.listNodeClaims()).find((c) => c.spec.nodeClassRef.name === 'e2e-h200')?.metadata.name);
@@ -156,21 +159,26 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     const table = await kubectl(info, ['get', 'nodeclaim', claimName, '-o', 'wide']);
     expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+TYPE\s+CAPACITY\s+ZONE\s+NODE\s+READY\s+AGE\s+IMAGEID\s+ID\s+NODEPOOL\s+NODECLASS/);
     expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${claimName}\\s+Standard_ND96isr_H200_v5\\s+on-demand\\s+.*e2e-node\\s+True\\s+.*e2e-h200\\s+e2e-h200`));
-    const node = (await adminRequest(info, 'GET', '/api/v1/nodes/e2e-node')) as { metadata: { labels: Record<string, string> } };
+    const node = (await adminRequest(info, 'GET', '/api/v1/nodes/e2e-node')) as { metadata: { labels: Record<string, string>; finalizers?: string[] } };
     expect(node.metadata.labels).toMatchObject({ 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.sh/registered': 'true', 'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5' });
+    expect(node.metadata.finalizers).toContain('karpenter.sh/termination');
 
-    // Scale to zero: the workload goes away and the NodeClaim is deleted.
+    // A user's `kubectl delete node`: the Node stays Terminating while its NodeClaim is
+    // terminated (drain, VM, NIC, disk), then goes.
     stopped = true;
     await adminRequest(info, 'DELETE', `/api/v1/namespaces/${ns}/pods/trainer?gracePeriodSeconds=0`);
-    await adminRequest(info, 'DELETE', `${NC}/${claimName}`);
-    await until('NodeClaim gone (finalizer released after cleanup)', async () => {
+    const deleted = await kubectl(info, ['delete', 'node', 'e2e-node', '--wait=false']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const gone = (path: string) => async (): Promise<boolean> => {
       try {
-        await adminRequest(info, 'GET', `${NC}/${claimName}`);
+        await adminRequest(info, 'GET', path);
         return false;
       } catch (e) {
         return (e as { code?: number }).code === 404;
       }
-    });
+    };
+    await until('NodeClaim gone (finalizer released after cleanup)', gone(`${NC}/${claimName}`));
+    await until('Node gone (its finalizer released after the VM)', gone('/api/v1/nodes/e2e-node'));
     const leaks = arm.leaks(new Set());
     expect({ nics: leaks.nics.length, vms: leaks.vms.length, disks: leaks.disks.length }).toEqual({ nics: 0, vms: 0, disks: 0 });
     expect(a.errors.map(String)).toEqual([]);
