@@ -43,6 +43,13 @@ const CODE_ALIASES: ReadonlyMap<string, AzureErrorCode> = new Map<string, AzureE
   ['subscriptionrequeststhrottled', 'TooManyRequests'],
   ['resourcerequeststhrottled', 'TooManyRequests'],
   ['tenantrequeststhrottled', 'TooManyRequests'],
+  // A 404 is "absent" only with these codes. ARM also answers 404 for a request it cannot
+  // route (an api-version or type it does not serve): reading that as "gone" would let a
+  // finalizer go while the VM or NIC still exists, so it is a configuration error instead.
+  ['invalidresourcetype', 'InvalidParameter'],
+  ['invalidresourcenamespace', 'InvalidParameter'],
+  ['noregisteredproviderfound', 'InvalidParameter'],
+  ['invalidapiversionparameter', 'InvalidParameter'],
   ['resourcenotfound', 'ResourceNotFound'],
   ['notfound', 'ResourceNotFound'],
   ['resourcegroupnotfound', 'ResourceNotFound'],

@@ -208,6 +208,14 @@ describe('SdkAzure on the real SDK pipeline (canned ARM over httpClient)', () =>
     await expect(runOnClock(clock, azure.createNic(nicSpec))).rejects.toMatchObject({ code: 'InvalidParameter' });
   });
 
+  it('a 404 ARM could not route (InvalidResourceType: an api-version it does not serve) is an error, never "gone", on reads and deletes', async () => {
+    const { clock, arm, azure } = setup();
+    const unrouted = armError(404, 'InvalidResourceType', "The resource type 'virtualMachines' could not be found in the namespace 'Microsoft.Compute' for api version '2099-01-01'.");
+    arm.on('GET', VM_PATH, unrouted).on('DELETE', NIC_PATH, unrouted);
+    await expect(runOnClock(clock, azure.getVm(vmSpec.ref))).rejects.toMatchObject({ code: 'InvalidParameter', statusCode: 404 });
+    await expect(runOnClock(clock, azure.deleteNic(nicSpec.ref))).rejects.toMatchObject({ code: 'InvalidParameter', statusCode: 404 });
+  });
+
   it('deletes: 404 is success, NicReservedForAnotherVm is surfaced, a VM delete returns once ARM accepted it', async () => {
     const { clock, arm, azure } = setup();
     arm

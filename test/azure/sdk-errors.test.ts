@@ -65,6 +65,9 @@ const rows: Row[] = [
   },
   { name: '404 ResourceNotFound', err: restError(404, 'ResourceNotFound', 'not found'), code: 'ResourceNotFound', status: 404, kind: 'notFound' },
   { name: '404 NotFound (network RP)', err: restError(404, 'NotFound', 'not found'), code: 'ResourceNotFound', status: 404, kind: 'notFound' },
+  // A 404 that names no absent resource: ARM could not route the request (api-version or type it does not serve).
+  { name: '404 InvalidResourceType is not absence', err: restError(404, 'InvalidResourceType', "The resource type 'virtualMachines' could not be found in the namespace 'Microsoft.Compute' for api version '2099-01-01'."), code: 'InvalidParameter', status: 404, kind: 'invalid' },
+  { name: '404 InvalidResourceNamespace is not absence', err: restError(404, 'InvalidResourceNamespace', "The resource namespace 'Microsoft.Compte' is invalid."), code: 'InvalidParameter', status: 404, kind: 'invalid' },
   { name: '500 InternalServerError', err: restError(500, 'InternalServerError', 'boom'), code: 'InternalServerError', status: 500, kind: 'transient' },
   { name: '503 without a code', err: restError(503, undefined, 'Unexpected status code: 503'), code: 'InternalServerError', status: 503, kind: 'transient' },
   { name: '504 GatewayTimeout', err: restError(504, 'GatewayTimeout', 'gateway timeout'), code: 'RequestTimeout', status: 504, kind: 'transient' },
