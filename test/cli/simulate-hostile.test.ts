@@ -2,54 +2,22 @@ import { closeSync, mkdtempSync, openSync, readdirSync, truncateSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { parseYamlDocuments } from '../../src/sim/input-files.js';
-import { builtInScenarioInput } from '../../src/sim/scenarios.js';
-import type { ScenarioInput } from '../../src/sim/scenario.js';
+import { cliHarness } from './cli-harness.js';
 
 /**
  * A second round of hostile input to `azflex simulate` (issue 13, part 5): the classes a
  * fresh audit found that simulate-inputs.test.ts did not cover. Each gets exit code 2 and
  * exactly one line naming the file and field, before any simulation starts.
  */
-let stderr: string[] = [];
-beforeEach(() => {
-  stderr = [];
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true));
-  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  process.exitCode = undefined;
-});
-
-const dir = mkdtempSync(join(tmpdir(), 'azflex-hostile-'));
-let n = 0;
-function file(content: string | Buffer, ext = 'yaml'): string {
-  const path = join(dir, `f${n++}.${ext}`);
-  writeFileSync(path, content);
-  return path;
-}
-function scenario(change: (s: ScenarioInput) => void): string {
-  const s = builtInScenarioInput('quota-storm')!;
-  change(s);
-  return file(stringify(s));
-}
+const { out: cli, dir, file, scenario, refused } = cliHarness('azflex-hostile-');
 const SUB = '11111111-1111-1111-1111-111111111111';
 const SUBNET = `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s`;
 const world = (w: Record<string, unknown>) => file(stringify({ name: 'w', hours: 1, regions: [{ location: 'eastus2' }, { location: 'eastus2euap' }], ...w }));
 const withWorld = (w: string) => ['--manifests', 'examples/', '--world', w];
 
-async function refused(args: string[], message: string | RegExp): Promise<void> {
-  stderr = [];
-  const code = await main(['simulate', ...args]);
-  const text = stderr.join('');
-  expect(code, text).toBe(2);
-  expect(text.trimEnd().split('\n'), text).toHaveLength(1);
-  expect(text).toMatch(message);
-  expect(text).not.toMatch(/\n\s+at /);
-}
 
 describe('file contents', () => {
   it('binary, UTF-16 and non-UTF-8 files are refused as such', async () => {
@@ -105,7 +73,7 @@ describe('flags', () => {
 
   it('a message quoting a huge input stays one bounded line', async () => {
     await refused(withWorld(world({ subnets: [{ id: SUBNET, addressPrefix: 'x'.repeat(100_000) }] })), /subnets\.0\.addressPrefix: "x+… \(\d+ more characters\)$/m);
-    expect(stderr.join('').length).toBeLessThan(2200);
+    expect(cli.stderr.join('').length).toBeLessThan(2200);
   });
 });
 
@@ -221,11 +189,11 @@ describe('sim serve-arm --scenario (a FakeArmConfig file)', () => {
     const { defaultFakeArmConfig } = await import('../../src/sim/arm/defaults.js');
     const cfg = defaultFakeArmConfig();
     const serve = async (over: Record<string, unknown>, message: RegExp) => {
-      stderr = [];
+      cli.stderr = [];
       const code = await main(['sim', 'serve-arm', '--scenario', file(JSON.stringify({ ...cfg, ...over }), 'json')]);
-      expect(code, stderr.join('')).toBe(2);
-      expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
-      expect(stderr.join('')).toMatch(message);
+      expect(code, cli.stderr.join('')).toBe(2);
+      expect(cli.stderr.join('').trimEnd().split('\n')).toHaveLength(1);
+      expect(cli.stderr.join('')).toMatch(message);
     };
     await serve({ latencyMs: { read: { min: 0, max: 1e308 } } }, /latencyMs\.read\.max: Too big: expected number to be <=3600000/);
     await serve({ computeThrottling: [{ name: 'p', ops: ['vm.put'], limit: 1, windowSeconds: 1e-9 }] }, /computeThrottling/);

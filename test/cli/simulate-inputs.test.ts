@@ -1,54 +1,16 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { builtInScenarioInput } from '../../src/sim/scenarios.js';
-import type { ScenarioInput } from '../../src/sim/scenario.js';
+import { cliHarness } from './cli-harness.js';
 
 /**
  * Hostile and careless input to `azflex simulate`, one test per class the issue lists: each
  * gets exit code 2 and exactly one line naming the field, before any simulation starts (a
  * hang or a memory blow-up would time this file out instead).
  */
-let stderr: string[] = [];
-let stdout: string[] = [];
-beforeEach(() => {
-  stderr = [];
-  stdout = [];
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true));
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (stdout.push(String(chunk)), true));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  process.exitCode = undefined;
-});
-
-const dir = mkdtempSync(join(tmpdir(), 'azflex-inputs-'));
-let n = 0;
-function file(content: string, ext = 'yaml'): string {
-  const path = join(dir, `f${n++}.${ext}`);
-  writeFileSync(path, content);
-  return path;
-}
-
-/** quota-storm with one change, as a scenario file. */
-function scenario(change: (s: ScenarioInput) => void): string {
-  const s = builtInScenarioInput('quota-storm')!;
-  change(s);
-  return file(stringify(s));
-}
-
-async function refused(args: string[], message: string | RegExp, command: string[] = ['simulate']): Promise<void> {
-  stderr = [];
-  const code = await main([...command, ...args]);
-  const text = stderr.join('');
-  expect(code, text).toBe(2);
-  expect(text.trimEnd().split('\n'), text).toHaveLength(1);
-  expect(text).toMatch(message);
-  expect(text).not.toMatch(/\n\s+at /);
-}
+const { out: cli, dir, file, scenario, refused } = cliHarness('azflex-inputs-');
 
 describe('azflex simulate refuses hostile input with one line and exit 2', () => {
   it('hangs: --hours 1e9, intervals of 1e-9 s, repeatEverySeconds 0.001', async () => {
@@ -197,8 +159,8 @@ describe('azflex simulate --manifests --world', () => {
 
   it('runs the examples in the quota-storm world and reports per NodePool; nothing leaks', async () => {
     const code = await main(['simulate', '--manifests', 'examples/', '--world', 'quota-storm', '--hours', '1', '--json', '--assert-no-leaks']);
-    expect(code, stderr.join('')).toBe(0);
-    const out = JSON.parse(stdout.join('')) as { nodePools: Record<string, { nodeClaimsCreated: number; nodesAtEnd: number }>; podsRunning: number; leakedNics: number };
+    expect(code, cli.stderr.join('')).toBe(0);
+    const out = JSON.parse(cli.stdout.join('')) as { nodePools: Record<string, { nodeClaimsCreated: number; nodesAtEnd: number }>; podsRunning: number; leakedNics: number };
     expect(Object.keys(out.nodePools)).toEqual(['cpu-d8s', 'h200-eastus2', 'h200-eastus2euap']);
     expect(out.nodePools['h200-eastus2']!.nodesAtEnd).toBe(1);
     expect(out.podsRunning).toBe(1);
@@ -209,8 +171,8 @@ describe('azflex simulate --manifests --world', () => {
     const world = file(stringify({ name: 'mine', hours: 1, regions: [{ location: 'eastus2', familyQuotaCores: { standardDSv5Family: 64 } }], subnets: [{ id: nodeClass().spec.subnetID, addressPrefix: '10.9.0.0/28' }] }));
     const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } } };
     const code = await main(['simulate', '--manifests', manifests([nodeClass(), nodePool(), deployment(), pdb]), '--world', world, '--json', '--assert-no-leaks']);
-    expect(code, stderr.join('')).toBe(0);
-    const out = JSON.parse(stdout.join('')) as { podsRunning: number; nodePools: Record<string, { nodesAtEnd: number }> };
+    expect(code, cli.stderr.join('')).toBe(0);
+    const out = JSON.parse(cli.stdout.join('')) as { podsRunning: number; nodePools: Record<string, { nodesAtEnd: number }> };
     expect(out.podsRunning).toBe(3);
     expect(out.nodePools.gpu!.nodesAtEnd).toBeGreaterThan(0);
   });
@@ -221,8 +183,8 @@ describe('azflex simulate --manifests --world', () => {
     const template = spread.spec.template as { spec: Record<string, unknown> };
     template.spec.affinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }] } };
     const code = await main(['simulate', '--manifests', manifests([nodeClass(), nodePool(), spread]), '--world', world, '--json', '--assert-no-leaks']);
-    expect(code, stderr.join('')).toBe(0);
-    const out = JSON.parse(stdout.join('')) as { podsRunning: number; nodePools: Record<string, { nodesAtEnd: number }>; podTimeToRunningSeconds: { count: number } };
+    expect(code, cli.stderr.join('')).toBe(0);
+    const out = JSON.parse(cli.stdout.join('')) as { podsRunning: number; nodePools: Record<string, { nodesAtEnd: number }>; podTimeToRunningSeconds: { count: number } };
     expect(out.podsRunning).toBe(3);
     expect(out.nodePools.gpu!.nodesAtEnd).toBe(3);
     expect(out.podTimeToRunningSeconds.count).toBe(3);
