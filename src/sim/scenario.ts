@@ -102,6 +102,8 @@ export const RegionSchema = z.strictObject({
   familyQuotaCores: z.record(z.string().max(128), cores).default({}),
   /** Total Regional vCPUs; absent = arm.defaultQuota.regionalCores. */
   regionalQuotaCores: cores.optional(),
+  /** Total Regional Low-priority vCPUs, the one quota Spot VMs use; absent = arm.defaultQuota.lowPriorityCores. */
+  lowPriorityQuotaCores: cores.optional(),
   unavailableSkus: z.array(z.string().max(128)).max(1000).default([]),
   allocationFailureRate: rate.default(0),
   zonalAllocationFailureRate: rate.default(0),
@@ -142,8 +144,9 @@ export const ArmBehaviourSchema = z.strictObject({
       familyCores: cores.default(100),
       gpuFamilyCores: cores.default(0),
       regionalCores: cores.default(100),
+      lowPriorityCores: cores.default(100),
     })
-    .default({ familyCores: 100, gpuFamilyCores: 0, regionalCores: 100 }),
+    .default({ familyCores: 100, gpuFamilyCores: 0, regionalCores: 100, lowPriorityCores: 100 }),
   /** A PUT/GET/list into a resource group that does not exist gets 404 ResourceGroupNotFound (the NodeClasses' groups exist). */
   requireResourceGroups: z.boolean().default(true),
   /** 400 InvalidApiVersionParameter / NoRegisteredProviderFound for api-versions ARM does not serve. */

@@ -8,6 +8,8 @@ import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
 import { runOnClock } from '../azure/helpers/canned-arm.js';
 import { H200, RG, SUB, SUBNET } from './helpers.js';
+import { classifyAzureError } from '../../src/azure/errors.js';
+import { toAzureError } from '../../src/azure/sdk-errors.js';
 
 /**
  * The ARM face under calls azflex itself never makes but a user, a tool or another SDK
@@ -178,6 +180,30 @@ describe('ARM face: usages, sizes and preconditions', () => {
     await advance(61);
     expect((await usage()).get('standardDSv5Family')?.currentValue).toBe(2);
     await expect(run(all(compute.usage.list('westeurope')))).rejects.toMatchObject({ statusCode: 400 });
+  });
+
+  it('Spot VMs count against Total Regional Low-priority vCPUs only: no family or regional cores, and their own refusal', async () => {
+    const cfg = config({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 0 }, regionalQuotaCores: 0, lowPriorityQuotaCores: 6 }] });
+    const { compute, network, run, advance } = await serve(cfg);
+    const usage = async () => new Map((await run(all(compute.usage.list('eastus2')))).map((u) => [u.name.value, u]));
+    const startSpot = async (name: string, vmSize: string) => {
+      await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, `${name}-nic`, { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
+      return run(compute.virtualMachines.beginCreateOrUpdate(RG, name, { ...vmParams(name, vmSize), priority: 'Spot', evictionPolicy: 'Delete', billingProfile: { maxPrice: -1 } }));
+    };
+    // The family and regional quotas are 0, yet a Spot D2s_v5 is admitted.
+    await startSpot('s1', D2);
+    const during = await usage();
+    expect(during.get('lowPriorityCores')).toMatchObject({ currentValue: 2, limit: 6, name: { localizedValue: 'Total Regional Low-priority vCPUs' } });
+    expect([during.get('cores')?.currentValue, during.get('standardDSv5Family')?.currentValue]).toEqual([0, 0]);
+    // A D4s_v5 more would need 2 + 4 + 4 > 6 on the third: ARM's LowPriorityCores refusal, which the controller reads as Spot quota.
+    await startSpot('s2', 'Standard_D4s_v5');
+    const refused = await startSpot('s3', 'Standard_D4s_v5').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ statusCode: 409, code: 'OperationNotAllowed' });
+    expect(String((refused as Error).message)).toMatch(/exceeding approved LowPriorityCores quota\. .*Current Limit: 6, Current Usage: 6, Additional Required: 4/);
+    expect(classifyAzureError(toAzureError(refused))).toMatchObject({ kind: 'insufficientCapacity', quota: { scope: 'lowPriority' } });
+    await run(compute.virtualMachines.beginDeleteAndWait(RG, 's2'));
+    await advance(61);
+    expect((await usage()).get('lowPriorityCores')?.currentValue).toBe(2);
   });
 
   it('VM sizes of a location and of a VM agree with Resource SKUs', async () => {

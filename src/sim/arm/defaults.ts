@@ -36,7 +36,7 @@ export const ZERO_LATENCY_MS: Readonly<FakeArmLatency> = {
 export const DEFAULT_RESERVATION_SECONDS = 180;
 
 /** Default quotas of a subscription (docs/fidelity.md): finite everywhere, none for GPU families. */
-export const DEFAULT_QUOTA = { familyCores: 100, gpuFamilyCores: 0, regionalCores: 100 } as const;
+export const DEFAULT_QUOTA = { familyCores: 100, gpuFamilyCores: 0, regionalCores: 100, lowPriorityCores: 100 } as const;
 
 /** VM families ARM ships with a zero default quota: the N-series GPU families. */
 export function isGpuFamily(family: string): boolean {

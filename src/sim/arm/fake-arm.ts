@@ -159,7 +159,7 @@ export class FakeArm implements AzurePort {
   private readonly disappearLagMs: number;
   private readonly immutableVmProperties: boolean;
   private readonly computePolicies: readonly ComputeThrottlePolicy[];
-  private readonly defaultQuota: { familyCores: number; gpuFamilyCores: number; regionalCores: number };
+  private readonly defaultQuota: { familyCores: number; gpuFamilyCores: number; regionalCores: number; lowPriorityCores: number };
   private readonly requireResourceGroups: boolean;
   /**
    * The custom data last digested, and its digest: the controller renders the same bytes for
@@ -474,7 +474,7 @@ export class FakeArm implements AzurePort {
       this.vmWrites++;
       this.vmTombs.delete(key);
       for (const nic of nics) this.attach(nic, key);
-      this.addCores(region, vm.family, vm.cores);
+      this.addCores(vm, 1);
       const op = this.newOp('create');
       vm.createOp = op;
       this.scheduleCreateOutcome(vm, op);
@@ -655,6 +655,7 @@ export class FakeArm implements AzurePort {
         status: 200,
         value: {
           regional: { used: region.totalUsed, limit: this.regionalLimit(region) },
+          lowPriority: { used: region.lowPriorityUsed, limit: region.lowPriorityQuota ?? this.defaultQuota.lowPriorityCores },
           families: [...families].sort().map((family) => ({ family, used: region.familyUsed.get(family) ?? 0, limit: this.familyLimit(region, family) })),
           virtualMachines: vms,
         },
@@ -1130,7 +1131,7 @@ export class FakeArm implements AzurePort {
     vm.provisioningState = 'Creating';
     this.vmChanged(vm);
     vm.coresHeld = true;
-    this.addCores(vm.region, vm.family, vm.cores);
+    this.addCores(vm, 1);
     const op = this.newOp('create');
     vm.createOp = op;
     this.scheduleCreateOutcome(vm, op);
@@ -1149,6 +1150,13 @@ export class FakeArm implements AzurePort {
     // locationInfo zones); a regional region has none, so any zone is refused.
     if (req.zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, req.zone))) {
       throw msg.skuNotAvailable(type.name, req.location, req.zone);
+    }
+    if (req.priority === 'Spot') {
+      const lowPriority = region.lowPriorityQuota ?? this.defaultQuota.lowPriorityCores;
+      if (region.lowPriorityUsed + type.vcpu > lowPriority) {
+        throw msg.quotaExceeded('LowPriorityCores', req.location, lowPriority, region.lowPriorityUsed, type.vcpu, 'spot-quota');
+      }
+      return;
     }
     const limit = this.familyLimit(region, type.family);
     const used = region.familyUsed.get(type.family) ?? 0;
@@ -1227,7 +1235,7 @@ export class FakeArm implements AzurePort {
   private failCreate(vm: VmRecord, op: OpRecord, code: AllocationFailure): void {
     const now = this.clock.now();
     if (vm.coresHeld) {
-      this.addCores(vm.region, vm.family, -vm.cores);
+      this.addCores(vm, -1);
       vm.coresHeld = false;
     }
     if (this.failedVmRecords) {
@@ -1264,7 +1272,7 @@ export class FakeArm implements AzurePort {
   private removeVm(vm: VmRecord): void {
     this.deleteVmRecord(vm);
     if (vm.coresHeld) {
-      this.addCores(vm.region, vm.family, -vm.cores);
+      this.addCores(vm, -1);
       vm.coresHeld = false;
     }
     const now = this.clock.now();
@@ -1312,8 +1320,15 @@ export class FakeArm implements AzurePort {
     this.emit('disk.removed', disk.name, 'Deleted');
   }
 
-  private addCores(region: RegionState, family: string, cores: number): void {
-    region.familyUsed.set(family, (region.familyUsed.get(family) ?? 0) + cores);
+  /** Holds (sign 1) or frees (-1) a VM's cores: a Spot VM's in the low-priority quota only, others in their family's and the regional. */
+  private addCores(vm: VmRecord, sign: 1 | -1): void {
+    const region = vm.region;
+    const cores = sign * vm.cores;
+    if (vm.priority === 'Spot') {
+      region.lowPriorityUsed += cores;
+      return;
+    }
+    region.familyUsed.set(vm.family, (region.familyUsed.get(vm.family) ?? 0) + cores);
     region.totalUsed += cores;
   }
 
@@ -1415,6 +1430,8 @@ export class FakeArm implements AzurePort {
       familyQuota: new Map(Object.entries(r.familyQuotaCores)),
       familyUsed: new Map(),
       regionalQuota: r.regionalQuotaCores,
+      lowPriorityQuota: r.lowPriorityQuotaCores,
+      lowPriorityUsed: 0,
       totalUsed: 0,
       unavailable: new Set((r.unavailableSkus ?? []).map((s) => s.toLowerCase())),
       allocationFailureRate: r.allocationFailureRate ?? 0,

@@ -28,8 +28,10 @@ export function quotaExceeded(
   limit: number,
   usage: number,
   required: number,
-  docs: 'per-vm-quota-requests' | 'regional-quota-requests',
+  docs: 'per-vm-quota-requests' | 'regional-quota-requests' | 'spot-quota',
 ): AzureError {
+  // Spot's page moved under azure-portal; the message links where ARM's does.
+  const page = docs === 'spot-quota' ? 'azure-portal/supportability/low-priority-quota' : `azure-supportability/${docs}`;
   return armError(
     'OperationNotAllowed',
     409,
@@ -37,7 +39,7 @@ export function quotaExceeded(
       `Deployment Model: Resource Manager, Location: ${location}, Current Limit: ${limit}, Current Usage: ${usage}, ` +
       `Additional Required: ${required}, (Minimum) New Limit Required: ${usage + required}. Submit a request for Quota ` +
       `increase at ${QUOTA_PORTAL} by specifying parameters listed in the ‘Details’ section for deployment to succeed. ` +
-      `Please read more about quota limits at https://docs.microsoft.com/en-us/azure/azure-supportability/${docs}`,
+      `Please read more about quota limits at https://docs.microsoft.com/en-us/azure/${page}`,
   );
 }
 

@@ -74,6 +74,7 @@ export interface VmDetails extends Vm {
 /** A region's compute usages, as GET …/locations/{l}/usages reports them. */
 export interface QuotaUsage {
   regional: { used: number; limit: number };
+  lowPriority: { used: number; limit: number };
   families: Array<{ family: string; used: number; limit: number }>;
   virtualMachines: number;
 }
@@ -127,6 +128,9 @@ export interface RegionState {
   familyUsed: Map<string, number>;
   regionalQuota: number | undefined;
   totalUsed: number;
+  lowPriorityQuota: number | undefined;
+  /** Cores of Spot VMs: they count against the low-priority quota only. */
+  lowPriorityUsed: number;
   unavailable: Set<string>;
   allocationFailureRate: number;
   zonalAllocationFailureRate: number;

@@ -174,15 +174,16 @@ export function vmWithInstanceViewJson(vm: VmDetails): JsonObject {
 /**
  * GET …/providers/Microsoft.Compute/locations/{l}/usages: `{unit, currentValue, limit,
  * name: {value, localizedValue}}` per counter, named as `az vm list-usage` prints them
- * (`cores` "Total Regional vCPUs", `virtualMachines`, and each family, e.g.
- * `standardDSv5Family` "Standard DSv5 Family vCPUs"). The fake keeps no scale sets,
- * availability sets or Spot (low-priority) quota, so it lists no counters for them.
+ * (`cores` "Total Regional vCPUs", `lowPriorityCores` "Total Regional Low-priority vCPUs"
+ * (Spot), `virtualMachines`, and each family, e.g. `standardDSv5Family` "Standard DSv5
+ * Family vCPUs"). The fake keeps no scale sets or availability sets, so it lists no counters for them.
  */
 export function usageListJson(usage: QuotaUsage): JsonObject {
   const row = (value: string, localizedValue: string, currentValue: number, limit: number): Json => ({ unit: 'Count', currentValue, limit, name: { value, localizedValue } });
   return {
     value: [
       row('cores', 'Total Regional vCPUs', usage.regional.used, usage.regional.limit),
+      row('lowPriorityCores', 'Total Regional Low-priority vCPUs', usage.lowPriority.used, usage.lowPriority.limit),
       row('virtualMachines', 'Virtual Machines', usage.virtualMachines, VMS_PER_REGION),
       ...usage.families.map((f) => row(f.family, familyDisplayName(f.family), f.used, f.limit)),
     ],

@@ -20,6 +20,7 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
         location: z.string().min(1).max(64),
         familyQuotaCores: z.record(z.string().max(128), cores),
         regionalQuotaCores: cores.optional(),
+        lowPriorityQuotaCores: cores.optional(),
         unavailableSkus: z.array(z.string().max(128)).max(1000).optional(),
         allocationFailureRate: rate.optional(),
         zonalAllocationFailureRate: rate.optional(),
@@ -64,7 +65,7 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
         .max(100),
     ])
     .optional(),
-  defaultQuota: z.strictObject({ familyCores: cores.optional(), gpuFamilyCores: cores.optional(), regionalCores: cores.optional() }).optional(),
+  defaultQuota: z.strictObject({ familyCores: cores.optional(), gpuFamilyCores: cores.optional(), regionalCores: cores.optional(), lowPriorityCores: cores.optional() }).optional(),
   resourceGroups: z.array(z.strictObject({ subscriptionId: z.string().min(1).max(64), name: z.string().min(1).max(90), location: z.string().max(64).optional() })).max(1000).optional(),
   requireResourceGroups: z.boolean().optional(),
   validateApiVersions: z.boolean().optional(),

@@ -42,6 +42,11 @@ export interface FakeArmRegionConfig {
   familyQuotaCores: Record<string, number>;
   /** "Total Regional vCPUs" quota; missing = FakeArmConfig.defaultQuota.regionalCores. */
   regionalQuotaCores?: number;
+  /**
+   * "Total Regional Low-priority vCPUs": the one quota Spot VMs count against (they use no
+   * family or regional cores); missing = FakeArmConfig.defaultQuota.lowPriorityCores.
+   */
+  lowPriorityQuotaCores?: number;
   unavailableSkus?: string[];
   /** Probability that an accepted VM create fails asynchronously with AllocationFailed. */
   allocationFailureRate?: number;
@@ -59,6 +64,8 @@ export interface FakeArmDefaultQuota {
   gpuFamilyCores?: number;
   /** Total Regional vCPUs (default 100). */
   regionalCores?: number;
+  /** Total Regional Low-priority (Spot) vCPUs (default 100). */
+  lowPriorityCores?: number;
 }
 
 /** The NIC reservation a VM PUT takes (ARM: from the create attempt, 180 s). */
