@@ -32,7 +32,7 @@ import { durationOrNever } from './duration.js';
 import { PodChurnTracker } from './emptiness.js';
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { PodIndex } from './pod-index.js';
-import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
+import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
 

@@ -1,14 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ComputeManagementClient } from '@azure/arm-compute';
-import type { AccessToken, TokenCredential } from '@azure/core-auth';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import { CMP, NET, credential, faceServer, type Reply } from './face-client.js';
 import { SdkAzure } from '../../src/azure/sdk-adapter.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { AzureError } from '../../src/ports/azure.js';
-import { runOnClock } from '../azure/helpers/canned-arm.js';
 import { H200, SUB, SUBNET, RG } from './helpers.js';
 
 /**
@@ -17,16 +13,6 @@ import { H200, SUB, SUBNET, RG } from './helpers.js';
  * non-JS client sees: statuses, {error:{code,message}}, headers, absolute nextLinks, LRO
  * headers), and by the official Azure SDK (through azflex's adapter or the bare client).
  */
-const NET = '2026-01-01';
-const CMP = '2026-04-01';
-const credential: TokenCredential = { getToken: async (): Promise<AccessToken> => ({ token: 't', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  json: { [key: string]: unknown } & { error?: { code: string; message: string; details?: Array<{ code: string; target?: string; message: string }> } };
-}
-
 function config(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
   return {
     regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardNDSH200v5Family: 960 }, regionalQuotaCores: 1000 }],
@@ -36,35 +22,14 @@ function config(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
   };
 }
 
-let served: ServedArm[] = [];
-afterEach(async () => {
-  await Promise.all(served.map((s) => s.close()));
-  served = [];
-});
+const serveFace = faceServer(3);
 
 async function serve(cfg: FakeArmConfig = config()) {
-  const s = await serveArm({ host: '127.0.0.1', scenarioConfig: cfg, seed: 3, clockMode: 'manual', lroRetryAfterSeconds: 10 });
-  served.push(s);
-  const ca = readFileSync(s.caCertPath, 'utf8');
-  /** A plain HTTPS client: no SDK, the REST paths as documented. */
-  const call = (method: string, pathOrUrl: string, body?: unknown): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      const url = pathOrUrl.startsWith('https://') ? pathOrUrl : `${s.endpoint}${pathOrUrl}`;
-      const req = request(url, { method, ca, headers: { authorization: 'Bearer x', 'content-type': 'application/json' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? (JSON.parse(text) as Reply['json']) : {} });
-        });
-      });
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  const advance = (seconds: number) => s.clock.runUntil(s.clock.now() + seconds * 1000);
+  const face = await serveFace(cfg);
+  const { s, ca } = face;
   const azure = new SdkAzure({ clock: s.clock, credential, endpoint: s.endpoint, tlsCa: ca, readRetry: { maxRetries: 0 } });
   const compute = new ComputeManagementClient(credential, SUB, { endpoint: s.endpoint, tlsOptions: { ca }, retryOptions: { maxRetries: 0 } });
-  return { s, ca, call, advance, azure, compute, run: <T>(p: Promise<T>) => runOnClock(s.clock, p) };
+  return { ...face, azure, compute };
 }
 
 const rg = (group = RG) => `/subscriptions/${SUB}/resourceGroups/${group}`;

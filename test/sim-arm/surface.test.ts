@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ComputeManagementClient, restorePoller, type VirtualMachine } from '@azure/arm-compute';
 import { NetworkManagementClient } from '@azure/arm-network';
-import type { AccessToken, TokenCredential } from '@azure/core-auth';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
-import { runOnClock } from '../azure/helpers/canned-arm.js';
+import { CMP, NET, credential, faceServer } from './face-client.js';
 import { H200, RG, SUB, SUBNET } from './helpers.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { toAzureError } from '../../src/azure/sdk-errors.js';
@@ -17,17 +13,7 @@ import { toAzureError } from '../../src/azure/sdk-errors.js';
  * preconditions, existence checks and the refusals for what the simulator does not serve.
  * Over HTTPS, through the official SDK clients and a plain HTTPS client.
  */
-const NET = '2026-01-01';
-const CMP = '2026-04-01';
 const D2 = 'Standard_D2s_v5';
-const credential: TokenCredential = { getToken: async (): Promise<AccessToken> => ({ token: 't', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: { [key: string]: unknown } & { error?: { code: string; message: string; target?: string } };
-}
 
 function config(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
   return {
@@ -39,41 +25,20 @@ function config(over: Partial<FakeArmConfig> = {}): FakeArmConfig {
   };
 }
 
-let served: ServedArm[] = [];
-afterEach(async () => {
-  await Promise.all(served.map((s) => s.close()));
-  served = [];
-});
+const serveFace = faceServer(5);
 
 async function serve(cfg: FakeArmConfig = config()) {
-  const s = await serveArm({ host: '127.0.0.1', scenarioConfig: cfg, seed: 5, clockMode: 'manual', lroRetryAfterSeconds: 10 });
-  served.push(s);
-  const ca = readFileSync(s.caCertPath, 'utf8');
-  const call = (method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      const url = path.startsWith('https://') ? path : `${s.endpoint}${path}`;
-      const req = request(url, { method, ca, headers: { authorization: 'Bearer x', 'content-type': 'application/json', ...headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: text ? (JSON.parse(text) as Reply['json']) : {} });
-        });
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const face = await serveFace(cfg);
+  const { s, ca, call, run, advance } = face;
   const opts = { endpoint: s.endpoint, tlsOptions: { ca }, retryOptions: { maxRetries: 0 } };
   const compute = new ComputeManagementClient(credential, SUB, opts);
   const network = new NetworkManagementClient(credential, SUB, opts);
-  const run = <T>(p: Promise<T>) => runOnClock(s.clock, p);
-  const advance = (seconds: number) => s.clock.runUntil(s.clock.now() + seconds * 1000);
   /** A NIC and a VM on it through the SDKs (the VM PUT accepted; its create still running). */
   const startVm = async (name: string, vmSize = D2, zones?: string[]) => {
     await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, `${name}-nic`, { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
     return run(compute.virtualMachines.beginCreateOrUpdate(RG, name, vmParams(name, vmSize, zones)));
   };
-  return { s, call, compute, network, run, advance, startVm };
+  return { s, ca, call, compute, network, run, advance, startVm };
 }
 
 const all = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
@@ -238,13 +203,12 @@ describe('ARM face: usages, sizes and preconditions', () => {
   });
 
   it('a poller resumes from its serialized state in a new client; a second delete of a gone VM succeeds (204)', async () => {
-    const { s, compute, network, run, call } = await serve();
+    const { s, ca, compute, network, run, call } = await serve();
     await run(network.networkInterfaces.beginCreateOrUpdateAndWait(RG, 'a-nic', { location: 'eastus2', ipConfigurations: [{ name: 'ipconfig1', subnet: { id: SUBNET } }] }));
     // The current (non-deprecated) PollerLike API: submitted, serialized, restored elsewhere.
     const poller = compute.virtualMachines.createOrUpdate(RG, 'a', vmParams('a', D2));
     await run(poller.submitted());
     const state = await poller.serialize();
-    const ca = readFileSync(s.caCertPath, 'utf8');
     const fresh = new ComputeManagementClient(credential, SUB, { endpoint: s.endpoint, tlsOptions: { ca }, retryOptions: { maxRetries: 0 } });
     const puts = () => Object.values(s.arm.armCalls()['vm.put'] ?? {}).reduce((n, c) => n + c, 0);
     const resumed = restorePoller(fresh, state, fresh.virtualMachines.createOrUpdate);
