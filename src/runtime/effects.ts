@@ -310,16 +310,11 @@ export class Effects {
         // Labels, the termination finalizer (and, the first time, taints instead of
         // karpenter.sh/unregistered) before the condition: a crash in between repeats the
         // idempotent patch.
-        const patch = registrationPatch(nc, node);
-        const labels: Record<string, string | null> = { ...patch?.metadata?.labels };
-        if (phase === 'Initialized' && node.metadata.labels[LABEL_INITIALIZED] !== 'true') labels[LABEL_INITIALIZED] = 'true';
-        const finalizers = patch?.metadata?.finalizers;
-        if (patch?.taints || finalizers || Object.keys(labels).length > 0) {
-          await this.deps.cluster.patchNode(node.metadata.name, {
-            ...(Object.keys(labels).length > 0 || finalizers ? { metadata: { ...(Object.keys(labels).length > 0 ? { labels } : {}), ...(finalizers ? { finalizers } : {}) } } : {}),
-            ...(patch?.taints ? { taints: patch.taints } : {}),
-          });
+        const patch = registrationPatch(nc, node) ?? {};
+        if (phase === 'Initialized' && node.metadata.labels[LABEL_INITIALIZED] !== 'true') {
+          patch.metadata = { ...patch.metadata, labels: { ...patch.metadata?.labels, [LABEL_INITIALIZED]: 'true' } };
         }
+        if (patch.metadata || patch.taints) await this.deps.cluster.patchNode(node.metadata.name, patch);
       }
       conditions = setCondition(conditions, 'Registered', 'True', 'Registered', '', now);
     }

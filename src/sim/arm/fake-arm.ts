@@ -343,10 +343,7 @@ export class FakeArm implements AzurePort {
       if (existing?.deleteOp) throw msg.anotherOperationInProgress();
       if (existing) {
         // A PUT replaces the resource's tags (the one NIC property this fake lets a re-PUT change).
-        if (!sameTags(existing.tags, spec.tags)) {
-          existing.tags = { ...spec.tags };
-          existing.view = undefined;
-        }
+        this.replaceNicTags(existing, spec.tags);
         return { status: 200, value: { nic: this.nicView(existing), created: false } };
       }
       const subnet = this.subnets.get(spec.subnetId.toLowerCase());
@@ -426,10 +423,7 @@ export class FakeArm implements AzurePort {
         const changed = this.immutableVmProperties ? changedImmutableProperty(existing, req) : undefined;
         if (changed !== undefined) throw msg.propertyChangeNotAllowed(changed);
         // Tags are mutable: a PUT replaces them (and the etag moves).
-        if (!sameTags(existing.tags, req.tags)) {
-          existing.tags = { ...req.tags };
-          this.vmChanged(existing);
-        }
+        this.replaceVmTags(existing, req.tags);
         // ARM retries provisioning of a Failed VM on an identical PUT (and reserves its NICs again).
         if (existing.provisioningState === 'Failed') return { status: 200, value: this.reprovision(existing, req) };
         const inFlight = existing.provisioningState === 'Creating' ? existing.createOp?.id : undefined;
@@ -595,10 +589,7 @@ export class FakeArm implements AzurePort {
       this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: undefined };
       if (rec.deleteOp) throw msg.anotherOperationInProgress();
-      if (!sameTags(rec.tags, tags)) {
-        rec.tags = { ...tags };
-        rec.view = undefined;
-      }
+      this.replaceNicTags(rec, tags);
       return { status: 200, value: this.nicView(rec) };
     });
   }
@@ -610,10 +601,7 @@ export class FakeArm implements AzurePort {
       this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: undefined };
       if (rec.provisioningState === 'Deleting') throw msg.vmBeingDeleted(rec.name, 'PATCH');
-      if (!sameTags(rec.tags, tags)) {
-        rec.tags = { ...tags };
-        this.vmChanged(rec);
-      }
+      this.replaceVmTags(rec, tags);
       return { status: 200, value: toVmDetails(rec) };
     });
   }
@@ -655,7 +643,7 @@ export class FakeArm implements AzurePort {
         status: 200,
         value: {
           regional: { used: region.totalUsed, limit: this.regionalLimit(region) },
-          lowPriority: { used: region.lowPriorityUsed, limit: region.lowPriorityQuota ?? this.defaultQuota.lowPriorityCores },
+          lowPriority: { used: region.lowPriorityUsed, limit: this.lowPriorityLimit(region) },
           families: [...families].sort().map((family) => ({ family, used: region.familyUsed.get(family) ?? 0, limit: this.familyLimit(region, family) })),
           virtualMachines: vms,
         },
@@ -1152,7 +1140,7 @@ export class FakeArm implements AzurePort {
       throw msg.skuNotAvailable(type.name, req.location, req.zone);
     }
     if (req.priority === 'Spot') {
-      const lowPriority = region.lowPriorityQuota ?? this.defaultQuota.lowPriorityCores;
+      const lowPriority = this.lowPriorityLimit(region);
       if (region.lowPriorityUsed + type.vcpu > lowPriority) {
         throw msg.quotaExceeded('LowPriorityCores', req.location, lowPriority, region.lowPriorityUsed, type.vcpu, 'spot-quota');
       }
@@ -1175,6 +1163,24 @@ export class FakeArm implements AzurePort {
 
   private regionalLimit(region: RegionState): number {
     return region.regionalQuota ?? this.defaultQuota.regionalCores;
+  }
+
+  private lowPriorityLimit(region: RegionState): number {
+    return region.lowPriorityQuota ?? this.defaultQuota.lowPriorityCores;
+  }
+
+  /** A PUT or PATCH replaces a NIC's tags; its view (and etag) follow. */
+  private replaceNicTags(nic: NicRecord, tags: Tags): void {
+    if (sameTags(nic.tags, tags)) return;
+    nic.tags = { ...tags };
+    nic.view = undefined;
+  }
+
+  /** A PUT or PATCH replaces a VM's tags; its view and etag follow. */
+  private replaceVmTags(vm: VmRecord, tags: Tags): void {
+    if (sameTags(vm.tags, tags)) return;
+    vm.tags = { ...tags };
+    this.vmChanged(vm);
   }
 
   private scheduleCreateOutcome(vm: VmRecord, op: OpRecord): void {
