@@ -50,6 +50,41 @@ export const LABEL_SKU_VERSION = 'karpenter.azure.com/sku-version';
 export const LABEL_SKU_ACCELERATED_NETWORKING = 'karpenter.azure.com/sku-networking-accelerated';
 export const LABEL_SKU_STORAGE_PREMIUM_CAPABLE = 'karpenter.azure.com/sku-storage-premium-capable';
 export const LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE = 'karpenter.azure.com/sku-storage-ephemeralos-maxsize';
+/** Whether the VM was pinned to an availability zone (`zonal`) or created without one (`regional`). */
+export const LABEL_PLACEMENT_SCOPE = 'karpenter.azure.com/placement-scope';
+export const PLACEMENT_SCOPE_ZONAL = 'zonal';
+export const PLACEMENT_SCOPE_REGIONAL = 'regional';
+/**
+ * The Azure provider reserves its own domain (karpenter.sh/v1 RestrictedLabelDomains): a NodePool
+ * may use only its well-known keys there. It reserves these keys too, which AKS sets on its own
+ * agent pools' nodes (kubernetes.azure.com itself is not reserved: users set e.g. ebpf-dataplane).
+ */
+export const AZURE_RESTRICTED_LABEL_DOMAIN = 'karpenter.azure.com';
+export const AZURE_RESTRICTED_LABELS: ReadonlySet<string> = new Set([
+  'karpenter.azure.com/sku-hyperv-generation',
+  'agentpool', 'storageprofile', 'storagetier', 'accelerator',
+  'kubernetes.azure.com/accelerator', 'kubernetes.azure.com/agentpool', 'kubernetes.azure.com/agentpool-family',
+  'kubernetes.azure.com/availability-zone', 'kubernetes.azure.com/network-policy',
+  'kubernetes.azure.com/storageprofile', 'kubernetes.azure.com/storagetier',
+]);
+
+// --- AKS's node labels (kubernetes.azure.com), as AKS and the Azure provider write them ---
+/** The cluster's node resource group (MC_…), as a label value: AKS DaemonSets require it to exist. */
+export const AKS_LABEL_CLUSTER = 'kubernetes.azure.com/cluster';
+/** Always `agent` on AKS nodes; written by the kubelet only (not a scheduling key). */
+export const AKS_LABEL_ROLE = 'kubernetes.azure.com/role';
+export const AKS_ROLE_AGENT = 'agent';
+export const AKS_LABEL_MODE = 'kubernetes.azure.com/mode';
+export const AKS_MODE_USER = 'user';
+export const AKS_MODE_SYSTEM = 'system';
+/** `regular` or `spot` from the capacity type (AKS itself writes only `spot`; the Azure provider writes both). */
+export const AKS_LABEL_SCALESET_PRIORITY = 'kubernetes.azure.com/scalesetpriority';
+export const AKS_LABEL_PRIORITY = 'kubernetes.azure.com/priority';
+export const AKS_PRIORITY_REGULAR = 'regular';
+export const AKS_PRIORITY_SPOT = 'spot';
+/** Same values as karpenter.azure.com/sku-cpu and sku-memory (MiB). */
+export const AKS_LABEL_SKU_CPU = 'kubernetes.azure.com/sku-cpu';
+export const AKS_LABEL_SKU_MEMORY = 'kubernetes.azure.com/sku-memory';
 
 // --- azflex (flex.aks.azure.com): the durable half of its memory ---
 export const LABEL_NODECLASS = 'flex.aks.azure.com/nodeclass';

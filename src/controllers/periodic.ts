@@ -27,6 +27,8 @@ export interface PeriodicControllerDeps {
   random: Random;
   offerings: OfferingsCache | undefined;
   clusterName: string;
+  /** The AKS node resource group (kubernetes.azure.com/cluster on every node); none: no such label. */
+  nodeResourceGroup?: string;
   log: ProvisionerLog;
   intervals: PeriodicIntervals;
   /**
@@ -62,6 +64,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     random: deps.random,
     isOfferingUnavailable,
     clusterName: deps.clusterName,
+    ...(deps.nodeResourceGroup ? { nodeResourceGroup: deps.nodeResourceGroup } : {}),
     log: deps.log,
     offeringMarks: deps.offerings !== undefined,
     ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
@@ -77,6 +80,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     log: deps.log,
     isOfferingUnavailable,
     random: deps.random,
+    ...(deps.nodeResourceGroup ? { nodeResourceGroup: deps.nodeResourceGroup } : {}),
     ...(deps.onNodeClaimDisrupted ? { onDisrupted: deps.onNodeClaimDisrupted } : {}),
     ...(deps.onReplacementCreated ? { onReplacementCreated: deps.onReplacementCreated } : {}),
   });

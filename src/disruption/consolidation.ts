@@ -22,6 +22,7 @@ export interface ConsolidationState {
   podsByNodeClaim: ReadonlyMap<string, readonly Pod[]>;
   daemonSetPods: readonly Pod[];
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  nodeResourceGroup?: SchedulingInput['nodeResourceGroup'];
   /** Where a moving pod's volumes let it go (a zonal disk pins its zone). */
   volumeRequirements?: SchedulingInput['volumeRequirements'];
 }
@@ -43,6 +44,7 @@ export function canRemoveWithoutReplacement(state: ConsolidationState, removed: 
     boundPods,
     daemonSetPods: state.daemonSetPods,
     isOfferingUnavailable: state.isOfferingUnavailable,
+    ...(state.nodeResourceGroup ? { nodeResourceGroup: state.nodeResourceGroup } : {}),
     ...(state.volumeRequirements ? { volumeRequirements: state.volumeRequirements } : {}),
   });
   return result.nodeClaims.length === 0 && result.unschedulable.length === 0;
@@ -82,6 +84,7 @@ export function cheaperReplacement(
     boundPods,
     daemonSetPods: state.daemonSetPods,
     isOfferingUnavailable: state.isOfferingUnavailable,
+    ...(state.nodeResourceGroup ? { nodeResourceGroup: state.nodeResourceGroup } : {}),
     ...(state.volumeRequirements ? { volumeRequirements: state.volumeRequirements } : {}),
   });
   if (result.unschedulable.length > 0 || result.nodeClaims.length !== 1) return undefined;

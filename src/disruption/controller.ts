@@ -49,6 +49,8 @@ export interface DisruptionControllerOptions {
   clock: Clock;
   log: ProvisionerLog;
   isOfferingUnavailable?: (sku: string, region: string, capacityType: string) => boolean;
+  /** The AKS node resource group: replacements are simulated with the kubernetes.azure.com/cluster label the provisioner gives nodes. */
+  nodeResourceGroup?: string;
   /** Upper bound on consolidation simulations per reconcile (each is one scheduler run). */
   maxConsolidationSimulations?: number;
   /** Needed to name replacement NodeClaims; without it only delete-consolidation runs. */
@@ -376,6 +378,7 @@ export class DisruptionController {
       podsByNodeClaim: ctx.podsByClaim,
       daemonSetPods: daemonSetRepresentatives(ctx.pods),
       isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
+      ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
       ...(ctx.volumes ? { volumeRequirements: (pod: Pod) => ctx.volumes!.requirements(pod) } : {}),
     };
     const maxSimulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;

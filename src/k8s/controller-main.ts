@@ -22,6 +22,8 @@ import { startControllerProcess, type ControllerProcess } from './controller-pro
  */
 export interface ControllerSettings {
   clusterName: string;
+  /** The AKS cluster's node resource group (MC_…), for the kubernetes.azure.com/cluster node label; none: no such label. */
+  nodeResourceGroup?: string;
   kubeconfig?: string;
   context?: string;
   logLevel: string;
@@ -94,6 +96,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       live,
       log,
       clusterName: s.clusterName,
+      ...(s.nodeResourceGroup ? { nodeResourceGroup: s.nodeResourceGroup } : {}),
       intervals: DEFAULT_INTERVALS,
       ...(s.armEndpoint ? { armEndpoint: s.armEndpoint } : {}),
       ...(armTlsCa ? { armTlsCa } : {}),

@@ -59,6 +59,8 @@ export interface ProvisionerOptions {
   /** With a zone: whether that zone's offering is blocked (zonal allocation failures mark one zone). */
   isOfferingUnavailable: (sku: string, region: string, capacityType: string, zone?: string) => boolean;
   clusterName: string;
+  /** The AKS node resource group, whose label value every node carries as kubernetes.azure.com/cluster. */
+  nodeResourceGroup?: string;
   log: ProvisionerLog;
   /**
    * Hash of the NodeClass fields that drift a node (image, subnet, location, …), stamped on
@@ -239,6 +241,7 @@ export class Provisioner {
         isOfferingUnavailable,
         isZoneUnavailable,
         memo: this.memo,
+        ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
         ...(VolumeTopology.needed(pending) ? { volumeRequirements: volumeRequirementsOf(new VolumeTopology({ claims, volumes, classes })) } : {}),
         ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
       };

@@ -10,23 +10,58 @@ import type { NodeSelectorRequirement, SelectorOperator, Taint, Toleration } fro
 import type { InstanceType } from '../catalog/skus.js';
 import { gpuManufacturerOf, parseVmSize } from '../catalog/vm-size.js';
 import {
-  CAPACITY_TYPE_ON_DEMAND, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_GPU_COUNT, LABEL_GPU_MANUFACTURER, LABEL_GPU_NAME,
-  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_REGION, LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_CPU,
-  LABEL_SKU_FAMILY, LABEL_SKU_MEMORY, LABEL_SKU_NAME, LABEL_SKU_SERIES, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
-  LABEL_SKU_STORAGE_PREMIUM_CAPABLE, LABEL_SKU_VERSION, LABEL_ZONE,
+  AKS_LABEL_CLUSTER, AKS_LABEL_MODE, AKS_LABEL_PRIORITY, AKS_LABEL_SCALESET_PRIORITY, AKS_LABEL_SKU_CPU, AKS_LABEL_SKU_MEMORY,
+  AKS_MODE_SYSTEM, AKS_MODE_USER, AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT, CAPACITY_TYPE_ON_DEMAND, LABEL_ARCH,
+  LABEL_CAPACITY_TYPE, LABEL_GPU_COUNT, LABEL_GPU_MANUFACTURER, LABEL_GPU_NAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS,
+  LABEL_PLACEMENT_SCOPE, LABEL_REGION, LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_CPU, LABEL_SKU_FAMILY, LABEL_SKU_MEMORY,
+  LABEL_SKU_NAME, LABEL_SKU_SERIES, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, LABEL_SKU_STORAGE_PREMIUM_CAPABLE,
+  LABEL_SKU_VERSION, LABEL_ZONE, PLACEMENT_SCOPE_REGIONAL, PLACEMENT_SCOPE_ZONAL,
 } from '../apis/well-known.js';
 
 
 /**
  * Labels whose values come from the instance type at launch, so a pod may require them even
- * when the NodePool says nothing about them (Karpenter's AllowUndefinedWellKnownLabels).
+ * when the NodePool says nothing about them (Karpenter's AllowUndefinedWellKnownLabels). The
+ * Azure provider's set (pkg/apis/v1beta1/labels.go AzureWellKnownLabels) less the keys whose
+ * value azflex cannot know: os-sku (a marketplace image is no AKS OS SKU) and fips_enabled
+ * (azflex never enables FIPS). README "Karpenter compatibility" says why for each.
  */
 export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
   LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, LABEL_CAPACITY_TYPE, LABEL_ARCH, LABEL_OS, LABEL_NODEPOOL,
   LABEL_SKU_NAME, LABEL_SKU_FAMILY, LABEL_SKU_SERIES, LABEL_SKU_VERSION, LABEL_SKU_CPU, LABEL_SKU_MEMORY,
   LABEL_GPU_COUNT, LABEL_GPU_NAME, LABEL_GPU_MANUFACTURER,
   LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_STORAGE_PREMIUM_CAPABLE, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+  LABEL_PLACEMENT_SCOPE, AKS_LABEL_SKU_CPU, AKS_LABEL_SKU_MEMORY,
+  AKS_LABEL_CLUSTER, AKS_LABEL_MODE, AKS_LABEL_SCALESET_PRIORITY, AKS_LABEL_PRIORITY,
 ]);
+
+/**
+ * The values a NodePool `In` requirement on these keys may name (karpenter.sh/v1
+ * WellKnownValuesForRequirements, as the Azure provider registers them): a requirement naming
+ * none of them is refused, as upstream's NodePool validation refuses it.
+ */
+export const WELL_KNOWN_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  [LABEL_CAPACITY_TYPE, new Set([CAPACITY_TYPE_ON_DEMAND, 'spot'])],
+  [LABEL_SKU_ACCELERATED_NETWORKING, new Set(['true', 'false'])],
+  [LABEL_SKU_STORAGE_PREMIUM_CAPABLE, new Set(['true', 'false'])],
+  [LABEL_GPU_MANUFACTURER, new Set(['nvidia', 'amd'])],
+  [LABEL_PLACEMENT_SCOPE, new Set([PLACEMENT_SCOPE_ZONAL, PLACEMENT_SCOPE_REGIONAL])],
+  [AKS_LABEL_MODE, new Set([AKS_MODE_SYSTEM, AKS_MODE_USER])],
+  [AKS_LABEL_SCALESET_PRIORITY, new Set([AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT])],
+  [AKS_LABEL_PRIORITY, new Set([AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT])],
+]);
+
+/**
+ * kubernetes.azure.com/cluster's value: the node resource group as AKS writes it on its nodes
+ * (parentheses become "-", at most 63 characters, a trailing "-", "_" or "." made "z" so the
+ * value is a valid label value). Undefined when no node resource group is configured.
+ */
+export function clusterLabelValue(nodeResourceGroup: string | undefined): string | undefined {
+  if (!nodeResourceGroup) return undefined;
+  let value = nodeResourceGroup.replace(/[()]/g, '-').slice(0, 63);
+  if (/[-_.]$/.test(value)) value = value.length > 62 ? `${value.slice(0, 62)}z` : `${value}z`;
+  return value;
+}
 
 const EMPTY_VALUES: ReadonlySet<string> = new Set();
 
@@ -312,17 +347,23 @@ function zoneRequirement(zones: readonly string[]): Requirement {
  */
 const requirementsOfType = new WeakMap<InstanceType, Map<string, Requirements>>();
 
-export function instanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[]): Requirements {
+export function instanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[], cluster?: string): Requirements {
   // Zones some marks left out: a fresh answer (rare; marks are few), never remembered.
-  if (offeredZones && offeredZones.length > 0) return computeInstanceTypeRequirements(instanceType, region, offeredZones);
+  if (offeredZones && offeredZones.length > 0) return computeInstanceTypeRequirements(instanceType, region, offeredZones, cluster);
   let byRegion = requirementsOfType.get(instanceType);
   if (!byRegion) requirementsOfType.set(instanceType, (byRegion = new Map()));
-  let requirements = byRegion.get(region);
-  if (!requirements) byRegion.set(region, (requirements = computeInstanceTypeRequirements(instanceType, region)));
+  const key = cluster === undefined ? region : `${region}\u0000${cluster}`;
+  let requirements = byRegion.get(key);
+  if (!requirements) byRegion.set(key, (requirements = computeInstanceTypeRequirements(instanceType, region, undefined, cluster)));
   return requirements;
 }
 
-function computeInstanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[]): Requirements {
+/**
+ * `cluster` is kubernetes.azure.com/cluster's value (clusterLabelValue of the configured node
+ * resource group); without one the label is DoesNotExist, so neither a pod that requires it
+ * nor a DaemonSet that needs it to exist is counted onto a node that will not carry it.
+ */
+function computeInstanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones: readonly string[] | undefined, cluster: string | undefined): Requirements {
   const zones = offeredZones ?? instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
@@ -345,6 +386,16 @@ function computeInstanceTypeRequirements(instanceType: InstanceType, region: str
     (instanceType.ephemeralOSDiskMaxGiB ?? 0) > 0
       ? Requirement.in(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
       : Requirement.doesNotExist(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
+    // A zonal type is launched in one of its zones (the VM PUT names it), any other without one.
+    Requirement.in(LABEL_PLACEMENT_SCOPE, [zones && zones.length > 0 ? PLACEMENT_SCOPE_ZONAL : PLACEMENT_SCOPE_REGIONAL]),
+    Requirement.in(AKS_LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    Requirement.in(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    // Either mode: a NodePool or pod may ask for system nodes; launch writes `user` otherwise.
+    Requirement.in(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
+    // The capacity type's AKS priority: every offering here is on-demand, i.e. regular.
+    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, [AKS_PRIORITY_REGULAR]),
+    Requirement.in(AKS_LABEL_PRIORITY, [AKS_PRIORITY_REGULAR]),
+    cluster !== undefined ? Requirement.in(AKS_LABEL_CLUSTER, [cluster]) : Requirement.doesNotExist(AKS_LABEL_CLUSTER),
   ];
   const gpuName = instanceType.gpuModel ?? size?.accelerator;
   if (instanceType.gpuCount > 0 && gpuName) {

@@ -20,7 +20,7 @@ import {
   addInto, copiesThatFit, fitsOnTop, fitsWithin, formatQuantity, limitsFromList, maxInto,
   podRequests, resourcesFromList, resourcesToList, subtractResources, type Resources,
 } from './resources.js';
-import { Requirement, Requirements, firstUntoleratedTaint, formatTaint, instanceTypeRequirements } from './requirements.js';
+import { Requirement, Requirements, clusterLabelValue, firstUntoleratedTaint, formatTaint, instanceTypeRequirements } from './requirements.js';
 import { defaultKubeReserved, instanceTypeCapacity, maxPodsFor } from './overhead.js';
 import { FirstFitIndex, INDEX_DIMENSIONS, indexVector } from './first-fit-index.js';
 import { groupPods, podKey, podRequirementTerms, type PodGroup } from './pod-groups.js';
@@ -60,6 +60,8 @@ export interface SchedulingInput {
   /** kube-reserved + eviction threshold per instance type; defaults to the AKS formula. */
   kubeReserved?: (instanceType: InstanceType, maxPods: number) => Resources;
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
+  /** The AKS node resource group: its label value is kubernetes.azure.com/cluster on every node (none: no such label). */
+  nodeResourceGroup?: string;
   /** Per-zone marks (a zonal allocation failure): the SKU's other zones stay offered. */
   isZoneUnavailable?: (sku: string, region: string, zone: string) => boolean;
   /**
@@ -489,8 +491,11 @@ class Scheduler {
   /** Largest capacity per resource across the whole catalog, for "no SKU offers" messages. */
   private readonly catalogMax: Readonly<Resources>;
   private readonly typesByName: ReadonlyMap<string, InstanceType>;
+  /** kubernetes.azure.com/cluster's value on the nodes, part of every instance type's labels. */
+  private readonly cluster: string | undefined;
 
   constructor(private readonly input: SchedulingInput) {
+    this.cluster = clusterLabelValue(input.nodeResourceGroup);
     this.kubeReserved = input.kubeReserved ?? defaultKubeReserved;
     const basis = this.basis();
     this.typesByName = basis.typesByName;
@@ -516,9 +521,9 @@ class Scheduler {
         if (!isOffered(instanceType, nodeClass.spec.subscriptionID, region)) continue;
         // A type the pool cannot take with all its zones cannot with fewer either: skip it
         // before asking about each zone's marks (a pool of one size asked about the whole catalog).
-        if (requirements.intersects(instanceTypeRequirements(instanceType, region)) !== undefined) continue;
+        if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, this.cluster)) !== undefined) continue;
         const zones = this.offeredZones(instanceType, region);
-        const itRequirements = instanceTypeRequirements(instanceType, region, zones);
+        const itRequirements = instanceTypeRequirements(instanceType, region, zones, this.cluster);
         if (requirements.intersects(itRequirements) !== undefined) continue;
         const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);
         const reserved = this.kubeReserved(instanceType, maxPodsFor(instanceType, nodeClass.spec));
@@ -566,7 +571,7 @@ class Scheduler {
       if (!instanceType) continue;
       const capacity = instanceTypeCapacity(instanceType, pool.nodeClass.spec);
       const reserved = this.kubeReserved(instanceType, maxPodsFor(instanceType, pool.nodeClass.spec));
-      out.push({ instanceType, requirements: instanceTypeRequirements(instanceType, pool.region), capacity, allocatable: subtractResources(capacity, reserved) });
+      out.push({ instanceType, requirements: instanceTypeRequirements(instanceType, pool.region, undefined, this.cluster), capacity, allocatable: subtractResources(capacity, reserved) });
     }
     return out;
   }

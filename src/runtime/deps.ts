@@ -37,6 +37,8 @@ export interface PeriodicController {
 
 export interface RuntimeConfig {
   clusterName: string;
+  /** The AKS node resource group: its label value is kubernetes.azure.com/cluster on every node (none: no such label). */
+  nodeResourceGroup?: string;
   strategy: StrategyName;
   /** Level-triggered resync period: how often ARM and the cluster are observed. */
   resyncMs: number;

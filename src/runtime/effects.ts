@@ -206,8 +206,7 @@ export class Effects {
       image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
       adminUsername: this.deps.config.adminUsername,
       sshPublicKeys: cls.spec.sshPublicKeys,
-      // The kubelet registers with the zone label (the world's copy may predate the label patch).
-      customData: await this.deps.userData({ nodeClaim: zone ? { ...nc, metadata: { ...nc.metadata, labels: { ...nc.metadata.labels, [LABEL_ZONE]: zone } } } : nc, nodeClass: cls, instanceType }),
+      customData: await this.deps.userData({ nodeClaim: this.kubeletView(nc, instanceType, cls, zone), nodeClass: cls, instanceType }),
       priority: 'Regular',
       tags: this.tags(nc, cls),
     }).catch((error: unknown) => {
@@ -216,6 +215,17 @@ export class Effects {
     });
     observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (this.deps.clock.now() - started) / 1000 });
     return vm.provisioningState;
+  }
+
+  /**
+   * The NodeClaim as the kubelet registers it: with its zone (the world's copy may predate the
+   * label patch) and the labels the launch will add (launch-labels.ts), so the Node carries
+   * them from its first moment, as the Azure provider's kubelet node labels do.
+   */
+  private kubeletView(nc: NodeClaim, instanceType: InstanceType, cls: AzureFlexNodeClass, zone: string | undefined): NodeClaim {
+    const zoned = zone ? { ...nc.metadata.labels, [LABEL_ZONE]: zone } : nc.metadata.labels;
+    const launched = launchLabels(zoned === nc.metadata.labels ? nc : { ...nc, metadata: { ...nc.metadata, labels: zoned } }, instanceType, cls.spec.location, this.deps.config.nodeResourceGroup);
+    return zoned === nc.metadata.labels && !launched ? nc : { ...nc, metadata: { ...nc.metadata, labels: { ...zoned, ...launched } } };
   }
 
   private createAttempt(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): VmCreateAttempt {
@@ -296,7 +306,7 @@ export class Effects {
       status.imageID = cls.spec.imageID ?? imageUrn(cls);
       if (it) status.capacity = status.allocatable = capacityOf(it);
       // The launched type's labels before the status (the commit point): a crash repeats the patch.
-      const labels = it && launchLabels(nc, it, cls.spec.location);
+      const labels = it && launchLabels(nc, it, cls.spec.location, this.deps.config.nodeResourceGroup);
       if (labels) {
         await this.deps.cluster.patchNodeClaimMetadata(name, { labels });
         nc = { ...nc, metadata: { ...nc.metadata, labels: { ...nc.metadata.labels, ...labels } } };

@@ -46,6 +46,8 @@ export interface ControllerRuntimeOptions {
   live: RuntimeLiveSource;
   log: Logger;
   clusterName: string;
+  /** The AKS node resource group (MC_…): nodes carry it as kubernetes.azure.com/cluster. */
+  nodeResourceGroup?: string;
   intervals: PeriodicIntervals;
   armEndpoint?: string;
   armTlsCa?: Buffer;
@@ -125,6 +127,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       controllers: [
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
+          ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}),
           // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.
           skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
           ...karpenterControllerMetrics(k),
@@ -138,7 +141,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
           },
         },
       ],
-      config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName },
+      config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName, ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}) },
     });
     return {
       start: () => {

@@ -89,6 +89,8 @@ describe('cloud-init rendering', () => {
           gpu: 'h200',
           'karpenter.sh/capacity-type': 'on-demand',
           'karpenter.sh/nodepool': 'h200',
+          // AKS's role label, which only the kubelet writes (as the Azure provider's nodes do).
+          'kubernetes.azure.com/role': 'agent',
           'node.kubernetes.io/exclude-from-external-load-balancers': 'true',
           'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5',
           'team.example.com/owner': 'voice',

@@ -85,6 +85,8 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--lease-duration', '5s', '--renew-deadline', '10s'], /--lease-duration \(5s\) must be longer than --renew-deadline \(10s\)/, controller);
     await refused(['--cluster-name', ''], /--cluster-name <name>' argument '' is invalid/, ['controller']);
     await refused(['--arm-endpoint', 'not a url'], /must be an https:\/\/ URL/, controller);
+    await refused(['--node-resource-group', 'MC_rg/aks'], /--node-resource-group <name>' argument 'MC_rg\/aks' is invalid\. must be an Azure resource group name/, controller);
+    await refused(['--node-resource-group', 'rg.'], /must be an Azure resource group name .*not ending in \./, controller);
     await refused(['--kubeconfig', join(dir, 'no-such-kubeconfig'), '--leader-elect', 'false'], /kubeconfig .*no-such-kubeconfig does not exist/, controller);
     await refused(['--kubeconfig', '/dev/zero', '--leader-elect', 'false'], /kubeconfig \/dev\/zero: not a regular file/, controller);
     await refused(['--kubeconfig', file('\u0000\u0001 binary: [garbage'), '--leader-elect', 'false'], /kubeconfig .*: /, controller);

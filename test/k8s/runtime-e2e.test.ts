@@ -11,8 +11,9 @@ import { MemoryEventLog } from '../../src/runtime/event-log.js';
 import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, ZERO_LATENCY_MS, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { FakeArm } from '../../src/sim/arm/fake-arm.js';
 import { renderSimUserData } from '../../src/sim/userdata.js';
+import { FLEX_CONFIG_PATH, decodeCustomData } from '../../src/azure/userdata/index.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes } from '../../src/k8s/rbac.js';
 import { renderChart } from './chart-render.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, serviceAccountKubeConfig } from './harness.js';
@@ -41,6 +42,9 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
   let arm: FakeArm;
   const vclock = new VirtualClock(Date.now());
   let stopped = false;
+  /** The AKS node resource group the controller is configured with (kubernetes.azure.com/cluster). */
+  const nodeResourceGroup = 'MC_e2e_e2e-aks_westeurope';
+  const customData: string[] = [];
 
   const step = async (virtualMs: number): Promise<void> => {
     await vclock.runUntil(vclock.now() + virtualMs);
@@ -81,6 +85,7 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       random: random.fork('provisioner'),
       isOfferingUnavailable: () => false,
       clusterName: 'e2e',
+      nodeResourceGroup,
       log: pino({ level: 'silent' }),
       nodeClassHash,
     });
@@ -92,14 +97,18 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
       clock: vclock,
       random: random.fork('runtime'),
       catalog,
-      userData: (req) => renderSimUserData(req),
+      userData: async (req) => {
+        const rendered = await renderSimUserData(req);
+        customData.push(rendered);
+        return rendered;
+      },
       eventLog: new MemoryEventLog(),
       controllers: [
         { name: 'nodeclass.status', intervalMs: 5000, reconcile: () => status.reconcile() },
         { name: 'node.termination', intervalMs: 5000, reconcile: () => nodeTermination.reconcile() },
         { name: 'provisioner', intervalMs: 5000, reconcile: async () => void (stopped || (await provisioner.reconcile())) },
       ],
-      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: 'e2e', resyncMs: 5000 },
+      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: 'e2e', nodeResourceGroup, resyncMs: 5000 },
     });
     await createH200Pool(info, 'e2e-h200', { subscriptionID: DEFAULT_SUBSCRIPTION_ID, resourceGroup: DEFAULT_RESOURCE_GROUP, subnetID: DEFAULT_SUBNET_ID, gpu: 'h200' });
     await eventually('pool and class cached', async () => (await a.cluster.listNodePools()).length > 0 && (await a.cluster.listNodeClasses()).some((c) => c.metadata.name === 'e2e-h200'));
@@ -132,6 +141,17 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     expect(launched.metadata.labels).toMatchObject({
       'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5', 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.azure.com/sku-gpu-count': '8', 'kubernetes.io/arch': 'amd64',
     });
+    // And AKS's: the ones AKS DaemonSets and the Azure provider's NodePools select on.
+    const aks = {
+      'kubernetes.azure.com/cluster': nodeResourceGroup, 'kubernetes.azure.com/mode': 'user', 'kubernetes.azure.com/scalesetpriority': 'regular',
+      'kubernetes.azure.com/priority': 'regular', 'kubernetes.azure.com/sku-cpu': '96', 'karpenter.azure.com/placement-scope': 'zonal',
+    };
+    expect(launched.metadata.labels).toMatchObject(aks);
+    // The kubelet registers with them too (and with the role only the kubelet writes), as the Azure provider's nodes do.
+    const cloudConfig = parse(decodeCustomData(customData.at(-1)!)) as { write_files: Array<{ path: string; content: string }> };
+    const actions = JSON.parse(cloudConfig.write_files.find((f) => f.path === FLEX_CONFIG_PATH)!.content) as Array<{ spec: { kubelet?: { nodeLabels: Record<string, string> } } }>;
+    const join = actions.find((x) => x.spec.kubelet)!.spec.kubelet!.nodeLabels;
+    expect(join).toMatchObject({ ...aks, 'kubernetes.azure.com/role': 'agent' });
 
     // The flex node agent's kubeadm join, as the simulated kubelet would do it.
     await adminRequest(info, 'POST', '/api/v1/nodes', {
@@ -161,6 +181,8 @@ describe('runtime + provisioner through KubeCluster on a real API server', () =>
     expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${claimName}\\s+Standard_ND96isr_H200_v5\\s+on-demand\\s+.*e2e-node\\s+True\\s+.*e2e-h200\\s+e2e-h200`));
     const node = (await adminRequest(info, 'GET', '/api/v1/nodes/e2e-node')) as { metadata: { labels: Record<string, string>; finalizers?: string[] } };
     expect(node.metadata.labels).toMatchObject({ 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.sh/registered': 'true', 'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5' });
+    // Registration copies the NodeClaim's AKS labels to the Node (this test's kubelet registered without them).
+    expect(node.metadata.labels).toMatchObject(aks);
     expect(node.metadata.finalizers).toContain('karpenter.sh/termination');
 
     // A user's `kubectl delete node`: the Node stays Terminating while its NodeClaim is

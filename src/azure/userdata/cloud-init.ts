@@ -11,7 +11,7 @@ import {
   renderCniFixScript,
   renderContainerdConfig,
 } from './containerd.js';
-import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODECLASS, LABEL_NODEPOOL, LABEL_REGION } from '../../apis/well-known.js';
+import { AKS_LABEL_ROLE, AKS_ROLE_AGENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODECLASS, LABEL_NODEPOOL, LABEL_REGION } from '../../apis/well-known.js';
 
 /**
  * Cloud-init for an azflex node: install the AKS flex node agent, let it join the cluster
@@ -146,6 +146,8 @@ export function isKubeletSettableLabel(key: string): boolean {
 
 export function nodeLabels(input: UserDataInput): { labels: Record<string, string>; dropped: string[] } {
   const ours: Record<string, string> = {
+    // AKS writes it on every node of its own; the Azure provider has the kubelet write it too.
+    [AKS_LABEL_ROLE]: AKS_ROLE_AGENT,
     [LABEL_REGION]: input.region.toLowerCase(),
     [LABEL_INSTANCE_TYPE]: input.instanceType,
     [LABEL_NODEPOOL]: input.nodePool,

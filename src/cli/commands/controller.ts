@@ -44,6 +44,15 @@ function clusterName(raw: string): string {
   return raw;
 }
 
+/**
+ * Azure resource group names: 1 to 90 letters, digits, underscores, hyphens, periods and
+ * parentheses, not ending in a period.
+ */
+function resourceGroup(raw: string): string {
+  if (!/^[-\w.()]{0,89}[-\w()]$/u.test(raw)) throw new InvalidArgumentError(`must be an Azure resource group name (1 to 90 letters, digits, _ - . ( ), not ending in .), got "${raw.slice(0, 100)}"`);
+  return raw;
+}
+
 function httpsUrl(raw: string): string {
   let url: URL;
   try {
@@ -70,6 +79,7 @@ export function register(program: Command): void {
     .command('controller')
     .description('run the controller against a real cluster and real Azure (what the Helm chart deploys)')
     .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates; must be unique per cluster (1 to 63 letters, digits, - or _)', clusterName)
+    .option('--node-resource-group <name>', 'the AKS cluster\'s node resource group (MC_…; env AZURE_NODE_RESOURCE_GROUP, as the Azure Karpenter provider reads it): nodes get it as kubernetes.azure.com/cluster, which AKS DaemonSets require', resourceGroup, process.env.AZURE_NODE_RESOURCE_GROUP || undefined)
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('--context <name>', 'kubeconfig context')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
@@ -93,6 +103,14 @@ export function register(program: Command): void {
       // Leader election needs lease > renew deadline > retry period (client-go's rule).
       if (!(flags.leaseDuration > flags.renewDeadline)) throw new UsageError(`--lease-duration (${formatMs(flags.leaseDuration)}) must be longer than --renew-deadline (${formatMs(flags.renewDeadline)})`);
       if (!(flags.renewDeadline > flags.retryPeriod)) throw new UsageError(`--renew-deadline (${formatMs(flags.renewDeadline)}) must be longer than --retry-period (${formatMs(flags.retryPeriod)})`);
+      // The environment's value is the flag's default, which commander does not parse.
+      if (flags.nodeResourceGroup !== undefined) {
+        try {
+          resourceGroup(flags.nodeResourceGroup);
+        } catch (e) {
+          throw new UsageError(`--node-resource-group (or AZURE_NODE_RESOURCE_GROUP) ${(e as Error).message}`);
+        }
+      }
       const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
       await checkKubeconfig(flags.kubeconfig);
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;

@@ -10,7 +10,8 @@
  */
 import type { NodePool, SelectorOperator } from '../../ports/cluster.js';
 import { parseCron } from '../../disruption/budgets.js';
-import { Requirements } from '../../provisioning/requirements.js';
+import { Requirements, WELL_KNOWN_LABELS, WELL_KNOWN_VALUES } from '../../provisioning/requirements.js';
+import { AZURE_RESTRICTED_LABELS, AZURE_RESTRICTED_LABEL_DOMAIN } from '../../apis/well-known.js';
 
 export interface SupportIssue {
   /** CamelCase, used as the condition reason and the Event reason. */
@@ -38,7 +39,17 @@ export function nodePoolSupport(pool: NodePool): NodePoolSupport {
     });
   }
 
+  for (const key of Object.keys(spec.template.metadata.labels)) {
+    const restricted = restrictedLabel(key);
+    if (restricted) blocking.push({ reason: 'RestrictedLabel', message: `label ${key}: ${restricted}` });
+  }
   for (const r of spec.template.spec.requirements) {
+    const restricted = restrictedLabel(r.key);
+    if (restricted) blocking.push({ reason: 'RestrictedLabel', message: `requirement ${r.key}: ${restricted}` });
+    const known = r.operator === 'In' ? WELL_KNOWN_VALUES.get(r.key) : undefined;
+    if (known && !(r.values ?? []).some((v) => known.has(v))) {
+      blocking.push({ reason: 'InvalidRequirement', message: `requirement ${r.key} In [${(r.values ?? []).join(', ')}] names none of its values: ${[...known].join(', ')}` });
+    }
     if (!OPERATORS.has(r.operator)) {
       blocking.push({ reason: 'UnsupportedRequirementOperator', message: `requirement ${r.key} uses operator ${String(r.operator)}, which azflex does not know` });
     } else if (NUMERIC.has(r.operator) && !(r.values?.length === 1 && /^\d+$/.test(r.values[0] ?? ''))) {
@@ -69,6 +80,22 @@ export function nodePoolSupport(pool: NodePool): NodePoolSupport {
     }
   });
   return { blocking, degraded };
+}
+
+/**
+ * Why a NodePool may not use this label key, or undefined: upstream's IsRestrictedLabel with the
+ * Azure provider's additions (its karpenter.azure.com domain except its well-known keys, and the
+ * AKS keys AKS manages on its own agent pools). karpenter.sh and kubernetes.io/hostname are
+ * refused by the CRD's own rules before a NodePool reaches azflex.
+ */
+function restrictedLabel(key: string): string | undefined {
+  if (WELL_KNOWN_LABELS.has(key)) return undefined;
+  const slash = key.indexOf('/');
+  const domain = slash < 0 ? '' : key.slice(0, slash);
+  if (domain === AZURE_RESTRICTED_LABEL_DOMAIN || domain.endsWith(`.${AZURE_RESTRICTED_LABEL_DOMAIN}`) || AZURE_RESTRICTED_LABELS.has(key)) {
+    return `not allowed, as it might interfere with the provisioning logic; use a well-known label or a custom label outside ${AZURE_RESTRICTED_LABEL_DOMAIN}`;
+  }
+  return undefined;
 }
 
 /** The NodePools the provisioner may create NodeClaims for. */
