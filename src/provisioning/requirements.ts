@@ -51,6 +51,14 @@ export const WELL_KNOWN_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new M
   [AKS_LABEL_PRIORITY, new Set([AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT])],
 ]);
 
+/** The capacity types every offering has (on-demand only: no Spot offerings). */
+const CAPACITY_TYPES: readonly string[] = [CAPACITY_TYPE_ON_DEMAND];
+
+/** kubernetes.azure.com/scalesetpriority and priority of a capacity type, as the Azure provider's offerings pair them. */
+export function aksPriorityOf(capacityType: string): string {
+  return capacityType === AKS_PRIORITY_SPOT ? AKS_PRIORITY_SPOT : AKS_PRIORITY_REGULAR;
+}
+
 /**
  * kubernetes.azure.com/cluster's value: the node resource group as AKS writes it on its nodes
  * (parentheses become "-", at most 63 characters, a trailing "-", "_" or "." made "z" so the
@@ -375,7 +383,7 @@ function computeInstanceTypeRequirements(instanceType: InstanceType, region: str
     Requirement.in(LABEL_REGION, [region]),
     // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
     zones && zones.length > 0 ? zoneRequirement(zones) : Requirement.doesNotExist(LABEL_ZONE),
-    Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
+    Requirement.in(LABEL_CAPACITY_TYPE, CAPACITY_TYPES),
     Requirement.in(LABEL_ARCH, [instanceType.arch]),
     Requirement.in(LABEL_OS, ['linux']),
     Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
@@ -392,9 +400,8 @@ function computeInstanceTypeRequirements(instanceType: InstanceType, region: str
     Requirement.in(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
     // Either mode: a NodePool or pod may ask for system nodes; launch writes `user` otherwise.
     Requirement.in(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
-    // The capacity type's AKS priority: every offering here is on-demand, i.e. regular.
-    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, [AKS_PRIORITY_REGULAR]),
-    Requirement.in(AKS_LABEL_PRIORITY, [AKS_PRIORITY_REGULAR]),
+    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, CAPACITY_TYPES.map(aksPriorityOf)),
+    Requirement.in(AKS_LABEL_PRIORITY, CAPACITY_TYPES.map(aksPriorityOf)),
     cluster !== undefined ? Requirement.in(AKS_LABEL_CLUSTER, [cluster]) : Requirement.doesNotExist(AKS_LABEL_CLUSTER),
   ];
   const gpuName = instanceType.gpuModel ?? size?.accelerator;

@@ -68,6 +68,10 @@ describe('AKS labels at launch', () => {
     expect(launchLabels(system, h200, 'eastus2')!['kubernetes.azure.com/mode']).toBe('system');
     const notUser = { ...claim, spec: { ...claim.spec, requirements: [{ key: 'kubernetes.azure.com/mode', operator: 'NotIn' as const, values: ['user'] }] } };
     expect(launchLabels(notUser, h200, 'eastus2')!['kubernetes.azure.com/mode']).toBe('system');
+    // The priorities follow the capacity type the NodeClaim launched as.
+    expect(launchLabels(claim, h200, 'eastus2')).toMatchObject({ 'kubernetes.azure.com/scalesetpriority': 'regular', 'kubernetes.azure.com/priority': 'regular' });
+    const spot = makeNodeClaim('gpu-spot1', { nodePool: 'gpu', labels: { 'karpenter.sh/capacity-type': 'spot' } });
+    expect(launchLabels(spot, h200, 'eastus2')).toMatchObject({ 'kubernetes.azure.com/scalesetpriority': 'spot', 'kubernetes.azure.com/priority': 'spot' });
     // A label the NodeClaim already has (its NodePool's template) is its own.
     const labelled = makeNodeClaim('gpu-fghij', { nodePool: 'gpu', labels: { 'kubernetes.azure.com/mode': 'system' } });
     expect(launchLabels(labelled, h200, 'eastus2')).not.toHaveProperty('kubernetes.azure.com/mode');
