@@ -3,10 +3,12 @@
 //  - Debian's chromium for the browser tests (playwright-core never downloads a browser);
 //  - etcd, kube-apiserver, kube-scheduler, helm and kubectl for the Kubernetes tests
 //    (built once from the Go module proxy into ~/.cache/azflex/envtest, see envtest.mjs);
-//  - upstream Karpenter's metric families (built once from its Go module, see upstream-karpenter.mjs).
+//  - upstream Karpenter's metric families (built once from its Go module, see upstream-karpenter.mjs);
+//  - the Go Azure SDK client of the ARM face (built once, see go-arm-client.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ensureEnvtest } from './envtest.mjs';
+import { ensureGoArmClient } from './go-arm-client.mjs';
 import { ensureUpstreamMetrics } from './upstream-karpenter.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,7 +31,8 @@ try {
   ensureChromium();
   const env = await ensureEnvtest();
   const metrics = await ensureUpstreamMetrics();
-  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}; upstream metrics in ${metrics.file}\n`);
+  const goClient = await ensureGoArmClient();
+  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}; upstream metrics in ${metrics.file}; Go SDK client ${goClient.binary}\n`);
 } catch (err) {
   process.stderr.write(`[prereqs] ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
