@@ -368,8 +368,8 @@ export function instanceTypeRequirements(instanceType: InstanceType, region: str
 
 /**
  * `cluster` is kubernetes.azure.com/cluster's value (clusterLabelValue of the configured node
- * resource group); without one the label is DoesNotExist, so neither a pod that requires it
- * nor a DaemonSet that needs it to exist is counted onto a node that will not carry it.
+ * resource group); without one the label is DoesNotExist, so a pod that requires it is not
+ * planned onto a node that will not carry it.
  */
 function computeInstanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones: readonly string[] | undefined, cluster: string | undefined): Requirements {
   const zones = offeredZones ?? instanceType.zones?.[region];

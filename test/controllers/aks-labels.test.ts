@@ -6,6 +6,7 @@ import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { clusterLabelValue, instanceTypeRequirements } from '../../src/provisioning/requirements.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
+import { simInstanceTypes } from '../../src/sim/arm/sku-catalog.js';
 import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
 import { T0, makeNodeClaim, makeNodeClass, makeNodePool, makePod, silentLog } from '../provisioning/fixtures.js';
 
@@ -124,6 +125,30 @@ describe('scheduling on the AKS keys', () => {
     configured.cluster.putPod(makePod('needs-cluster', { affinityTerms: [[{ key: 'kubernetes.azure.com/cluster', operator: 'Exists' }]] }));
     await configured.provisioner.reconcile();
     expect(configured.cluster.nodeClaims.size).toBe(1);
+  });
+
+  it('a DaemonSet that needs the cluster label (as AKS\'s CNI and kube-proxy do) counts as overhead on every node', async () => {
+    const cheapest = async (daemonSet: boolean): Promise<number> => {
+      const clock = new VirtualClock(T0);
+      const cluster = new FakeCluster(clock);
+      cluster.putNodeClass(makeNodeClass());
+      cluster.putNodePool(makeNodePool('cpu', { requirements: [{ key: 'karpenter.azure.com/sku-family', operator: 'In', values: ['D'] }] }));
+      if (daemonSet) cluster.putPod(makePod('cni', { ownerKind: 'DaemonSet', unschedulable: false, requests: { cpu: '3', memory: '1Gi' }, affinityTerms: [[{ key: 'kubernetes.azure.com/cluster', operator: 'Exists' }]] }));
+      cluster.putPod(makePod('web', { requests: { cpu: '2', memory: '1Gi' } }));
+      const provisioner = new Provisioner({
+        cluster, catalog: new StaticInstanceTypeCatalog(simInstanceTypes()), clock, random: new SeededRandom(5),
+        isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeResourceGroup: NODE_RG,
+      });
+      await provisioner.reconcile();
+      const [claim] = [...cluster.nodeClaims.values()];
+      const names = requirement(claim!.spec.requirements, 'node.kubernetes.io/instance-type')!.values!;
+      return Math.min(...names.map((n) => simInstanceTypes().find((t) => t.name === n)!.vcpu));
+    };
+    // 2 CPUs for the pod fit a 4-vCPU size; with the DaemonSet's 3 on every node they need 8. (The key is
+    // well-known, so, as upstream's per-NodePool overhead, the DaemonSet counts even with no node resource
+    // group configured: nodes are then a little larger than needed, never too small.)
+    expect(await cheapest(false)).toBe(4);
+    expect(await cheapest(true)).toBe(8);
   });
 
   it('a NodePool requiring regional placement gets none of the zonal types (every static type is zonal in eastus2)', async () => {

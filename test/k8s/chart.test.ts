@@ -66,6 +66,14 @@ describe('charts/azflex', () => {
     expect((byKind(objs, 'PodDisruptionBudget') as K8sObject & { spec: { maxUnavailable: number } }).spec.maxUnavailable).toBe(1);
   });
 
+  it('passes settings.nodeResourceGroup as --node-resource-group (the kubernetes.azure.com/cluster label), and nothing when it is empty', async () => {
+    const args = async (extra: string[]) => ((byKind(await renderChart(info, 'azflex', 'azflex-system', extra), 'Deployment') as K8sObject & {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    }).spec.template.spec.containers[0]!.args);
+    expect((await args([])).filter((a) => a.startsWith('--node-resource-group'))).toEqual([]);
+    expect(await args(['--set', 'settings.nodeResourceGroup=MC_ml(prod)_aks_westeurope'])).toContain('--node-resource-group=MC_ml(prod)_aks_westeurope');
+  });
+
   it('keeps the controller off Karpenter-made nodes and its replicas on different hosts (hard), image by digest on request', async () => {
     const objs = await renderChart(info, 'azflex', 'azflex-system', ['--set', 'controller.image.digest=sha256:0123']);
     const spec = (byKind(objs, 'Deployment') as K8sObject & { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec as {

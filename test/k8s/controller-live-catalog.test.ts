@@ -104,7 +104,8 @@ describe('azflex controller × azflex sim serve-arm: the live SKU catalog', () =
       `--metrics-port=${await freePort()}`, `--arm-endpoint=${arm.endpoint}`, `--arm-ca-file=${arm.caCertPath}`,
       `--api-server-endpoint=${info.server}`, `--cluster-ca-file=${caFile}`,
     ], {
-      env: { ...process.env, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'live-catalog-secret', AZURE_SUBSCRIPTION_ID: arm.subscriptionId },
+      // The node resource group as the Azure provider's chart passes it (controller.env), parentheses and all.
+      env: { ...process.env, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'live-catalog-secret', AZURE_SUBSCRIPTION_ID: arm.subscriptionId, AZURE_NODE_RESOURCE_GROUP: 'MC_live(catalog)' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     controller.stdout?.on('data', (c: Buffer) => (output += c.toString()));
@@ -181,6 +182,10 @@ describe('azflex controller × azflex sim serve-arm: the live SKU catalog', () =
     expect(size).toBe('Standard_D16as_v5');
     expect(STATIC_INSTANCE_TYPES.map((t) => t.name)).not.toContain(size);
     expect(claim.metadata.labels?.['karpenter.azure.com/sku-family']).toBe('D');
+    // AKS's labels, the cluster's from AZURE_NODE_RESOURCE_GROUP as AKS writes it on its nodes.
+    expect(claim.metadata.labels).toMatchObject({
+      'kubernetes.azure.com/cluster': 'MC_live-catalog-z', 'kubernetes.azure.com/mode': 'user', 'karpenter.azure.com/placement-scope': 'zonal', 'kubernetes.azure.com/sku-cpu': '16',
+    });
     // The controller read the catalog from the Resource SKUs route (one location-filtered listing).
     const state = await armGet<{ armCalls: Record<string, Record<string, number>> }>(arm.endpoint, ca, '/_sim/state');
     expect(state.armCalls['sku.list']?.['200']).toBeGreaterThanOrEqual(1);
