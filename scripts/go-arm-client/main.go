@@ -72,7 +72,9 @@ type recorder struct {
 var recordedHeaders = []string{
 	"Azure-AsyncOperation", "Location", "Retry-After", "Content-Type", "X-Ms-Request-Id",
 	"X-Ms-Ratelimit-Remaining-Subscription-Reads", "X-Ms-Ratelimit-Remaining-Subscription-Writes",
-	"X-Ms-Ratelimit-Remaining-Subscription-Deletes", "X-Ms-Ratelimit-Remaining-Resource", "X-Ms-Error-Code",
+	"X-Ms-Ratelimit-Remaining-Subscription-Deletes", "X-Ms-Ratelimit-Remaining-Subscription-Global-Reads",
+	"X-Ms-Ratelimit-Remaining-Subscription-Global-Writes", "X-Ms-Ratelimit-Remaining-Subscription-Global-Deletes",
+	"X-Ms-Ratelimit-Remaining-Resource", "X-Ms-Error-Code",
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -137,7 +139,7 @@ func main() {
 	flag.StringVar(&s.group, "resource-group", "", "resource group")
 	flag.StringVar(&s.location, "location", "eastus2", "location")
 	flag.StringVar(&s.subnet, "subnet", "", "subnet id for NICs")
-	flag.StringVar(&s.flow, "flow", "", "flow: reservation | lifecycle | absent | errors")
+	flag.StringVar(&s.flow, "flow", "", "flow: reservation | lifecycle | absent | errors | allocation-failure")
 	flag.StringVar(&s.gpuSize, "gpu-size", "Standard_ND96isr_H200_v5", "a size whose family has no quota")
 	flag.StringVar(&s.size, "size", "Standard_D2s_v5", "a size with quota")
 	flag.Float64Var(&s.tickSeconds, "tick-seconds", 30, "face clock seconds per tick while the SDK waits")
@@ -152,7 +154,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "go-arm-client:", err)
 		os.Exit(2)
 	}
-	flows := map[string]func() error{"reservation": r.reservation, "lifecycle": r.lifecycle, "absent": r.absent, "errors": r.errorBodies}
+	flows := map[string]func() error{"reservation": r.reservation, "lifecycle": r.lifecycle, "absent": r.absent, "errors": r.errorBodies, "allocation-failure": r.allocationFailure}
 	run, ok := flows[s.flow]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "go-arm-client: unknown flow", s.flow)
@@ -576,6 +578,30 @@ func (r *runner) lifecycle() error {
 	_, err = r.disks.Get(r.ctx, r.s.group, "life-a_OsDisk_1", nil)
 	r.record("disk-get-after-delete", t, nil, err)
 	return nil
+}
+
+// allocationFailure: a VM create accepted, then failed in allocation (the face's capacity set so),
+// as the SDK's poller reports it; the Failed VM record holds its NIC until deleted.
+func (r *runner) allocationFailure() error {
+	if err := r.createNic("af-nic"); err != nil {
+		return err
+	}
+	if err := r.createVM("vm-create-allocation-failed", "af-vm", r.s.size, "af-nic"); err == nil {
+		return errors.New("the VM create succeeded in a region without capacity")
+	}
+	t := time.Now()
+	got, err := r.vms.Get(r.ctx, r.s.group, "af-vm", &armcompute.VirtualMachinesClientGetOptions{Expand: to.Ptr(armcompute.InstanceViewTypesInstanceView)})
+	var res map[string]any
+	if err == nil {
+		res = vmResult(&got.VirtualMachine)
+	}
+	r.record("vm-get-failed", t, res, err)
+	r.deleteNicNow("nic-delete-attached", "af-nic")
+	if err := r.deleteVM("vm-delete-failed", "af-vm"); err != nil {
+		return err
+	}
+	r.advance(180)
+	return r.deleteNic("nic-delete-after-vm", "af-nic")
 }
 
 // absent: deletes and reads of resources that do not exist, and of a resource group that does not.

@@ -198,12 +198,16 @@ describe('fidelity: two throttling dialects', () => {
     const ok = await call('GET', `${nicPath('zz')}?api-version=${NET}`);
     expect(ok.status).toBe(404);
     expect(ok.headers['x-ms-ratelimit-remaining-subscription-reads']).toBe('249');
+    // The subscription's global bucket (15 times one principal's, shared by all) beside it.
+    expect(ok.headers['x-ms-ratelimit-remaining-subscription-global-reads']).toBe('3749');
     s.arm.injectFault({ kind: 'throttle', drain: true, bucket: 'writes' });
     const limited = await call('PUT', `${nicPath('t')}?api-version=${NET}`, nicBody());
     expect(limited.status).toBe(429);
     expect(limited.json.error?.code).toBe('SubscriptionRequestsThrottled');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.headers['x-ms-ratelimit-remaining-subscription-writes']).toBe('0');
+    // This principal's bucket is empty; the subscription's global one is not.
+    expect(limited.headers['x-ms-ratelimit-remaining-subscription-global-writes']).toBe('3000');
     const err = (await run(azure.createNic({ ref: ref('t'), location: 'eastus2', subnetId: SUBNET, tags: {} })).catch((e: unknown) => e)) as AzureError;
     expect(err).toMatchObject({ code: 'TooManyRequests', statusCode: 429, info: { throttledBy: 'arm', armCode: 'SubscriptionRequestsThrottled' } });
     expect(classifyAzureError(err).kind).toBe('throttled');

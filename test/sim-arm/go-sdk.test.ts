@@ -179,7 +179,22 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
     for (const h of run.http) {
       const kind = h.method === 'GET' ? 'reads' : h.method === 'DELETE' ? 'deletes' : 'writes';
       expect(h.headers?.[`x-ms-ratelimit-remaining-subscription-${kind}`], `${h.method} ${h.path}`).toMatch(/^\d+$/);
+      // …and of the subscription's global bucket, 15 times one principal's.
+      expect(Number(h.headers?.[`x-ms-ratelimit-remaining-subscription-global-${kind}`]), `${h.method} ${h.path}`).toBeGreaterThan(Number(h.headers?.[`x-ms-ratelimit-remaining-subscription-${kind}`]));
     }
+  });
+
+  it('a VM create that fails in allocation: the poller\'s ResponseError carries the operation\'s code; the Failed VM holds its NIC until deleted', async () => {
+    const run = await runFlow('allocation-failure', config({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 8 }, regionalQuotaCores: 400, allocationFailureRate: 1 }] }));
+    // The PUT was accepted (201); the failure comes from polling: the operation's 200 with status Failed and its error.
+    expect(exchanges(run, 'PUT', '/virtualMachines/af-vm').map((h) => h.status)).toEqual([201]);
+    const failed = step(run, 'vm-create-allocation-failed');
+    expect(failed.error).toMatchObject({ responseError: true, statusCode: 200, errorCode: 'AllocationFailed', bodyCode: 'AllocationFailed' });
+    expect(failed.error?.bodyMessage).toMatch(/^Allocation failed\. We do not have sufficient capacity for the requested VM size in this region\./);
+    expect(step(run, 'vm-get-failed').result).toMatchObject({ provisioningState: 'Failed', statuses: ['ProvisioningState/failed/AllocationFailed'] });
+    expect(step(run, 'nic-delete-attached').error).toMatchObject({ responseError: true, statusCode: 400, errorCode: 'NicInUse' });
+    expect(step(run, 'vm-delete-failed').ok).toBe(true);
+    expect(step(run, 'nic-delete-after-vm').ok).toBe(true);
   });
 
   it('deletes of absent resources: 204, which the SDK\'s Begin*Delete takes as done; reads 404 ResourceNotFound; a missing group 404 ResourceGroupNotFound', async () => {
@@ -211,7 +226,7 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
     expect(tries.length).toBeGreaterThanOrEqual(4);
     const first4 = tries.slice(0, 4);
     for (const t of first4) {
-      expect(t.headers).toMatchObject({ 'retry-after': '1', 'x-ms-ratelimit-remaining-subscription-writes': '0' });
+      expect(t.headers).toMatchObject({ 'retry-after': '1', 'x-ms-ratelimit-remaining-subscription-writes': '0', 'x-ms-ratelimit-remaining-subscription-global-writes': expect.stringMatching(/^[1-9]\d*$/) });
     }
     for (let i = 1; i < first4.length; i++) expect(first4[i]!.atMs - first4[i - 1]!.atMs).toBeGreaterThanOrEqual(950);
     // With the clock running, a retry after Retry-After finds a token.

@@ -27,7 +27,7 @@ import {
 import * as msg from './messages.js';
 import { ResourceIndex } from './resource-index.js';
 import { SubnetPool } from './subnet-pool.js';
-import { BUCKET_LIMITS, TokenBucket } from './token-bucket.js';
+import { BUCKET_LIMITS, SubscriptionBucket } from './token-bucket.js';
 import type {
   ArmEvent,
   ArmFault,
@@ -178,7 +178,7 @@ export class FakeArm implements AzurePort {
   private readonly diskTombs = new ResourceIndex<Tomb<DiskRecord>>();
   /** Rate-limit headers of the last call, and a sequence number telling calls apart. */
   /** What the last call's rate-limit headers say (rendered only when the REST face asks). */
-  private lastRemaining: { kind: BucketKind; remaining: number } | undefined;
+  private lastRemaining: { kind: BucketKind; remaining: number; globalRemaining: number } | undefined;
   private lastResourceRemaining: string | undefined;
   private callSeq = 0;
   private throttling: boolean;
@@ -192,9 +192,9 @@ export class FakeArm implements AzurePort {
   private readonly homeRegion = new Map<string, string>();
   private readonly homeByCaller = new Map<string, string>();
   private readonly subnets = new Map<string, SubnetPool>();
-  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly buckets = new Map<string, SubscriptionBucket>();
   /** The same buckets by the caller's (unnormalised) subscription, location and kind: see bucket(). */
-  private readonly bucketsByCallerKeys = new Map<string, Map<string, Map<BucketKind, TokenBucket>>>();
+  private readonly bucketsByCallerKeys = new Map<string, Map<string, Map<BucketKind, SubscriptionBucket>>>();
   /** Resource groups found by resourceGroupExists, by the caller's (unnormalised) strings. */
   private readonly knownGroups = new Map<string, Set<string>>();
 
@@ -671,7 +671,10 @@ export class FakeArm implements AzurePort {
   /** Sequence number of the last call and the rate-limit headers ARM sends with its answer. */
   lastCallHeaders(): { seq: number; headers: Record<string, string> } {
     const headers: Record<string, string> = {};
-    if (this.lastRemaining) headers[`x-ms-ratelimit-remaining-subscription-${this.lastRemaining.kind}`] = String(this.lastRemaining.remaining);
+    if (this.lastRemaining) {
+      headers[`x-ms-ratelimit-remaining-subscription-${this.lastRemaining.kind}`] = String(this.lastRemaining.remaining);
+      headers[`x-ms-ratelimit-remaining-subscription-global-${this.lastRemaining.kind}`] = String(this.lastRemaining.globalRemaining);
+    }
     if (this.lastResourceRemaining !== undefined) headers['x-ms-ratelimit-remaining-resource'] = this.lastResourceRemaining;
     return { seq: this.callSeq, headers };
   }
@@ -931,7 +934,7 @@ export class FakeArm implements AzurePort {
       const taken = this.bucket(subscriptionId, loc, kind).take(this.clock.now());
       const remaining = taken.ok ? taken.remaining : 0;
       const left = { kind, remaining };
-      this.lastRemaining = left;
+      this.lastRemaining = { kind, remaining, globalRemaining: taken.globalRemaining };
       if (this.throttling) {
         this.lastBucket = left;
         if (!taken.ok) throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', subscriptionId, taken.retryAfterSeconds);
@@ -1389,7 +1392,7 @@ export class FakeArm implements AzurePort {
    * Every ARM call charges a bucket: looked up by the caller's own strings first, which are
    * usually the same instances every call, so no lower-cased key is built and hashed.
    */
-  private bucket(subscriptionId: string, location: string, kind: BucketKind): TokenBucket {
+  private bucket(subscriptionId: string, location: string, kind: BucketKind): SubscriptionBucket {
     let byLocation = this.bucketsByCallerKeys.get(subscriptionId);
     if (!byLocation) this.bucketsByCallerKeys.set(subscriptionId, (byLocation = new Map()));
     let byKind = byLocation.get(location);
@@ -1399,12 +1402,12 @@ export class FakeArm implements AzurePort {
     return b;
   }
 
-  private normalisedBucket(subscriptionId: string, location: string, kind: BucketKind): TokenBucket {
+  private normalisedBucket(subscriptionId: string, location: string, kind: BucketKind): SubscriptionBucket {
     const key = `${subscriptionId.toLowerCase()}|${location.toLowerCase()}|${kind}`;
     let b = this.buckets.get(key);
     if (!b) {
       const limits = BUCKET_LIMITS[kind];
-      b = new TokenBucket(limits.capacity, limits.refillPerSecond, this.clock.now());
+      b = new SubscriptionBucket(limits.capacity, limits.refillPerSecond, this.clock.now());
       this.buckets.set(key, b);
     }
     return b;

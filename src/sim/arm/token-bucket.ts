@@ -50,3 +50,37 @@ export class TokenBucket {
     }
   }
 }
+
+/**
+ * ARM's global subscription limit: for each operation type, 15 times one principal's bucket,
+ * shared by every principal of the subscription. A request draws from both; its answer says
+ * what is left of each (x-ms-ratelimit-remaining-subscription-{kind} and -global-{kind}).
+ */
+export const GLOBAL_LIMIT_FACTOR = 15;
+
+export type PairTakeResult = (TakeResult & { ok: true; globalRemaining: number }) | (TakeResult & { ok: false; globalRemaining: number });
+
+/** One principal's bucket of a subscription, region and kind, with the subscription's global one beside it. */
+export class SubscriptionBucket {
+  private readonly principal: TokenBucket;
+  private readonly global: TokenBucket;
+
+  constructor(capacity: number, refillPerSecond: number, nowMs: number) {
+    this.principal = new TokenBucket(capacity, refillPerSecond, nowMs);
+    this.global = new TokenBucket(capacity * GLOBAL_LIMIT_FACTOR, refillPerSecond * GLOBAL_LIMIT_FACTOR, nowMs);
+  }
+
+  take(nowMs: number): PairTakeResult {
+    const own = this.principal.take(nowMs);
+    if (!own.ok) return { ...own, globalRemaining: this.global.remaining(nowMs) };
+    // The fake is the subscription's only principal, so the global bucket, 15 times larger and
+    // faster, cannot run out first; it is still drawn so its header counts what ARM would.
+    const shared = this.global.take(nowMs);
+    return shared.ok ? { ok: true, remaining: own.remaining, globalRemaining: shared.remaining } : { ...shared, globalRemaining: 0 };
+  }
+
+  /** Empties this principal's bucket (fault `throttle` with `drain`). */
+  drain(nowMs: number): void {
+    this.principal.drain(nowMs);
+  }
+}
