@@ -29,10 +29,13 @@ import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './bud
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { durationOrNever } from './duration.js';
-import { PodChurnTracker } from './emptiness.js';
+import { lastPodEvent } from './emptiness.js';
+import { disruptionConditionChanges, type WantedDisruptionConditions } from './conditions.js';
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
+import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { CONDITION_DISRUPTION_REASON } from '../controllers/nodeclaim/conditions.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
 
@@ -137,7 +140,6 @@ function scheduledBudgets(views: readonly PoolView[], now: number): QuietPass['s
 }
 
 export class DisruptionController {
-  private readonly churn = new PodChurnTracker();
   private readonly records = new ClaimRecords();
   private readonly nodeIndex = new NodeIndex();
   private quiet: QuietPass | undefined;
@@ -175,15 +177,15 @@ export class DisruptionController {
     for (let i = 0; i < observed.length; i++) {
       const record = observed[i]!;
       nodeClaims[i] = record.claim;
-      // Track pod churn for every live claim every reconcile, so consolidateAfter measures
-      // continuous stability rather than time since some earlier look. The tracker answers
-      // the same while the pod set is the same one, so it is asked again only when it changed.
-      if (record.deleting) {
-        record.stableSince = undefined;
-        record.churnPods = undefined;
-      } else if (record.churnPods !== record.pods || record.stableSince === undefined) {
-        record.stableSince = this.churn.observe(record.name, record.pods.signature, now);
-        record.churnPods = record.pods;
+      // Pod events (a reschedulable pod arrived or left) on every live claim every reconcile:
+      // consolidateAfter counts from the last one (status.lastPodEventTime, written below).
+      if (!record.deleting) {
+        let changed = false;
+        if (record.churnPods !== record.pods) {
+          changed = record.churnPods !== undefined && record.churnPods.signature !== record.pods.signature;
+          record.churnPods = record.pods;
+        }
+        record.lastPodEvent = lastPodEvent(changed, record.lastPodEvent, record.facts.lastPodEventTime, now);
       }
       if (record.replaces !== undefined) replacements.add(record.replaces);
       const poolName = record.poolName;
@@ -201,7 +203,7 @@ export class DisruptionController {
         if (record.deleting || !record.ready) of.disrupting++;
       }
     }
-    records.endPass((name) => this.churn.forget(name));
+    records.endPass(() => {});
     const recordOf = (claim: NodeClaim): ClaimRecord => records.get(claim.metadata.name)!;
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
@@ -255,12 +257,13 @@ export class DisruptionController {
       allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.total, view.disrupting, now);
 
     for (const view of poolViews) {
+      // Every launched claim's drift (its Drifted condition); the graceful ones may be replaced.
       const driftKey = records.driftKey(view.pool, view.nodeClass);
-      const drifted: Array<{ record: ClaimRecord; reason: string }> = [];
-      for (const record of gracefulCandidates(view)) {
-        const reason = records.driftOf(record, view.pool, view.nodeClass, driftKey);
-        if (reason !== undefined) drifted.push({ record, reason });
+      for (const record of view.claims) {
+        record.drifted = !record.deleting && record.facts.launched ? records.driftOf(record, view.pool, view.nodeClass, driftKey) : undefined;
       }
+      const drifted: Array<{ record: ClaimRecord; reason: string }> = [];
+      for (const record of gracefulCandidates(view)) if (record.drifted !== undefined) drifted.push({ record, reason: record.drifted });
       drifted.sort((a, b) => a.record.claim.metadata.creationTimestamp.localeCompare(b.record.claim.metadata.creationTimestamp) || a.record.claim.metadata.name.localeCompare(b.record.claim.metadata.name));
       for (const { record, reason } of drifted) {
         if (allowance(view, 'Drifted') <= 0) break;
@@ -272,8 +275,7 @@ export class DisruptionController {
     for (const view of poolViews) {
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
-      const empty = gracefulCandidates(view).filter((record) =>
-        record.pods.reschedulable === 0 && now - (record.stableSince ?? now) >= consolidateAfter);
+      const empty = gracefulCandidates(view).filter((record) => record.pods.reschedulable === 0 && isConsolidatable(record, consolidateAfter, now));
       for (const record of empty) {
         if (allowance(view, 'Empty') <= 0) break;
         decide(view, record, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
@@ -305,6 +307,7 @@ export class DisruptionController {
     if (decisions.length === 0 && abandoned.length === 0 && intents.length === 0 && consolidation.simulations === 0) {
       this.quiet = { versions, specs, dueAt: nextDeadline(poolViews, now), scheduled: scheduledBudgets(poolViews, now) };
     }
+    await this.writeConditions(poolViews, decisions, abandoned, now);
     for (const name of abandoned) await this.unmark(name);
     for (const decision of decisions) await this.delete(decision, nodeClaims);
     for (const intent of intents) await this.launchReplacement(intent, now);
@@ -315,6 +318,52 @@ export class DisruptionController {
     if (now >= quiet.dueAt || specs !== quiet.specs) return false;
     for (let i = 0; i < versions.length; i++) if (versions[i] === undefined || versions[i] !== quiet.versions[i]) return false;
     return quiet.scheduled.every(({ budget, active }) => isBudgetActive(budget, now) === active);
+  }
+
+  /**
+   * Brings each live claim's Drifted, Consolidatable and DisruptionReason conditions and its
+   * lastPodEventTime to what this pass found (src/disruption/conditions.ts), before any claim is
+   * deleted: one status write per claim whose conditions change, none on a pass that changes none.
+   */
+  private async writeConditions(views: readonly PoolView[], decisions: readonly DisruptionDecision[], abandoned: readonly string[], now: number): Promise<void> {
+    const picked = new Map(decisions.map((d) => [d.nodeClaim, d.kind]));
+    const dropped = new Set(abandoned);
+    let nowIso: string | undefined;
+    for (const view of views) {
+      const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
+      // Static NodePools (spec.replicas) are never consolidated, so upstream never marks their claims.
+      const consolidates = consolidateAfter !== undefined && view.pool.spec.replicas === undefined;
+      for (const record of view.claims) {
+        if (record.deleting) continue;
+        const kind = picked.get(record.name);
+        const wanted: WantedDisruptionConditions = {
+          drifted: record.drifted,
+          consolidatable: consolidates && isConsolidatable(record, consolidateAfter, now),
+          disruptionReason: kind === 'Expired' ? 'unchanged' : kind ?? (record.replaces !== undefined && !dropped.has(record.name) ? 'Underutilized' : undefined),
+        };
+        const podEvent = record.lastPodEvent !== undefined && record.lastPodEvent !== record.facts.lastPodEventTime ? record.lastPodEvent : undefined;
+        // Looked at already for this version of the claim and the same wants: shown, or sent and not listed yet.
+        const rv = record.listed.metadata.resourceVersion;
+        const seen = record.conditionsSeen;
+        if (rv !== undefined && seen !== undefined && seen.rv === rv && seen.drifted === wanted.drifted && seen.consolidatable === wanted.consolidatable &&
+          seen.disruptionReason === wanted.disruptionReason && seen.podEvent === podEvent) continue;
+        const changes = disruptionConditionChanges(record.listed, wanted, (nowIso ??= new Date(now).toISOString()));
+        const remember = (): void => {
+          record.conditionsSeen = rv === undefined ? undefined : { rv, drifted: wanted.drifted, consolidatable: wanted.consolidatable, disruptionReason: wanted.disruptionReason, podEvent };
+        };
+        if (!changes && podEvent === undefined) {
+          remember();
+          continue;
+        }
+        try {
+          await this.options.cluster.patchNodeClaimStatus(record.name, { ...changes, ...(podEvent === undefined ? {} : { lastPodEventTime: new Date(podEvent).toISOString() }) });
+          remember();
+        } catch (error) {
+          if (error instanceof ClusterError && error.reason === 'NotFound') continue;
+          this.options.log.warn({ nodeClaim: record.name, err: error instanceof Error ? error.message : String(error) }, 'writing disruption conditions failed');
+        }
+      }
+    }
   }
 
   private async unmark(name: string): Promise<void> {
@@ -337,6 +386,10 @@ export class DisruptionController {
       const created = await cluster.createNodeClaim(buildNodeClaim(name, intent.plan, pool, nodeClass, { now, nodeClassHash: this.options.nodeClassHash ?? defaultNodeClassHash }));
       this.options.onReplacementCreated?.(created);
       await cluster.patchNodeClaimMetadata(intent.candidate.metadata.name, { annotations: { [ANNOTATION_CONSOLIDATION_REPLACEMENT]: name } });
+      // Picked for disruption (upstream marks the candidate when the command starts); the next passes keep it so.
+      const changes = disruptionConditionChanges(intent.candidate, { drifted: undefined, consolidatable: false, disruptionReason: 'Underutilized' }, new Date(now).toISOString());
+      const reason = changes?.set.find((c) => c.type === CONDITION_DISRUPTION_REASON);
+      if (reason) await cluster.patchNodeClaimStatus(intent.candidate.metadata.name, { set: [reason] });
     } catch (error) {
       log.warn({ nodeClaim: intent.candidate.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'launching consolidation replacement failed');
       return;
@@ -389,7 +442,7 @@ export class DisruptionController {
       if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
-      const candidates = ctx.gracefulCandidates(view).filter((r) => ctx.now - (r.stableSince ?? ctx.now) >= consolidateAfter);
+      const candidates = ctx.gracefulCandidates(view).filter((r) => isConsolidatable(r, consolidateAfter, ctx.now));
       const recordsByName = new Map(candidates.map((r) => [r.claim.metadata.name, r]));
       for (const claim of consolidationOrder(candidates.map((r) => r.claim), ctx.podsByClaim, price)) {
         if (simulations <= 0 || ctx.allowance(view, 'Underutilized') <= 0) break;
@@ -436,23 +489,35 @@ export class DisruptionController {
 }
 
 /**
- * The first moment after `now` at which a claim expires, or has been stable for its pool's
- * consolidateAfter while it could be consolidated: an empty claim, or any claim of a pool
- * that consolidates underutilized nodes (a busy claim of a WhenEmpty pool has no such deadline).
+ * The first moment after `now` at which a claim expires, or becomes Consolidatable (its last pod
+ * event, else its initialization, consolidateAfter ago): an empty claim may then go, and every
+ * claim's Consolidatable condition is written then.
  */
 function nextDeadline(views: readonly PoolView[], now: number): number {
   let due = Number.POSITIVE_INFINITY;
   for (const view of views) {
     const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-    const underutilized = view.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized';
     for (const record of view.claims) {
       if (record.deleting) continue;
       const expires = record.facts.expiresAt;
       if (expires !== undefined && expires > now) due = Math.min(due, expires);
-      const since = record.stableSince;
+      const since = consolidationClock(record);
       if (consolidateAfter === undefined || since === undefined || since + consolidateAfter <= now) continue;
-      if (underutilized || record.pods.reschedulable === 0) due = Math.min(due, since + consolidateAfter);
+      due = Math.min(due, since + consolidateAfter);
     }
   }
   return due;
+}
+
+/** What consolidateAfter counts from: the claim's last pod event, else when it initialized (upstream's rule); undefined before. */
+function consolidationClock(record: ClaimRecord): number | undefined {
+  if (!record.facts.initialized) return undefined;
+  return record.lastPodEvent ?? record.facts.initializedAt;
+}
+
+/** Upstream's Consolidatable: initialized, and consolidateAfter has passed since consolidationClock. */
+function isConsolidatable(record: ClaimRecord, consolidateAfter: number | undefined, now: number): boolean {
+  if (consolidateAfter === undefined) return false;
+  const since = consolidationClock(record);
+  return since !== undefined && now - since >= consolidateAfter;
 }

@@ -3,9 +3,11 @@
  * to reschedule. Both consolidation policies remove such nodes once they have been empty
  * (and, for underutilisation, unchanged) for consolidateAfter.
  *
- * "Since when" is kept in memory and keyed by the set of pods on the node, which is what
- * Karpenter's lastPodEventTime approximates. After a controller restart the clock starts
- * again: that only delays consolidation, never makes it early.
+ * "Since when" is the NodeClaim's status.lastPodEventTime, as upstream Karpenter keeps it: the
+ * last time a reschedulable pod arrived on its node or left it (terminal, terminating or gone),
+ * written when a pass sees the node's pod set change, at most once per 10 s (upstream's
+ * dedupe). It lives on the NodeClaim, so a restarted controller counts from the same moment;
+ * a change it did not see while it was down is missed, as upstream's pod watch misses it.
  */
 import type { Pod } from '../ports/cluster.js';
 
@@ -21,20 +23,16 @@ export function reschedulableSignature(podsOnNode: readonly Pod[]): string {
   return podsOnNode.filter(isReschedulable).map((p) => p.metadata.uid).sort().join(',');
 }
 
-/** Remembers, per NodeClaim, when the set of reschedulable pods on it last changed. */
-export class PodChurnTracker {
-  private readonly byClaim = new Map<string, { signature: string; since: number }>();
+/** Upstream's podevents controller writes lastPodEventTime at most once per 10 s per NodeClaim. */
+export const POD_EVENT_DEDUPE_MS = 10_000;
 
-  /** Records the current pods (their reschedulableSignature) and returns the time the set last changed. */
-  observe(nodeClaimName: string, signature: string, now: number): number {
-    const previous = this.byClaim.get(nodeClaimName);
-    if (previous && previous.signature === signature) return previous.since;
-    this.byClaim.set(nodeClaimName, { signature, since: now });
-    return now;
-  }
-
-  /** Drops the state of a NodeClaim that no longer exists. */
-  forget(nodeClaimName: string): void {
-    this.byClaim.delete(nodeClaimName);
-  }
+/**
+ * A NodeClaim's last pod event after a pass: `seen` is what this process last worked out (undefined:
+ * nothing yet), `stored` its status.lastPodEventTime, `changed` whether the pass saw its pod set
+ * change. A change within the dedupe window of the last event keeps that event, as upstream does.
+ */
+export function lastPodEvent(changed: boolean, seen: number | undefined, stored: number | undefined, now: number): number | undefined {
+  const known = seen === undefined ? stored : stored === undefined ? seen : Math.max(seen, stored);
+  if (!changed) return known;
+  return known !== undefined && now - known < POD_EVENT_DEDUPE_MS ? known : now;
 }

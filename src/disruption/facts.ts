@@ -19,7 +19,13 @@ import { KeptList, sameNamespacedName, walkAlongside } from '../utils/list-walk.
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_NODEPOOL } from '../apis/well-known.js';
 
 export interface NodeClaimFacts {
+  /** Launched=True: drift is looked at from then on (upstream's Drifted needs it). */
+  launched: boolean;
   initialized: boolean;
+  /** When Initialized became True (ms since epoch): consolidateAfter counts from it until a pod event. */
+  initializedAt: number | undefined;
+  /** status.lastPodEventTime (ms since epoch). */
+  lastPodEventTime: number | undefined;
   /** ms since epoch; undefined: never. */
   expiresAt: number | undefined;
   /** The NodeClaim's own karpenter.sh/do-not-disrupt. */
@@ -40,7 +46,7 @@ export interface NodeFacts {
 export interface PodSetFacts {
   /** Pods that would need a new home if the node went away. */
   reschedulable: number;
-  /** Their identity, for consolidateAfter's "unchanged since" (see PodChurnTracker). */
+  /** Their identity: a new one is a pod event (see lastPodEvent in emptiness.ts). */
   signature: string;
   /** A pod's karpenter.sh/do-not-disrupt, if one blocks voluntary disruption. */
   doNotDisrupt: string | undefined;
@@ -59,8 +65,18 @@ export interface ClaimRecord {
   pods: PodSetFacts;
   /** Why voluntary disruption is blocked (karpenter.sh/do-not-disrupt), if it is. */
   doNotDisrupt: string | undefined;
-  /** When its reschedulable pods last changed (PodChurnTracker); undefined while it is being deleted. */
-  stableSince: number | undefined;
+  /** Its last pod event as this process knows it (lastPodEvent in emptiness.ts): ahead of the listed status.lastPodEventTime until that is written. */
+  lastPodEvent: number | undefined;
+  /** This pass's drift reason (looked at for launched claims not being deleted), else undefined. */
+  drifted: DriftReason | undefined;
+  /**
+   * The disruption conditions last looked at (src/disruption/conditions.ts), for the claim's
+   * resourceVersion: while it and the wants are the same, they are shown already or were sent
+   * and the list has not caught up, so the claim is not looked at (or written) again.
+   */
+  conditionsSeen: {
+    rv: string; drifted: DriftReason | undefined; consolidatable: boolean; disruptionReason: string | undefined; podEvent: number | undefined;
+  } | undefined;
   /** The claim object as listed. */
   listed: NodeClaim;
   /** Read off the listed claim once per version of it: its name, NodePool, whether it is being deleted, the claim it replaces. */
@@ -74,7 +90,7 @@ export interface ClaimRecord {
   versioned: boolean;
   /** Its node's name, while it has one. */
   nodeName: string | undefined;
-  /** The pod set stableSince was last worked out from (the controller asks PodChurnTracker again only when it changed). */
+  /** The pod set lastPodEvent was last worked out from (a pod event when its signature differs). */
   churnPods: PodSetFacts | undefined;
   nodeFacts: NodeFacts | undefined;
   onNode: PodsOnNode | undefined;
@@ -246,7 +262,7 @@ export class ClaimRecords {
     if (!record) {
       const facts = nodeClaimFacts(listed);
       record = {
-        claim: listed, node: undefined, ready: false, facts, pods: NO_PODS, doNotDisrupt: undefined, stableSince: undefined,
+        claim: listed, node: undefined, ready: false, facts, pods: NO_PODS, doNotDisrupt: undefined, lastPodEvent: undefined, drifted: undefined, conditionsSeen: undefined,
         listed, name, poolName: undefined, deleting: false, replaces: undefined, nodeKey: undefined, versioned: false, nodeName: undefined, churnPods: undefined,
         nodeFacts: undefined, onNode: undefined, podsVersion: -1, drift: undefined, pass: -1,
       };
@@ -360,12 +376,21 @@ export class ClaimRecords {
 }
 
 function nodeClaimFacts(claim: NodeClaim): NodeClaimFacts {
+  const initialized = claim.status.conditions.find((c) => c.type === 'Initialized' && c.status === 'True');
+  const lastPodEventTime = claim.status.lastPodEventTime === undefined ? undefined : Date.parse(claim.status.lastPodEventTime);
   return {
-    initialized: claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True'),
+    launched: claim.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True'),
+    initialized: initialized !== undefined,
+    initializedAt: initialized === undefined ? undefined : finiteOrUndefined(Date.parse(initialized.lastTransitionTime)),
+    lastPodEventTime: lastPodEventTime === undefined ? undefined : finiteOrUndefined(lastPodEventTime),
     expiresAt: expiresAt(claim),
     doNotDisrupt: nodeClaimDoNotDisruptReason(claim),
     providerId: claim.status.providerID?.toLowerCase(),
   };
+}
+
+function finiteOrUndefined(ms: number): number | undefined {
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 function nodeFacts(node: Node): NodeFacts {

@@ -9,6 +9,7 @@ import {
   type MetadataPatch,
   type Node,
   type NodeClaim,
+  type NodeClaimStatusChange,
   type NodePool,
   type ObjectMeta,
   type PersistentVolume,
@@ -18,6 +19,7 @@ import {
   type Taint,
 } from '../ports/cluster.js';
 import { ResourceCache, type RawObject } from './cache.js';
+import { changedNodeClaimStatus } from '../controllers/nodeclaim/conditions.js';
 import { KubeApiError, PatchStrategy, type KubeClient } from './client.js';
 import {
   RESOURCES,
@@ -27,6 +29,7 @@ import {
   statusToWire,
   toNode,
   toNodeClaim,
+  toNodeClaimStatus,
   toNodeClass,
   toNodePool,
   toPersistentVolume,
@@ -190,6 +193,20 @@ export class KubeCluster implements ClusterPort {
 
   async updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim> {
     return toNodeClaim(await this.patchStatus(RESOURCES.nodeClaims, this.informers.nodeClaims, name, statusToWire(status)));
+  }
+
+  async patchNodeClaimStatus(name: string, change: NodeClaimStatusChange): Promise<NodeClaim> {
+    // Applied to the status each attempt starts from (the cache's, then the server's after a
+    // conflict), so a condition another writer put meanwhile is kept; nothing to change, no call.
+    const raw = await this.patchStatus(RESOURCES.nodeClaims, this.informers.nodeClaims, name, (current) => {
+      const status = toNodeClaimStatus(current);
+      const next = changedNodeClaimStatus(status, change);
+      return next === status ? undefined : statusToWire(next);
+    });
+    if (raw) return toNodeClaim(raw);
+    const current = await this.getNodeClaim(name);
+    if (!current) throw new ClusterError('NotFound', `nodeclaims ${name}`);
+    return current;
   }
 
   async deleteNodeClaim(name: string): Promise<void> {
@@ -363,12 +380,29 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
+  /**
+   * Sends a status with a resourceVersion precondition; on 409 re-reads and sends again. `status`
+   * is either the whole status (the caller owns it) or worked out from the object each attempt
+   * starts from (undefined: nothing to write; resolves undefined without a call).
+   */
   private async patchStatus<T extends { metadata: ObjectMeta; status: object }>(
     def: ResourceDef,
     inf: ResourceCache<T>,
     name: string,
     status: Record<string, unknown>,
-  ): Promise<RawObject> {
+  ): Promise<RawObject>;
+  private async patchStatus<T extends { metadata: ObjectMeta; status: object }>(
+    def: ResourceDef,
+    inf: ResourceCache<T>,
+    name: string,
+    status: (current: Record<string, unknown>) => Record<string, unknown> | undefined,
+  ): Promise<RawObject | undefined>;
+  private async patchStatus<T extends { metadata: ObjectMeta; status: object }>(
+    def: ResourceDef,
+    inf: ResourceCache<T>,
+    name: string,
+    status: Record<string, unknown> | ((current: Record<string, unknown>) => Record<string, unknown> | undefined),
+  ): Promise<RawObject | undefined> {
     const cachedObj = inf.get(name);
     let uid = cachedObj?.metadata.uid;
     let rv = cachedObj?.metadata.resourceVersion;
@@ -379,8 +413,10 @@ export class KubeCluster implements ClusterPort {
       ({ uid, rv, oldStatus } = statusBase(fresh));
     }
     for (let attempt = 0; ; attempt++) {
+      const wanted = typeof status === 'function' ? status(oldStatus) : status;
+      if (wanted === undefined) return undefined;
       // A merge patch only adds/replaces; fields the new status omits must be nulled.
-      const body: Record<string, unknown> = { ...status };
+      const body: Record<string, unknown> = { ...wanted };
       for (const k of Object.keys(oldStatus)) if (!(k in body)) body[k] = null;
       try {
         const raw = await kindApi(this.o.client, def).patchStatus(name, { metadata: { resourceVersion: rv }, status: body }, MERGE);

@@ -157,7 +157,6 @@ function setOpt<T extends object, K extends keyof T>(target: T, key: K, value: T
 
 export function toNodeClaim(raw: RawObject): NodeClaim {
   const spec = obj(raw.spec);
-  const status = obj(raw.status);
   const nc: NodeClaim = {
     metadata: toMeta(raw.metadata),
     spec: {
@@ -167,16 +166,23 @@ export function toNodeClaim(raw: RawObject): NodeClaim {
       taints: toTaints(spec.taints),
       startupTaints: toTaints(spec.startupTaints),
     },
-    status: { conditions: toConditions(status.conditions) },
+    status: toNodeClaimStatus(raw.status),
   };
   setOpt(nc.spec, 'expireAfter', str(spec.expireAfter));
   setOpt(nc.spec, 'terminationGracePeriod', str(spec.terminationGracePeriod));
-  setOpt(nc.status, 'providerID', str(status.providerID));
-  setOpt(nc.status, 'nodeName', str(status.nodeName));
-  setOpt(nc.status, 'imageID', str(status.imageID));
-  if (status.capacity !== undefined) nc.status.capacity = strMap(status.capacity);
-  if (status.allocatable !== undefined) nc.status.allocatable = strMap(status.allocatable);
   return nc;
+}
+
+export function toNodeClaimStatus(raw: unknown): NodeClaim['status'] {
+  const status = obj(raw);
+  const out: NodeClaim['status'] = { conditions: toConditions(status.conditions) };
+  setOpt(out, 'providerID', str(status.providerID));
+  setOpt(out, 'nodeName', str(status.nodeName));
+  setOpt(out, 'imageID', str(status.imageID));
+  if (status.capacity !== undefined) out.capacity = strMap(status.capacity);
+  if (status.allocatable !== undefined) out.allocatable = strMap(status.allocatable);
+  setOpt(out, 'lastPodEventTime', str(status.lastPodEventTime));
+  return out;
 }
 
 export function toNode(raw: RawObject): Node {

@@ -74,7 +74,20 @@ export interface NodeClaim {
     capacity?: ResourceList;
     allocatable?: ResourceList;
     conditions: Condition[];
+    /** RFC 3339: the last time a pod was bound to its node or left it (upstream's podevents controller writes it; consolidateAfter counts from it). */
+    lastPodEventTime?: string;
   };
+}
+
+/**
+ * A change to some of a NodeClaim's status: conditions put (replacing the one of the same type)
+ * or removed by type, and lastPodEventTime. Applied to the object as the API server holds it, so
+ * the conditions other writers own (Launched, Registered, Initialized, Ready) are kept.
+ */
+export interface NodeClaimStatusChange {
+  set?: Condition[];
+  remove?: string[];
+  lastPodEventTime?: string;
 }
 
 export interface Node {
@@ -293,6 +306,11 @@ export interface ClusterPort {
   createNodeClaim(nodeClaim: NodeClaim): Promise<NodeClaim>;
   patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<NodeClaim>;
   updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim>;
+  /**
+   * Applies `change` to the NodeClaim's status as the server holds it now (on a conflict, to the
+   * fresh object again: never a stale whole status). No write when it changes nothing. 404 throws.
+   */
+  patchNodeClaimStatus(name: string, change: NodeClaimStatusChange): Promise<NodeClaim>;
   /** Sets deletionTimestamp while finalizers remain; 404 is success. */
   deleteNodeClaim(name: string): Promise<void>;
   /**

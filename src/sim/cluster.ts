@@ -6,6 +6,7 @@ import type {
   MetadataPatch,
   Node,
   NodeClaim,
+  NodeClaimStatusChange,
   NodePool,
   PersistentVolume,
   PersistentVolumeClaim,
@@ -19,6 +20,7 @@ import type { PodDisruptionBudgetSpec } from './cluster-setup.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
 import { nodeClaimToWire, toNodeClaim } from '../k8s/resources.js';
 import { checkAgainstCrd } from './crd-validation.js';
+import { changedNodeClaimStatus } from '../controllers/nodeclaim/conditions.js';
 
 export interface FakeClusterOptions {
   /**
@@ -372,6 +374,16 @@ export class FakeCluster implements ClusterPort {
   async updateNodeClaimStatus(name: string, status: NodeClaim['status']): Promise<NodeClaim> {
     const nc = this.nodeClaims.get(name);
     if (!nc) throw new ClusterError('NotFound', `nodeclaims "${name}" not found`);
+    const next = this.stamp({ ...nc, status });
+    this.nodeClaims.set(name, next);
+    return next;
+  }
+
+  async patchNodeClaimStatus(name: string, change: NodeClaimStatusChange): Promise<NodeClaim> {
+    const nc = this.nodeClaims.get(name);
+    if (!nc) throw new ClusterError('NotFound', `nodeclaims "${name}" not found`);
+    const status = changedNodeClaimStatus(nc.status, change);
+    if (status === nc.status) return nc;
     const next = this.stamp({ ...nc, status });
     this.nodeClaims.set(name, next);
     return next;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { nodeClaimDoNotDisruptReason, nodeDoNotDisruptReason, podDoNotDisruptReason } from '../../src/disruption/do-not-disrupt.js';
 import { driftReason } from '../../src/disruption/drift.js';
-import { PodChurnTracker, isReschedulable, reschedulableSignature } from '../../src/disruption/emptiness.js';
+import { isReschedulable, lastPodEvent, reschedulableSignature } from '../../src/disruption/emptiness.js';
 import { expiresAt, isExpired } from '../../src/disruption/expiration.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
@@ -79,15 +79,17 @@ describe('emptiness', () => {
     expect(reschedulableSignature([makePod('done', { nodeName: 'n', phase: 'Failed' })])).toBe('');
   });
 
-  it('tracks when the pod set last changed', () => {
-    const tracker = new PodChurnTracker();
-    const web = reschedulableSignature([makePod('web', { nodeName: 'n' })]);
-    const none = reschedulableSignature([]);
-    expect(tracker.observe('a', web, 100)).toBe(100);
-    expect(tracker.observe('a', web, 200)).toBe(100);
-    expect(tracker.observe('a', none, 300)).toBe(300);
-    tracker.forget('a');
-    expect(tracker.observe('a', none, 400)).toBe(400);
+  it('keeps the last pod event as upstream writes lastPodEventTime (10 s dedupe)', () => {
+    // First look (after a start or restart): what the NodeClaim says, nothing new.
+    expect(lastPodEvent(false, undefined, undefined, 100_000)).toBeUndefined();
+    expect(lastPodEvent(false, undefined, 50_000, 100_000)).toBe(50_000);
+    // A change is an event now, unless the last one was less than 10 s ago.
+    expect(lastPodEvent(true, 50_000, 50_000, 100_000)).toBe(100_000);
+    expect(lastPodEvent(true, 95_000, 50_000, 100_000)).toBe(95_000);
+    expect(lastPodEvent(true, undefined, undefined, 100_000)).toBe(100_000);
+    // What this process saw and the stored value: the later one (a write not listed yet, or another writer's).
+    expect(lastPodEvent(false, 100_000, 50_000, 200_000)).toBe(100_000);
+    expect(lastPodEvent(false, 100_000, 150_000, 200_000)).toBe(150_000);
   });
 });
 

@@ -221,6 +221,26 @@ const scenarios: Array<[string, (h: Hooks, p: string) => Promise<void>]> = [
     expect(read?.metadata.labels).toEqual({ l: 'v' });
     expect(read?.spec.requirements).toEqual(nodeClaimObject('x', 'cls').spec.requirements);
   }],
+  ['a status change puts and removes conditions by type and sets lastPodEventTime, keeping the rest; no change, no write; a missing claim is NotFound', async ({ port }, p) => {
+    await port.createNodeClaim(nodeClaimObject(`${p}-a`, 'cls'));
+    const at = '2026-01-01T00:00:00Z';
+    const launched = { type: 'Launched', status: 'True' as const, reason: 'Launched', message: '', lastTransitionTime: at };
+    await port.updateNodeClaimStatus(`${p}-a`, { providerID: 'azure-flex:///x', conditions: [launched] });
+    const drifted = { type: 'Drifted', status: 'True' as const, reason: 'NodePoolDrifted', message: 'NodePoolDrifted', lastTransitionTime: '2026-01-01T00:05:00.000Z' };
+    const consolidatable = { type: 'Consolidatable', status: 'True' as const, reason: 'Consolidatable', message: '', lastTransitionTime: '2026-01-01T00:06:00.000Z' };
+    const first = await port.patchNodeClaimStatus(`${p}-a`, { set: [drifted, consolidatable], lastPodEventTime: '2026-01-01T00:01:00.000Z' });
+    expect(first.status).toEqual({ providerID: 'azure-flex:///x', conditions: [launched, drifted, consolidatable], lastPodEventTime: '2026-01-01T00:01:00.000Z' });
+    const second = await port.patchNodeClaimStatus(`${p}-a`, { remove: ['Consolidatable', 'Empty'] });
+    expect(second.status.conditions).toEqual([launched, drifted]);
+    expect(second.status.lastPodEventTime).toBe('2026-01-01T00:01:00.000Z');
+    // The same again changes nothing: nothing is written (the resourceVersion stays).
+    const same = await port.patchNodeClaimStatus(`${p}-a`, { set: [drifted], remove: ['Consolidatable'] });
+    expect(same.metadata.resourceVersion).toBe(second.metadata.resourceVersion);
+    const read = await port.getNodeClaim(`${p}-a`);
+    expect(read?.status.conditions).toEqual([launched, drifted]);
+    expect(read?.spec.requirements).toEqual(nodeClaimObject('x', 'cls').spec.requirements);
+    expect(await reason(port.patchNodeClaimStatus(`${p}-missing`, { remove: ['Drifted'] }))).toBe('NotFound');
+  }],
   ['delete with a finalizer pending sets deletionTimestamp and keeps it listed; removing the finalizer deletes it; deleting a missing object succeeds', async (h, p) => {
     const { port } = h;
     await port.createNodeClaim(nodeClaimObject(`${p}-a`, 'cls', { finalizers: ['karpenter.sh/termination'] }));
