@@ -49,6 +49,8 @@ export const clusterLocation = location;
 export const DEFAULT_CLUSTER_LOCATION = 'westeurope';
 const requests = z.record(z.string().max(253), z.string().max(64));
 
+export const DEFAULT_SUBNET_PREFIX = '10.1.0.0/24';
+
 /** An IPv4 CIDR Azure accepts for a subnet: /16 (we cap the large end) to /29, network-aligned. */
 export const subnetCidr = z.string().superRefine((raw, ctx) => {
   const problem = cidrProblem(raw);
@@ -92,6 +94,33 @@ function checkSubnetOverlap(subnets: ReadonlyArray<{ id: string; addressPrefix: 
       const [b0, b1] = cidrRange(b.addressPrefix);
       if (a0 <= b1 && b0 <= a1) fail(a.path, `${a.addressPrefix} overlaps ${b.addressPrefix} (${b.path}) in the same virtual network`);
     }
+  }
+}
+
+/**
+ * NodeClasses that name one subnet describe one subnet: the same address range (a scenario's
+ * subnet is made from its NodeClasses' `subnetPrefix`, so two ranges would leave one silently
+ * unused). And the scenario's virtual network of a subscription and resource group is in one
+ * region, as every Azure VNet is: ARM refuses a NIC whose subnet is in another region
+ * (InvalidResourceReference, "make sure ... that both resources are in the same region",
+ * https://github.com/fortinet/azure-templates/issues/58).
+ */
+function checkSharedNetworks(classes: Scenario['nodeClasses'], fail: (path: string, message: string) => never): void {
+  const subnets = new Map<string, number>();
+  const vnets = new Map<string, number>();
+  for (const [i, c] of classes.entries()) {
+    const id = scenarioSubnetId(c);
+    const vnet = vnetOf(id);
+    const j = vnets.get(vnet);
+    if (j !== undefined && classes[j]!.location !== c.location) {
+      fail(`nodeClasses.${i}.location`, `${c.location}, but nodeClasses.${j} puts this NodeClass's virtual network (subscription ${c.subscriptionID}, resource group ${c.resourceGroup}) in ${classes[j]!.location}: a virtual network and its subnets are in one region (give this NodeClass its own resourceGroup)`);
+    }
+    if (j === undefined) vnets.set(vnet, i);
+    const k = subnets.get(id.toLowerCase());
+    if (k !== undefined && classes[k]!.subnetPrefix !== c.subnetPrefix) {
+      fail(`nodeClasses.${i}.subnetPrefix`, `${c.subnetPrefix} differs from ${classes[k]!.subnetPrefix} (nodeClasses.${k}) for the same subnet "${c.subnet}" (an absent subnetPrefix is ${DEFAULT_SUBNET_PREFIX}): one subnet has one address range`);
+    }
+    if (k === undefined) subnets.set(id.toLowerCase(), i);
   }
 }
 
@@ -161,7 +190,7 @@ const NodeClass = z.strictObject({
   resourceGroup: z.string().max(90).regex(/^[-\w._()]+$/, 'an Azure resource group name').default('azflex-nodes'),
   /** Subnet name inside the scenario's virtual network; one subnet per NodeClass. */
   subnet: z.string().max(80).regex(/^[\w][-\w.]*$/, 'an Azure subnet name').default('nodes'),
-  subnetPrefix: subnetCidr.default('10.1.0.0/24'),
+  subnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),
   image: z
     .strictObject({ publisher: z.string().min(1).max(128), offer: z.string().min(1).max(128), sku: z.string().min(1).max(128), version: z.string().min(1).max(64) })
     .default({ publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' }),
@@ -241,8 +270,6 @@ export const ControllerSchema = z
   })
   .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0 });
 
-export const DEFAULT_SUBNET_PREFIX = '10.1.0.0/24';
-
 /** Subnet sizes by ARM subnet id (a NodeClass's subnetID); others get `defaultSubnetPrefix`. */
 export const SubnetsSchema = z
   .array(z.strictObject({ id: z.string().max(1024).regex(/^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/i, 'an ARM subnet id'), addressPrefix: subnetCidr }))
@@ -313,7 +340,8 @@ export function parseScenario(raw: unknown, source: string): Scenario {
     if (!regions.has(`${c.subscriptionID.toLowerCase()}/${c.location}`)) fail(`nodeClasses.${i}.location`, `no region "${c.location}" in subscription ${c.subscriptionID}`);
   }
   checkFaultTargets(s.regions, s.faults.schedule, source);
-  // Each NodeClass's subnet (its subnetPrefix unless `subnets` lists it; the first NodeClass's for a shared subnet) in its VNet.
+  checkSharedNetworks(s.nodeClasses, fail);
+  // Each NodeClass's subnet (its subnetPrefix unless `subnets` lists it) in its VNet.
   const listed = new Set(s.subnets.map((n) => n.id.toLowerCase()));
   const own = s.nodeClasses.map((c, i) => ({ id: scenarioSubnetId(c), addressPrefix: c.subnetPrefix, path: `nodeClasses.${i}.subnetPrefix` })).filter((n) => !listed.has(n.id.toLowerCase()));
   checkSubnetOverlap([...own, ...s.subnets.map((n, i) => ({ ...n, path: `subnets.${i}.addressPrefix` }))], fail);

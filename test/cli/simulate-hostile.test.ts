@@ -107,6 +107,16 @@ describe('worlds and scenarios', () => {
     await refused(withWorld(world({ regions: [{ location: 'eastus2', subscriptionId: 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa' }, { location: 'eastus2', subscriptionId: 'AAAAAAAA-AAAA-AAAA-AAAA-AAAAAAAAAAAA' }] })), /regions\.1: duplicate region "eastus2"/);
     await refused(withWorld(world({ regions: [{ location: 'eastus2' }, { location: 'eastus2', subscriptionId: SUB }] })), /regions\.1: region "eastus2" is already given for every subscription by regions\.0/);
   });
+
+  it('scenario NodeClasses sharing a subnet with two address ranges, or a virtual network in two regions', async () => {
+    await refused(['--scenario', scenario((s) => void s.nodeClasses.push({ ...s.nodeClasses[0]!, name: 'second', subnetPrefix: '10.2.0.0/24' }))], /nodeClasses\.1\.subnetPrefix: 10\.2\.0\.0\/24 differs from 10\.1\.0\.0\/24 \(nodeClasses\.0\) for the same subnet "nodes" .*: one subnet has one address range$/m);
+    // An absent subnetPrefix is the default, which differs from the first's.
+    await refused(['--scenario', scenario((s) => void s.nodeClasses.splice(0, 1, { ...s.nodeClasses[0]!, subnetPrefix: '10.9.0.0/24' }, { name: 'second', location: 'eastus2', subscriptionID: s.nodeClasses[0]!.subscriptionID }))], /nodeClasses\.1\.subnetPrefix: 10\.1\.0\.0\/24 differs from 10\.9\.0\.0\/24 .*\(an absent subnetPrefix is 10\.1\.0\.0\/24\)/);
+    await refused(['--scenario', scenario((s) => {
+      s.regions.push({ location: 'swedencentral', subscriptionId: s.regions[0]!.subscriptionId });
+      s.nodeClasses.push({ ...s.nodeClasses[0]!, name: 'sweden', location: 'swedencentral', subnet: 'sweden', subnetPrefix: '10.2.0.0/24' });
+    })], /nodeClasses\.1\.location: swedencentral, but nodeClasses\.0 puts this NodeClass's virtual network \(subscription .*, resource group azflex-nodes\) in eastus2: a virtual network and its subnets are in one region/);
+  });
 });
 
 describe('manifests', () => {

@@ -80,10 +80,12 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
   .map((c): GeneratedCase => {
     const regions = [{ sub: SUB_A, location: 'eastus2' }];
     if (c.twoRegions) regions.push({ sub: c.secondSubscription ? SUB_B : SUB_A, location: SECOND_REGION });
+    // The second region's class has its own resource group, so its own virtual network: a VNet is in one region.
     const classes = regions.map((r, i) => ({
       name: `class-${i}`,
       location: r.location,
       subscriptionID: r.sub,
+      ...(i > 0 ? { resourceGroup: `azflex-nodes-${r.location}` } : {}),
       subnetPrefix: `10.${i + 1}.0.0/${c.subnetBits}`,
     }));
     const schedule: NonNullable<NonNullable<ScenarioInput['faults']>['schedule']> = [];

@@ -17,7 +17,7 @@ function twoRegions(extra: Partial<ScenarioInput> = {}): ScenarioInput {
     ],
     nodeClasses: [
       { name: 'eastus2', location: 'eastus2', subnetPrefix: '10.1.0.0/24' },
-      { name: 'eastus2euap', location: 'eastus2euap', subnet: 'euap', subnetPrefix: '10.2.0.0/24' },
+      { name: 'eastus2euap', location: 'eastus2euap', resourceGroup: 'azflex-nodes-euap', subnet: 'euap', subnetPrefix: '10.2.0.0/24' },
     ],
     nodePools: [
       { name: 'h200-eastus2', nodeClass: 'eastus2', instanceTypes: [H200], weight: 10, taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }] },
