@@ -20,7 +20,7 @@ export interface ClusterSetup {
 }
 
 export interface WorkloadSpec {
-  /** Pod names are `${name}-${round}-${i}` (StatefulSets: `${name}-${i}`). */
+  /** The workload's name (a scenario wave's `<prefix>-<index>`); its pods' names follow `podNames`. */
   name: string;
   namespace: string;
   /** metadata.labels/annotations and spec of every pod; name and uid are filled in per pod. */
@@ -32,8 +32,14 @@ export interface WorkloadSpec {
   lifetimeSeconds?: number;
   /** Submit the replicas again every this many seconds (churn). */
   repeatEverySeconds?: number;
-  /** StatefulSet pods keep ordinal names across rounds. */
-  ordinalNames?: boolean;
+  /**
+   * How its pods are named, as Kubernetes names them, so that two workloads' pods never share
+   * a name where Kubernetes' would not: a bare Pod its own name; a StatefulSet's
+   * `<name>-<ordinal>` (kept across rounds); a Deployment's or Job's the controller's
+   * generateName (`<deployment>-<pod-template-hash>-`, `<job>-`) with 5 characters of the
+   * API server's alphabet, drawn again if taken; a scenario wave's `<name>-<round>-<i>`.
+   */
+  podNames: { from: 'wave' } | { from: 'own' } | { from: 'ordinal' } | { from: 'generateName'; generateName: string };
 }
 
 export interface PodDisruptionBudgetSpec {
@@ -99,6 +105,7 @@ export function clusterOfScenario(scenario: Scenario, createdAt: string): Cluste
       ownerKind: 'ReplicaSet',
     },
     replicas: wave.count,
+    podNames: { from: 'wave' },
     atSeconds: wave.at,
     ...(wave.lifetimeSeconds !== undefined ? { lifetimeSeconds: wave.lifetimeSeconds } : {}),
     ...(wave.repeatEverySeconds !== undefined ? { repeatEverySeconds: wave.repeatEverySeconds } : {}),

@@ -10,6 +10,7 @@ import { parseQuantity, podRequests } from '../provisioning/resources.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
 import { checkAgainstCrd, type CrdKind } from './crd-validation.js';
+import { podTemplateHash } from './pod-names.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
 import { fitsNoVmSize, isKnownSku, labelProblem, LIMITS, quantity, ScenarioError, unknownSku, wholeQuantity } from './scenario.js';
 import { LABEL_INSTANCE_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
@@ -374,6 +375,17 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
   checkScheduling(tspec, specPath, fail);
   const owner = POD_OWNER[kind];
   const pod = toPod({ metadata: { ...((template.metadata ?? {}) as Raw), name: meta.name as string, namespace, ...(owner ? { ownerReferences: [{ kind: owner, controller: true }] } : {}) }, spec: tspec });
+  // The labels the controllers add (a ReplicaSet's pod-template-hash, a Job's job-name), and the names they give.
+  let podNames: WorkloadSpec['podNames'] = { from: kind === 'Pod' ? 'own' : 'ordinal' };
+  if (kind === 'Deployment') {
+    const hash = podTemplateHash(template);
+    pod.metadata.labels = { ...pod.metadata.labels, 'pod-template-hash': hash };
+    podNames = { from: 'generateName', generateName: `${String(meta.name)}-${hash}-` };
+  } else if (kind === 'Job') {
+    if (String(meta.name).length > 63) fail('metadata.name', `"${String(meta.name).slice(0, 80)}…" is longer than 63 characters, and a Job's name is its pods' job-name label value`);
+    pod.metadata.labels = { ...pod.metadata.labels, 'batch.kubernetes.io/job-name': String(meta.name), 'job-name': String(meta.name) };
+    podNames = { from: 'generateName', generateName: `${String(meta.name)}-` };
+  }
   // A pod no VM size could hold would stay pending whatever the world: a mistake, not a rehearsal.
   const misfit = fitsNoVmSize(podRequests(pod));
   if (misfit) fail(`${specPath}.containers`, misfit);
@@ -401,8 +413,7 @@ function workloadOf(o: Raw, kind: string, at: string): WorkloadSpec {
     replicas,
     atSeconds: 0,
     ...(lifetimeSeconds !== undefined ? { lifetimeSeconds } : {}),
-    ...(kind === 'StatefulSet' || kind === 'Pod' ? { ordinalNames: true } : {}),
-    ...(kind === 'Pod' ? { name: `${String(meta.name)}`, ordinalNames: true } : {}),
+    podNames,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Pod } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
 import type { WorkloadSpec } from './cluster-setup.js';
 import type { FakeCluster } from './cluster.js';
+import { generatedPodName } from './pod-names.js';
 
 /**
  * Submits the workloads' pods (Deployments' replicas, Jobs, researchers' waves) and removes
@@ -23,12 +24,19 @@ export class Workload {
   /** Pods with a lifetime written or deleted since the last tick. */
   private readonly written = new Set<string>();
   private frozen = false;
+  /** Names bare Pods take, and StatefulSets' replica counts (by namespace/name): generated names keep clear of both. */
+  private readonly podNames = new Set<string>();
+  private readonly statefulSets = new Map<string, number>();
 
   constructor(
     private readonly cluster: FakeCluster,
     private readonly clock: Clock,
     private readonly workloads: readonly WorkloadSpec[],
   ) {
+    for (const w of workloads) {
+      if (w.podNames.from === 'own') this.podNames.add(`${w.namespace}/${w.name}`);
+      if (w.podNames.from === 'ordinal') this.statefulSets.set(`${w.namespace}/${w.name}`, Math.max(w.replicas, this.statefulSets.get(`${w.namespace}/${w.name}`) ?? 0));
+    }
     cluster.pods.watch((key) => {
       if (this.lifetimes.has(key)) this.written.add(key);
     });
@@ -39,7 +47,10 @@ export class Workload {
     for (const w of this.workloads) {
       const submit = (round: number): void => {
         if (this.frozen) return;
-        for (let i = 0; i < w.replicas; i++) this.submit(w, w.ordinalNames ? `${w.name}-${i}` : `${w.name}-${round}-${i}`);
+        for (let i = 0; i < w.replicas; i++) {
+          const name = this.podName(w, round, i);
+          if (name !== undefined) this.submit(w, name);
+        }
         if (w.repeatEverySeconds && this.clock.now() + w.repeatEverySeconds * 1000 < untilMs) {
           this.clock.setTimer(w.repeatEverySeconds * 1000, () => submit(round + 1));
         }
@@ -107,10 +118,33 @@ export class Workload {
     this.ends.delete(key);
   }
 
+  /**
+   * The name of a workload's `i`-th pod of a round, or none while a pod of that fixed name (a
+   * bare Pod, a StatefulSet replica) still exists. A generated name is drawn again while it is
+   * taken, or is one a bare Pod or StatefulSet of the workloads will take, as the API server's
+   * AlreadyExists makes the controller do.
+   */
+  private podName(w: WorkloadSpec, round: number, i: number): string | undefined {
+    const naming = w.podNames;
+    if (naming.from !== 'generateName') {
+      const name = naming.from === 'own' ? w.name : naming.from === 'ordinal' ? `${w.name}-${i}` : `${w.name}-${round}-${i}`;
+      return this.cluster.pods.has(`${w.namespace}/${name}`) ? undefined : name;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const name = generatedPodName(naming.generateName, `${w.namespace}/${round}/${i}`, attempt);
+      const key = `${w.namespace}/${name}`;
+      if (!this.cluster.pods.has(key) && !this.isFixedName(key)) return name;
+    }
+  }
+
+  private isFixedName(key: string): boolean {
+    if (this.podNames.has(key)) return true;
+    const m = /^(.*)-(0|[1-9]\d*)$/.exec(key);
+    return m !== null && Number(m[2]) < (this.statefulSets.get(m[1]!) ?? 0);
+  }
+
   private submit(w: WorkloadSpec, name: string): void {
     const key = `${w.namespace}/${name}`;
-    // A StatefulSet pod that still exists is not submitted twice.
-    if (this.cluster.pods.has(key)) return;
     const t = w.template;
     const pod: Pod = {
       ...t,
