@@ -17,15 +17,16 @@ export function bounded(name: string, min: number, max: number) {
   };
 }
 
-/** `1..1000`, `7`, or `1,5,9` (ranges and single seeds, comma-separated), each within 0..MAX_SEED. */
+/** `1..1000`, `7`, or `1,5,9` (ranges and single seeds, comma-separated, spaces allowed around them), each within 0..MAX_SEED. */
 export function seedList(raw: string): number[] {
   const seeds = new Set<number>();
   const seed = (text: string): number => {
+    if (text === '') throw new InvalidArgumentError(`"${raw.slice(0, 80)}" has an empty entry: seeds are separated by single commas`);
     if (!/^\d{1,10}$/.test(text) || Number(text) > MAX_SEED) throw new InvalidArgumentError(`seeds are whole numbers from 0 to ${MAX_SEED}, got "${text}"`);
     return Number(text);
   };
   for (const part of raw.split(',')) {
-    const range = /^(\d+)\.\.(\d+)$/.exec(part.trim());
+    const range = /^(\d+)\s*\.\.\s*(\d+)$/.exec(part.trim());
     const [from, to] = range ? [seed(range[1]!), seed(range[2]!)] : [seed(part.trim()), seed(part.trim())];
     if (to < from) throw new InvalidArgumentError(`seed range "${part}" runs backwards`);
     if (to - from + 1 + seeds.size > MAX_SWEEP_SEEDS) throw new InvalidArgumentError(`at most ${MAX_SWEEP_SEEDS} seeds per sweep, got more in "${raw}"`);

@@ -32,6 +32,17 @@ describe('seed sweeps', () => {
     expect(summarizeSweep(outcomes, { workers: 2, wallSeconds: 1 }).failures.map((f) => f.seed)).toEqual([5]);
   }, 120_000);
 
+  it('--arm sdk reaches the workers: a swept run is the single run through the SDK adapter, not the direct port', async () => {
+    const throttle = builtInScenario('throttle')!;
+    const sdk = { scenario: throttle, seed: 2, strategy: 'machine' as const, hours: 0.1, reproduce: 'r' };
+    const [pooled, direct] = await runSweep([{ ...sdk, arm: 'sdk' }, sdk], { workers: 2 });
+    const { runSimulation } = await import('../../src/sim/simulation.js');
+    const { sdkArmAdapter } = await import('../../src/sim/sdk-route.js');
+    const single = await runSimulation({ scenario: throttle, seed: 2, strategy: 'machine', hours: 0.1, keepEventLog: false, armAdapter: sdkArmAdapter });
+    expect(pooled!.result!.eventLogSha256).toBe(single.result.eventLogSha256);
+    expect(direct!.result!.eventLogSha256).not.toBe(single.result.eventLogSha256);
+  }, 120_000);
+
   it('distinct seeds across the documented range (0..2^32 - 1) give distinct event logs', async () => {
     // Both ends, the 31/32-bit boundary, and mulberry32's increment (that seed's raw stream is
     // seed 0's shifted by one draw; every component forks its own stream, so the runs differ).
@@ -49,6 +60,10 @@ describe('seed sweeps', () => {
     expect(() => seedList('4294967296')).toThrow('from 0 to 4294967295');
     expect(() => seedList('0..200000')).toThrow('at most 100000');
     expect(() => seedList('1.5')).toThrow('whole numbers');
+    // Spaces around ranges and commas, as a shell user types them; a single seed is a range of one.
+    expect(seedList(' 3 .. 4 , 9 ')).toEqual([3, 4, 9]);
+    expect(seedList('5')).toEqual(seedList('5..5'));
+    expect(() => seedList('1..2,')).toThrow('"1..2," has an empty entry');
     const first = (seed: number) => new SeededRandom(seed).next();
     expect(first(0)).not.toBe(first(2 ** 32 - 1));
     expect(first(0)).not.toBe(first(0x9e3779b9));

@@ -226,6 +226,7 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
       hours: flags.hours,
       restarts: flags.restarts,
       offeringsCache: flags.offeringsCache === false ? false : undefined,
+      arm: flags.arm,
       reproduce: reproduceCommand(flags, seed, strategy),
     })),
   );

@@ -17,6 +17,8 @@ export interface SweepJob {
   restarts?: number;
   crashes?: Array<[number, number]>;
   offeringsCache?: boolean;
+  /** `sdk`: through the production SDK adapter and the ARM face's REST route (`--arm sdk`), built in the worker. */
+  arm?: 'direct' | 'sdk';
   /** The command line that replays this job alone (printed for failing seeds). */
   reproduce: string;
 }
@@ -38,7 +40,10 @@ export interface SweepOutcome {
 export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
   const base = { seed: job.seed, strategy: job.strategy, reproduce: job.reproduce };
   try {
+    // Loaded only for `--arm sdk`: the SDKs cost a worker a second it need not pay otherwise.
+    const armAdapter = job.arm === 'sdk' ? (await import('../sdk-route.js')).sdkArmAdapter : undefined;
     const run = await runSimulation({
+      armAdapter,
       scenario: job.scenario,
       cluster: job.cluster,
       seed: job.seed,
