@@ -1,6 +1,6 @@
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, globSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { DurationError, parseDuration } from '../disruption/duration.js';
 import { parseCron } from '../disruption/budgets.js';
@@ -64,8 +64,8 @@ export interface LoadedManifests extends ClusterSetup {
 
 type Raw = Record<string, unknown>;
 
-export function loadManifests(paths: readonly string[]): LoadedManifests {
-  const files = manifestFiles(paths);
+export function loadManifests(paths: readonly string[], opts: { recursive?: boolean } = {}): LoadedManifests {
+  const files = manifestFiles(paths, opts.recursive ?? false);
   const storage = { claims: [] as PersistentVolumeClaim[], volumes: [] as NonNullable<ClusterSetup['storage']>['volumes'], classes: [] as NonNullable<ClusterSetup['storage']>['classes'] };
   const setup: LoadedManifests = {
     nodeClasses: [], nodePools: [], workloads: [], podDisruptionBudgets: [], storage, sources: {}, files, ignored: [], persistentVolumeClaims: [],
@@ -82,6 +82,7 @@ export function loadManifests(paths: readonly string[]): LoadedManifests {
     if (bytes > MAX_MANIFEST_BYTES) throw new ScenarioError(`${file}: the manifests add up to more than ${MAX_MANIFEST_BYTES} bytes`);
     for (const [d, doc] of parseOrThrow(text, file).entries()) {
       const where = `${file}${d > 0 ? ` (document ${d + 1})` : ''}`;
+      if (isKustomization(doc, file)) throw new ScenarioError(`${where}: a kustomization is kustomize's input, not an object to apply (kubectl apply -f refuses it too): pass what \`kubectl kustomize ${dirname(file)}\` prints instead`);
       for (const item of listItems(doc, where)) {
         const o = objectOf(withoutNulls(item), where);
         const kind = o.kind as string;
@@ -204,23 +205,71 @@ function storageClassOf(o: Raw, at: string): ReturnType<typeof toStorageClass> {
   return toStorageClass(o);
 }
 
-function manifestFiles(paths: readonly string[]): string[] {
+/** The extensions `kubectl apply -f <dir>` reads, compared as it compares them (case matters). */
+const MANIFEST_EXTENSIONS = new Set(['.json', '.yaml', '.yml']);
+/** Directory entries a `-R` walk may look at: a walk of a huge tree is refused quickly instead of taking minutes. */
+export const MAX_WALKED_ENTRIES = 100_000;
+
+/**
+ * The files `kubectl apply -f <paths> [-R]` reads, in its order: a file named explicitly
+ * whatever its extension; a directory's `.json`, `.yaml` and `.yml` files in name order (other
+ * files, a README, are left alone), and with `recursive` its subdirectories' too, depth first
+ * as they come in that order (not followed through symlinks, as filepath.Walk does not); a path
+ * that does not exist as a glob of `*`, `?` and `[...]`. A file reached twice is read once.
+ */
+function manifestFiles(paths: readonly string[], recursive: boolean): string[] {
   const out: string[] = [];
-  for (const p of paths) {
+  const seen = new Set<string>();
+  let walked = 0;
+  let skippedDirectory = false;
+  const add = (file: string, given: string): void => {
+    let real = file;
+    try {
+      real = realpathSync(file);
+    } catch {
+      // Left to the read, which names the problem.
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
+    out.push(file);
+    if (out.length > MAX_MANIFEST_FILES) throw new ScenarioError(`${given}: more than ${MAX_MANIFEST_FILES} manifest files`);
+  };
+  const walk = (dir: string, given: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    } catch (err) {
+      throw new ScenarioError(`${dir}: cannot read manifests (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    walked += entries.length;
+    if (walked > MAX_WALKED_ENTRIES) throw new ScenarioError(`${given}: more than ${MAX_WALKED_ENTRIES} files and directories to look through`);
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (recursive) walk(path, given);
+        else skippedDirectory = true;
+      } else if (MANIFEST_EXTENSIONS.has(extname(e.name))) add(path, given);
+    }
+  };
+  const visit = (p: string, given: string): void => {
     let st;
     try {
       st = statSync(p);
     } catch (err) {
       throw new ScenarioError(`${p}: cannot read manifests (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
-    if (st.isDirectory()) {
-      // Like `kubectl apply -f dir`: the directory's YAML and JSON files, not its subdirectories.
-      const names = readdirSync(p).filter((n) => /\.(ya?ml|json)$/i.test(n)).sort();
-      for (const n of names) out.push(join(p, n));
-    } else out.push(p);
-    if (out.length > MAX_MANIFEST_FILES) throw new ScenarioError(`${p}: more than ${MAX_MANIFEST_FILES} manifest files`);
+    if (st.isDirectory()) walk(p, given);
+    else add(p, given);
+  };
+  for (const p of paths) {
+    if (!existsSync(p) && /[*?[]/.test(p)) {
+      if (p.includes('**')) throw new ScenarioError(`${p}: kubectl's patterns match within one directory (*, ?, [...]); for subdirectories pass the directory with -R`);
+      const matches = globSync(p).sort();
+      if (matches.length === 0) throw new ScenarioError(`${p}: the path does not exist and the pattern matches no file`);
+      for (const m of matches) visit(m, p);
+    } else visit(p, p);
   }
-  if (out.length === 0) throw new ScenarioError(`${paths.join(', ')}: no .yaml, .yml or .json manifest files`);
+  if (out.length === 0) throw new ScenarioError(`${paths.join(', ')}: no .yaml, .yml or .json manifest files${skippedDirectory ? ' (pass -R for their subdirectories)' : ''}`);
   return out;
 }
 
@@ -260,6 +309,14 @@ function withoutNulls(v: unknown): unknown {
   const out: Raw = {};
   for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
   return out;
+}
+
+/** kustomize's own file: its kinds, or a document without apiVersion and kind in a file named as kustomize names it. */
+function isKustomization(doc: unknown, file: string): boolean {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return false;
+  const o = doc as Raw;
+  if (typeof o.apiVersion === 'string' && o.apiVersion.startsWith('kustomize.config.k8s.io/')) return true;
+  return /^(kustomization\.ya?ml|Kustomization)$/.test(basename(file)) && (o.apiVersion === undefined || o.kind === undefined);
 }
 
 function objectOf(doc: unknown, where: string): Raw {

@@ -1,6 +1,6 @@
-import { closeSync, mkdtempSync, openSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -191,6 +191,45 @@ describe('manifests', () => {
     expect(loaded.nodePools.map((p) => p.metadata.name)).toEqual(['gpu']);
     expect(loaded.workloads.map((w) => [w.name, w.replicas])).toEqual([['web', 1]]);
     expect(loaded.ignored).toEqual(['ServiceMonitor/m']);
+  });
+});
+
+describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
+  const tree = (files: Record<string, string>): string => {
+    const root = mkdtempSync(join(dir, 'tree-'));
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    return root;
+  };
+  const examples = Object.fromEntries(readdirSync('examples').filter((n) => n.endsWith('.yaml')).map((n) => [n, readFileSync(join('examples', n), 'utf8')]));
+  const names = async (paths: string[], recursive = false) => {
+    const { loadManifests } = await import('../../src/sim/manifests.js');
+    const loaded = loadManifests(paths, { recursive });
+    return { files: loaded.files.map((f) => relative(paths[0]!.replace(/[*?[].*$/, ''), f)), workloads: loaded.workloads.map((w) => w.name) };
+  };
+
+  it('a directory: its .json/.yaml/.yml files in name order, not a README or .YAML (kubectl compares extensions exactly), subdirectories only with -R, depth first', async () => {
+    const root = tree({
+      'a-classes.yaml': examples['azureflexnodeclass-h200-eastus2.yaml']!, 'b-pool.yml': examples['nodepool-h200-eastus2.yaml']!, 'README.md': '# not YAML: [', 'notes.txt': 'x: [',
+      'UPPER.YAML': examples['h200-deployment.yaml']!, 'apps/web.yaml': examples['h200-deployment.yaml']!, 'apps/deeper/more.json': '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}', 'c-last.yaml': '# comments only\n',
+    });
+    expect(await names([root])).toEqual({ files: ['a-classes.yaml', 'b-pool.yml', 'c-last.yaml'], workloads: [] });
+    expect(await names([root], true)).toEqual({ files: ['a-classes.yaml', 'apps/deeper/more.json', 'apps/web.yaml', 'b-pool.yml', 'c-last.yaml'], workloads: ['h200-trainer'] });
+    // A file named on its own is read whatever its extension; a file reached twice is read once (not a duplicate object).
+    expect((await names([root, join(root, 'UPPER.YAML'), join(root, 'a-classes.yaml')])).files).toEqual(['a-classes.yaml', 'b-pool.yml', 'c-last.yaml', 'UPPER.YAML']);
+    // A path that does not exist is a glob, as kubectl expands it.
+    expect((await names([join(root, '[ab]-*')])).files).toEqual(['a-classes.yaml', 'b-pool.yml']);
+  });
+
+  it('refusals: -R without --manifests, ** patterns and globs that match nothing, a kustomization, a directory with only subdirectories', async () => {
+    await refused(['-R'], /-R goes with --manifests/);
+    const root = tree({ 'pools/pool.yaml': examples['nodepool-h200-eastus2.yaml']!, 'kustomize/kustomization.yaml': 'resources: [a.yaml]\n', 'kustomize/a.yaml': examples['azureflexnodeclass-h200-eastus2.yaml']! });
+    await refused(['--manifests', join(root, '**/*.yaml')], /kubectl's patterns match within one directory \(\*, \?, \[\.\.\.\]\); for subdirectories pass the directory with -R/);
+    await refused(['--manifests', join(root, 'nope-*.yaml')], /nope-\*\.yaml: the path does not exist and the pattern matches no file/);
+    await refused(['--manifests', join(root, 'kustomize')], /kustomization\.yaml: a kustomization is kustomize's input, not an object to apply \(kubectl apply -f refuses it too\): pass what `kubectl kustomize .*kustomize` prints instead/);
+    await refused(['--manifests', root], /no \.yaml, \.yml or \.json manifest files \(pass -R for their subdirectories\)/);
   });
 });
 

@@ -18,6 +18,7 @@ import { bounded, MAX_SEED, MAX_SWEEP_SEEDS, seedList } from '../flags.js';
 interface SimulateFlags {
   scenario?: string;
   manifests?: string[];
+  recursive?: boolean;
   world?: string;
   hours?: number;
   seed: number;
@@ -45,6 +46,7 @@ const DEFAULT_INPUT = 'quota-storm';
 /** `--scenario` (both halves in one), or `--manifests` with `--world`. */
 async function resolveInputs(flags: SimulateFlags): Promise<{ scenario: Scenario; cluster?: ClusterSetup }> {
   if (!flags.manifests) {
+    if (flags.recursive) throw new UsageError('-R goes with --manifests (it reads their directories\' subdirectories too)');
     if (flags.world !== undefined) throw new UsageError('--world goes with --manifests (a --scenario brings its own world)');
     return { scenario: resolveScenario(flags.scenario ?? DEFAULT_INPUT) };
   }
@@ -54,7 +56,7 @@ async function resolveInputs(flags: SimulateFlags): Promise<{ scenario: Scenario
     const world = loadWorld(worldName);
     // Loaded here: the CRD validator (ajv) costs a tenth of a second that other inputs need not pay.
     const { loadManifests } = await import('../../sim/manifests.js');
-    const cluster = loadManifests(flags.manifests);
+    const cluster = loadManifests(flags.manifests, { recursive: flags.recursive === true });
     return { scenario: scenarioOfWorld(world, cluster, builtInWorldNames.has(worldName) ? `world ${worldName}` : worldName), cluster };
   } catch (err) {
     if (err instanceof ScenarioError) throw new UsageError(err.message);
@@ -139,6 +141,7 @@ export function register(program: Command): void {
     .description('run the controller against the deterministic fake Azure and cluster, and count what leaks')
     .option('--scenario <name|file>', `world, NodePools and workload in one: built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
     .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim); files or directories')
+    .option('-R, --recursive', 'with --manifests: read the directories\' subdirectories too, as kubectl apply -R does')
     .option('--world <name|file>', `with --manifests: the Azure side, built-in (${BUILT_IN_WORLDS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
     .option('--hours <n>', `simulated hours, above 0 and at most ${LIMITS.hours} (default: the scenario’s)`, hoursFlag)
     .option('--seed <n>', `seed of every random choice (0..${MAX_SEED}); the same seed gives the same run`, bounded('--seed', 0, MAX_SEED), 1)
@@ -249,7 +252,7 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
 /** The command line that replays one run of a sweep. */
 function reproduceCommand(flags: SimulateFlags, seed: number, strategy: StrategyName): string {
   const args = ['npx azflex simulate'];
-  if (flags.manifests) args.push('--manifests', ...flags.manifests.map(shellQuote), '--world', shellQuote(flags.world ?? DEFAULT_INPUT));
+  if (flags.manifests) args.push('--manifests', ...flags.manifests.map(shellQuote), ...(flags.recursive ? ['-R'] : []), '--world', shellQuote(flags.world ?? DEFAULT_INPUT));
   else args.push('--scenario', shellQuote(flags.scenario ?? DEFAULT_INPUT));
   args.push('--seed', String(seed), '--strategy', strategy);
   if (flags.hours !== undefined) args.push('--hours', String(flags.hours));
