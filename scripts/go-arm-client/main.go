@@ -139,7 +139,7 @@ func main() {
 	flag.StringVar(&s.group, "resource-group", "", "resource group")
 	flag.StringVar(&s.location, "location", "eastus2", "location")
 	flag.StringVar(&s.subnet, "subnet", "", "subnet id for NICs")
-	flag.StringVar(&s.flow, "flow", "", "flow: reservation | lifecycle | absent | errors | allocation-failure")
+	flag.StringVar(&s.flow, "flow", "", "flow: reservation | lifecycle | absent | errors | allocation-failure | catalog")
 	flag.StringVar(&s.gpuSize, "gpu-size", "Standard_ND96isr_H200_v5", "a size whose family has no quota")
 	flag.StringVar(&s.size, "size", "Standard_D2s_v5", "a size with quota")
 	flag.Float64Var(&s.tickSeconds, "tick-seconds", 30, "face clock seconds per tick while the SDK waits")
@@ -154,7 +154,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "go-arm-client:", err)
 		os.Exit(2)
 	}
-	flows := map[string]func() error{"reservation": r.reservation, "lifecycle": r.lifecycle, "absent": r.absent, "errors": r.errorBodies, "allocation-failure": r.allocationFailure}
+	flows := map[string]func() error{"reservation": r.reservation, "lifecycle": r.lifecycle, "absent": r.absent, "errors": r.errorBodies, "allocation-failure": r.allocationFailure, "catalog": r.catalog}
 	run, ok := flows[s.flow]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "go-arm-client: unknown flow", s.flow)
@@ -602,6 +602,83 @@ func (r *runner) allocationFailure() error {
 	}
 	r.advance(180)
 	return r.deleteNic("nic-delete-after-vm", "af-nic")
+}
+
+// catalog: what a provider reads before it launches anything: Resource SKUs of the location,
+// the location's quota usages and VM sizes, each through the SDK's pager.
+func (r *runner) catalog() error {
+	skus, err := armcompute.NewResourceSKUsClient(r.s.subscription, staticToken{}, r.opts)
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	count, vms := 0, map[string]any{}
+	pager := skus.NewListPager(&armcompute.ResourceSKUsClientListOptions{Filter: to.Ptr(fmt.Sprintf("location eq '%s'", r.s.location))})
+	for err = nil; pager.More(); {
+		var page armcompute.ResourceSKUsClientListResponse
+		if page, err = pager.NextPage(r.ctx); err != nil {
+			break
+		}
+		for _, sku := range page.Value {
+			count++
+			if str(sku.ResourceType) != "virtualMachines" {
+				continue
+			}
+			caps := map[string]string{}
+			for _, c := range sku.Capabilities {
+				caps[str(c.Name)] = str(c.Value)
+			}
+			zones := []string{}
+			for _, li := range sku.LocationInfo {
+				for _, z := range li.Zones {
+					zones = append(zones, str(z))
+				}
+			}
+			restrictions := []string{}
+			for _, rs := range sku.Restrictions {
+				restrictions = append(restrictions, string(derefE(rs.Type))+"/"+string(derefE(rs.ReasonCode)))
+			}
+			vms[str(sku.Name)] = map[string]any{"family": str(sku.Family), "vCPUs": caps["vCPUs"], "gpus": caps["GPUs"], "memoryGB": caps["MemoryGB"], "zones": zones, "restrictions": restrictions, "locations": len(sku.Locations)}
+		}
+	}
+	r.record("resource-skus", t, map[string]any{"count": count, "vms": vms}, err)
+
+	usage, err := armcompute.NewUsageClient(r.s.subscription, staticToken{}, r.opts)
+	if err != nil {
+		return err
+	}
+	t = time.Now()
+	usages := map[string]any{}
+	up := usage.NewListPager(r.s.location, nil)
+	for err = nil; up.More(); {
+		var page armcompute.UsageClientListResponse
+		if page, err = up.NextPage(r.ctx); err != nil {
+			break
+		}
+		for _, u := range page.Value {
+			usages[str(u.Name.Value)] = map[string]any{"current": deref(u.CurrentValue), "limit": deref(u.Limit), "unit": deref(u.Unit), "localized": str(u.Name.LocalizedValue)}
+		}
+	}
+	r.record("usages", t, usages, err)
+
+	sizes, err := armcompute.NewVirtualMachineSizesClient(r.s.subscription, staticToken{}, r.opts)
+	if err != nil {
+		return err
+	}
+	t = time.Now()
+	names := []string{}
+	sp := sizes.NewListPager(r.s.location, nil)
+	for err = nil; sp.More(); {
+		var page armcompute.VirtualMachineSizesClientListResponse
+		if page, err = sp.NextPage(r.ctx); err != nil {
+			break
+		}
+		for _, v := range page.Value {
+			names = append(names, str(v.Name))
+		}
+	}
+	r.record("vm-sizes", t, map[string]any{"names": names}, err)
+	return nil
 }
 
 // absent: deletes and reads of resources that do not exist, and of a resource group that does not.

@@ -197,6 +197,21 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
     expect(step(run, 'nic-delete-after-vm').ok).toBe(true);
   });
 
+  it('what a provider reads first: Resource SKUs (api-version 2021-07-01, location filter), quota usages and VM sizes through the SDK\'s pagers', async () => {
+    const run = await runFlow('catalog');
+    const skus = step(run, 'resource-skus').result as { count: number; vms: Record<string, { family: string; vCPUs: string; gpus: string; zones: string[]; restrictions: string[]; locations: number }> };
+    expect(skus.vms[H200]).toEqual({ family: 'standardNDSH200v5Family', vCPUs: '96', gpus: '8', memoryGB: expect.any(String), zones: ['1', '2', '3'], restrictions: [], locations: 1 });
+    expect(Object.keys(skus.vms).length).toBeGreaterThan(20);
+    expect(exchanges(run, 'GET', /\/providers\/Microsoft\.Compute\/skus$/).map((h) => [h.status, h.query])).toEqual([[200, "%24filter=location%20eq%20%27eastus2%27&api-version=2021-07-01"]]);
+    const usages = step(run, 'usages').result as Record<string, { current: number; limit: number; localized: string }>;
+    expect(usages['cores']).toMatchObject({ current: 0, limit: 400, localized: 'Total Regional vCPUs' });
+    // GPU families start at 0 until a quota request raises them: the same limit the VM PUT's refusal quotes.
+    expect(usages['standardNDSH200v5Family']).toMatchObject({ current: 0, limit: 0 });
+    expect(usages['standardDSv5Family']).toMatchObject({ limit: 8 });
+    const sizes = (step(run, 'vm-sizes').result as { names: string[] }).names;
+    expect(sizes.sort()).toEqual(Object.keys(skus.vms).sort());
+  });
+
   it('deletes of absent resources: 204, which the SDK\'s Begin*Delete takes as done; reads 404 ResourceNotFound; a missing group 404 ResourceGroupNotFound', async () => {
     const run = await runFlow('absent');
     for (const [name, path] of [['vm-delete-absent', `${RG}/providers/Microsoft.Compute/virtualMachines/never-vm`], ['nic-delete-absent', `${RG}/providers/Microsoft.Network/networkInterfaces/never-nic`], ['disk-delete-absent', `${RG}/providers/Microsoft.Compute/disks/never-disk`]] as const) {
