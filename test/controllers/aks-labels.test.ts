@@ -181,6 +181,23 @@ describe('NodePool label keys the Azure provider reserves', () => {
     ])).toEqual([]);
   });
 
+  it('a NodePool using one gets ValidationSucceeded=False and an Event, and no nodes; the others are unaffected', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('bad', { labels: { pool: 'bad', 'karpenter.azure.com/team': 'ml' } }));
+    cluster.putNodePool(makeNodePool('good', { labels: { pool: 'good', 'kubernetes.azure.com/ebpf-dataplane': 'cilium' } }));
+    cluster.putPod(makePod('a', { nodeSelector: { pool: 'bad' } }));
+    cluster.putPod(makePod('b', { nodeSelector: { pool: 'good' } }));
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(5), isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog,
+    });
+    await provisioner.reconcile();
+    expect([...cluster.nodeClaims.values()].map((c) => c.metadata.labels['karpenter.sh/nodepool'])).toEqual(['good']);
+    expect(cluster.nodePools.get('bad')!.status.conditions.find((c) => c.type === 'ValidationSucceeded')).toMatchObject({ status: 'False', reason: 'RestrictedLabel' });
+    expect(cluster.events.filter((e) => e.involvedObject.kind === 'NodePool').map((e) => `${e.involvedObject.name}/${e.reason}`)).toEqual(['bad/RestrictedLabel']);
+  });
+
   it('refuses an In requirement that names none of a well-known key\'s values', () => {
     expect(issues({}, [{ key: 'kubernetes.azure.com/mode', operator: 'In', values: ['System'] }])).toEqual([
       'InvalidRequirement: requirement kubernetes.azure.com/mode In [System] names none of its values: system, user',
