@@ -209,7 +209,8 @@ describe('bootstrap source', () => {
 
 describe('userdata from Karpenter objects', () => {
   it('maps NodeClaim + NodeClass + instance type, reading the bootstrap config once per process', async () => {
-    const { createUserDataRenderer, userDataInputFor } = await import('../../src/azure/userdata/index.js');
+    const { userDataInputFor } = await import('../../src/azure/userdata/index.js');
+    const { createUserDataRenderer } = await import('../../src/runtime/userdata.js');
     const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
     const meta = (name: string, labels: Record<string, string> = {}) => ({
       name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z',
@@ -218,7 +219,7 @@ describe('userdata from Karpenter objects', () => {
       metadata: meta('h200-x7k2p', { 'karpenter.sh/nodepool': 'h200', gpu: 'h200', 'node.kubernetes.io/instance-type': 'Standard_ND96isr_H200_v5' }),
       spec: {
         nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'h200-eastus2' },
-        requirements: [],
+        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In' as const, values: ['eastus2-2'] }, { key: 'karpenter.azure.com/sku-family', operator: 'In' as const, values: ['N', 'D'] }],
         resources: { requests: {} },
         taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' as const }],
         startupTaints: [{ key: 'example.com/warming', value: 'true', effect: 'NoSchedule' as const }],
@@ -236,6 +237,11 @@ describe('userdata from Karpenter objects', () => {
     const instanceType = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_ND96isr_H200_v5')!;
     const input = userDataInputFor({ nodeClaim, nodeClass, instanceType }, bootstrap);
     expect(input).toMatchObject({ region: 'eastus2', nodePool: 'h200', nodeClass: 'h200-eastus2', maxPods: 64, nvidiaRuntime: true, instanceType: 'Standard_ND96isr_H200_v5' });
+    // A single-valued In requirement is a node label; a multi-valued one is not.
+    expect(input.labels).toMatchObject({ gpu: 'h200', 'topology.kubernetes.io/zone': 'eastus2-2' });
+    expect(input.labels).not.toHaveProperty('karpenter.azure.com/sku-family');
+    // An AMD Instinct size gets no NVIDIA runtime.
+    expect(userDataInputFor({ nodeClaim, nodeClass, instanceType: { ...instanceType, name: 'Standard_ND96isr_MI300X_v5', gpuModel: 'MI300X' } }, bootstrap).nvidiaRuntime).toBe(false);
     let reads = 0;
     const source = new CachedBootstrapSource({ get: async () => (reads++, bootstrap) }, new SecretRegistry());
     const render = createUserDataRenderer(source);
@@ -245,7 +251,5 @@ describe('userdata from Karpenter objects', () => {
     const text = decodeCustomData(a);
     expect(text).toContain('"example.com/warming=true:NoSchedule"');
     expect(text).toContain('--max-pods=64');
-    const noPool = { ...nodeClaim, metadata: meta('orphan') };
-    expect(() => userDataInputFor({ nodeClaim: noPool, nodeClass, instanceType }, bootstrap)).toThrow(UserDataError);
   });
 });

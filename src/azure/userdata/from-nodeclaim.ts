@@ -1,13 +1,14 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
-import type { BootstrapSource } from './bootstrap.js';
-import { UserDataError, renderCustomData, type UserDataInput } from './cloud-init.js';
+import type { UserDataInput } from './cloud-init.js';
 import { LABEL_NODEPOOL } from '../../apis/well-known.js';
 
 /**
  * The bridge from Karpenter objects to cloud-init: a NodeClaim carries its NodePool's
- * template labels and taints (Karpenter copies them at creation), the NodeClass the region
- * and max pods, the instance type whether the NVIDIA runtime is needed.
+ * template labels and taints (Karpenter copies them at creation) and the labels its launch
+ * adds, its single-valued `In` requirements are node labels too; the NodeClass gives the
+ * region and max pods, the instance type whether the NVIDIA runtime is needed (not on AMD
+ * Instinct sizes) and how many pods its network allows.
  */
 export interface NodeUserDataRequest {
   nodeClaim: NodeClaim;
@@ -17,28 +18,20 @@ export interface NodeUserDataRequest {
 
 export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataInput['bootstrap']): UserDataInput {
   const { nodeClaim, nodeClass, instanceType } = req;
-  const nodePool = nodeClaim.metadata.labels[LABEL_NODEPOOL];
-  if (!nodePool) throw new UserDataError(`NodeClaim ${nodeClaim.metadata.name} has no ${LABEL_NODEPOOL} label`);
+  const labels: Record<string, string> = { ...nodeClaim.metadata.labels };
+  for (const r of nodeClaim.spec.requirements) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
   return {
     bootstrap,
     region: nodeClass.spec.location,
     instanceType: instanceType.name,
-    nodePool,
+    nodePool: nodeClaim.metadata.labels[LABEL_NODEPOOL] ?? '',
     nodeClass: nodeClass.metadata.name,
     capacityType: 'on-demand',
-    labels: { ...nodeClaim.metadata.labels },
+    labels,
     taints: nodeClaim.spec.taints,
     startupTaints: nodeClaim.spec.startupTaints,
-    maxPods: nodeClass.spec.maxPodsPerNode,
-    nvidiaRuntime: instanceType.gpuCount > 0 && instanceType.gpuModel !== undefined && !/^MI/i.test(instanceType.gpuModel),
+    maxPods: Math.min(nodeClass.spec.maxPodsPerNode, instanceType.maxPods),
+    nvidiaRuntime: instanceType.gpuCount > 0 && !/^MI/i.test(instanceType.gpuModel ?? ''),
     arch: instanceType.arch,
   };
-}
-
-/**
- * RuntimeDeps.userData for production: bootstrap config from the (cached) source, then
- * gzip+base64 cloud-init. Reads the cluster once per process through CachedBootstrapSource.
- */
-export function createUserDataRenderer(source: BootstrapSource): (req: NodeUserDataRequest) => Promise<string> {
-  return async (req) => renderCustomData(userDataInputFor(req, await source.get()));
 }
