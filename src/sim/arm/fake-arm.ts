@@ -939,7 +939,9 @@ export class FakeArm implements AzurePort {
         this.lastBucket = left;
         if (!taken.ok) throw msg.throttled(kind === 'reads' ? 'read' : kind === 'writes' ? 'write' : 'delete', subscriptionId, taken.retryAfterSeconds);
       }
-      if (this.computePolicies.length > 0 && (op === 'vm.put' || op === 'vm.get' || op === 'vm.delete' || op === 'vm.list')) {
+      // ARM answers a DELETE of a VM it does not have itself (204): Compute never sees it, so no policy is charged.
+      const reachesCompute = op === 'vm.put' || op === 'vm.get' || op === 'vm.list' || (op === 'vm.delete' && location !== undefined);
+      if (this.computePolicies.length > 0 && reachesCompute) {
         this.chargeCompute(op, subscriptionId, loc);
       }
       if (this.transientFaultRate > 0 && this.random.next() < this.transientFaultRate) throw msg.internalError();
