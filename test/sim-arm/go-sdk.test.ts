@@ -155,6 +155,10 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
     const finalGet = run.http.find((h) => h.method === 'GET' && h.path.endsWith(vmUrl) && h.atMs >= polls.at(-1)!.atMs);
     expect(finalGet?.status).toBe(200);
 
+    // life-c was finished from its poller's resume token alone: polled to the end, its PUT sent once.
+    expect(step(run, 'vm-create life-c').result).toMatchObject({ resumed: true, provisioningState: 'Succeeded' });
+    expect(exchanges(run, 'PUT', '/virtualMachines/life-c')).toHaveLength(1);
+
     expect(step(run, 'vm-get').result).toMatchObject({ name: 'life-a', provisioningState: 'Succeeded' });
     expect(step(run, 'vm-get').result).not.toHaveProperty('statuses');
     expect(step(run, 'vm-get-instance-view').result).toMatchObject({ statuses: ['ProvisioningState/succeeded', 'PowerState/running'] });
