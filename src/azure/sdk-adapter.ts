@@ -12,6 +12,7 @@ import {
   type ResourceRef,
   type Tags,
   type Vm,
+  type VmPowerState,
   type VmProvisioningState,
   type VmSpec,
 } from '../ports/azure.js';
@@ -116,7 +117,8 @@ export class SdkAzure implements AzurePort {
   async getVm(ref: ResourceRef): Promise<Vm | undefined> {
     const { compute } = await this.clientsFor(ref.subscriptionId);
     try {
-      return toVm(await compute.virtualMachines.get(ref.resourceGroup, ref.name), ref);
+      // With the instance view: the only place ARM shows a VM stopped or deallocated.
+      return toVm(await compute.virtualMachines.get(ref.resourceGroup, ref.name, { expand: 'instanceView' }), ref);
     } catch (err) {
       return this.undefinedIfNotFound(err);
     }
@@ -363,8 +365,27 @@ export function toVm(vm: VirtualMachine, ref: ResourceRef | undefined): Vm {
     nicIds: (vm.networkProfile?.networkInterfaces ?? []).map((n) => n.id ?? '').filter((id) => id !== ''),
     ...(osDiskName ? { osDiskName } : {}),
     provisioningState: toVmState(vm.provisioningState),
+    ...powerStateOf(vm),
     tags: tagsOf(vm.tags),
   };
+}
+
+/**
+ * A provisioned VM's power state from its instance view (`PowerState/<code>`), when it is not
+ * running; nothing for a running VM or an answer without an instance view (lists).
+ */
+export function powerStateOf(vm: VirtualMachine): { powerState?: VmPowerState } {
+  const code = vm.instanceView?.statuses?.find((st) => st.code?.startsWith('PowerState/'))?.code?.slice('PowerState/'.length).toLowerCase();
+  switch (code) {
+    case 'starting':
+    case 'stopping':
+    case 'stopped':
+    case 'deallocating':
+    case 'deallocated':
+      return { powerState: code };
+    default:
+      return {};
+  }
 }
 
 export function toDisk(disk: ArmDisk): Disk {

@@ -18,7 +18,7 @@ import { LABEL_DISK_CSI_ZONE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, UNR
  *  - Pods kube-scheduler bound to a node become Running; pods being deleted are confirmed
  *    gone (what a kubelet does after the containers stop), as are pods on vanished Nodes
  *    (the pod GC's job).
- *  - A Node whose VM is gone (or no longer Succeeded) turns NotReady.
+ *  - A Node whose VM is gone (or no longer Succeeded, or stopped or deallocated) turns NotReady.
  */
 
 interface Taint {
@@ -99,7 +99,8 @@ export class DevKubelet extends DevPoller {
     const byProviderId = new Map(nodes.filter((n) => n.spec.providerID).map((n) => [n.spec.providerID!.toLowerCase(), n]));
     const live = new Set<string>();
     for (const vm of this.o.arm.currentVms()) {
-      if (vm.provisioningState !== 'Succeeded') continue;
+      // A stopped or deallocated VM runs no kubelet.
+      if (vm.provisioningState !== 'Succeeded' || vm.powerState !== undefined) continue;
       const providerID = PROVIDER_ID_PREFIX + vm.id;
       live.add(providerID.toLowerCase());
       const node = byProviderId.get(providerID.toLowerCase());

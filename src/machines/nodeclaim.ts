@@ -2,7 +2,7 @@ import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { classifyAzureError, type FailureAction } from '../azure/errors.js';
 
 type InsufficientCapacity = Extract<FailureAction, { kind: 'insufficientCapacity' }>;
-import type { VmProvisioningState } from '../ports/azure.js';
+import type { VmPowerState, VmProvisioningState } from '../ports/azure.js';
 import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from './env.js';
 
 /**
@@ -23,8 +23,30 @@ export interface NodeClaimObservation {
   initialized: boolean;
   nicExists: boolean;
   vm?: VmProvisioningState;
-  node?: { name: string; ready: boolean };
+  /** The VM's power state when a GET showed it not running (lists never show one). */
+  vmPower?: VmPowerState;
+  /** `ready`: initialized as Karpenter has it; `kubeletReady` false: the Node's Ready condition is not True. */
+  node?: { name: string; ready: boolean; kubeletReady?: boolean };
 }
+
+/** What a GET of a launched NodeClaim's VM showed: its provisioning state (undefined: 404) and power state. */
+export interface InstanceState {
+  vm: VmProvisioningState | undefined;
+  power?: VmPowerState;
+}
+
+/**
+ * Why a launched NodeClaim's instance is lost, in the reason values upstream counts it under:
+ * the VM is gone (core's NodeClaim garbage collection), being deleted by someone else or
+ * stopped/deallocated (the AWS provider's interruption controller: instance_terminated, instance_stopped).
+ */
+export type InstanceLoss = 'garbage_collected' | 'instance_terminated' | 'instance_stopped';
+
+/** Power states in which a VM runs no kubelet and will not by itself again. */
+const STOPPED_POWER: ReadonlySet<VmPowerState> = new Set(['stopping', 'stopped', 'deallocating', 'deallocated']);
+
+/** How long a check that found the instance alive holds before the next may run (upstream's GC looks every 2 minutes). */
+export const INSTANCE_RECHECK_MS = 60_000;
 
 export interface LaunchFailure {
   code: string;
@@ -45,6 +67,29 @@ export interface NodeClaimContext {
   nicGone: boolean;
   retryAt: number;
   attempts: number;
+  /** Set once a GET showed the launched instance lost (gone, deleted by someone else, stopped). */
+  lost?: { loss: InstanceLoss; state: InstanceState };
+}
+
+/**
+ * Whether the world suggests a launched NodeClaim's instance is lost, to be confirmed by a GET:
+ * the view has no VM (or shows it Deleting, or a GET showed it stopped), or an initialized
+ * node's kubelet stopped reporting Ready (a VM that is deleted or deallocated runs none; only
+ * a node that was initialized counts, as a registering node is NotReady at first).
+ */
+function instanceSuspect(o: NodeClaimObservation, initialized: boolean): boolean {
+  if (!o.exists || o.deleting) return false;
+  if (o.vm === undefined || o.vm === 'Deleting') return true;
+  if (o.vmPower !== undefined && STOPPED_POWER.has(o.vmPower)) return true;
+  return initialized && o.node?.kubeletReady === false;
+}
+
+/** What a confirming GET means, upstream's way: gone counts only once the node's kubelet is not Ready (it may be right while it reports). */
+export function instanceLoss(state: InstanceState, observed: NodeClaimObservation): InstanceLoss | undefined {
+  if (state.vm === 'Deleting') return 'instance_terminated';
+  if (state.vm === undefined) return observed.node !== undefined && observed.node.kubeletReady !== false ? undefined : 'garbage_collected';
+  if (state.power !== undefined && STOPPED_POWER.has(state.power)) return 'instance_stopped';
+  return undefined;
 }
 
 export type NodeClaimEvent =
@@ -85,6 +130,10 @@ export function createNodeClaimMachine(env: MachineEnv) {
       createVm: fromPromise<VmProvisioningState, { name: string }>(notProvided('createVm')),
       /** GET of the NodeClaim's VM (undefined: none). Lists lag; "no VM" is decided by a GET. */
       getVmState: fromPromise<VmProvisioningState | undefined, { name: string }>(notProvided('getVmState')),
+      /** GET of a launched NodeClaim's VM with its instance view: is the instance still there and running? */
+      getInstanceState: fromPromise<InstanceState, { name: string }>(notProvided('getInstanceState')),
+      /** Upstream's reaction to a lost instance: Events, the disrupted metric, the NodeClaim deleted. */
+      disruptLostInstance: fromPromise<void, { name: string; loss: InstanceLoss; state: InstanceState }>(notProvided('disruptLostInstance')),
       markLaunched: fromPromise<void, { name: string }>(notProvided('markLaunched')),
       markRegistered: fromPromise<void, { name: string }>(notProvided('markRegistered')),
       markInitialized: fromPromise<void, { name: string }>(notProvided('markInitialized')),
@@ -113,6 +162,16 @@ export function createNodeClaimMachine(env: MachineEnv) {
         event.type === 'OBSERVED' && (event.observed.vm === undefined || event.observed.vm === 'Failed'),
       observedNode: ({ event }) => event.type === 'OBSERVED' && event.observed.node !== undefined,
       observedNodeReady: ({ event }) => event.type === 'OBSERVED' && (event.observed.node?.ready ?? false),
+      /** The launched instance may be lost (launched or registered: from ARM's view only; initialized: also a NotReady kubelet). */
+      observedInstanceSuspect: ({ event }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, false),
+      observedInitializedInstanceSuspect: ({ event }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, true),
+      /** Restored after a restart: a launched NodeClaim whose instance the world shows lost. */
+      launchedInstanceSuspect: ({ context }) =>
+        (context.observed.launched || context.observed.registered || context.observed.initialized) && context.observed.vmAttemptAt !== undefined &&
+        instanceSuspect(context.observed, context.observed.initialized),
+      instanceLost: ({ context, event }) => 'output' in event && instanceLoss(event.output as InstanceState, context.observed) !== undefined,
+      /** A gone instance's node runs nothing: no drain (upstream removes the node of a NotReady kubelet whose instance is gone). */
+      lostInstanceGone: ({ context }) => context.lost?.loss === 'garbage_collected' || context.lost?.loss === 'instance_terminated',
       vmResultSucceeded: ({ event }) => 'output' in event && event.output === 'Succeeded',
       vmResultInFlight: ({ event }) => 'output' in event && event.output === 'Creating',
       vmResultFailed: ({ event }) => 'output' in event && event.output === 'Failed',
@@ -185,10 +244,17 @@ export function createNodeClaimMachine(env: MachineEnv) {
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
+      recordLostInstance: assign({
+        lost: ({ context, event }) => {
+          const state = (event as { output?: InstanceState }).output ?? { vm: undefined };
+          return { loss: instanceLoss(state, context.observed) ?? 'garbage_collected', state };
+        },
+      }),
     },
     delays: {
       untilRetry: ({ context }) => Math.max(0, context.retryAt - now()),
       drainPoll: 5_000,
+      instanceRecheck: INSTANCE_RECHECK_MS,
     },
   }).createMachine({
     id: 'nodeclaim',
@@ -215,6 +281,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
         always: [
           { guard: 'isGone', target: 'deleted' },
           { guard: 'isDeleting', target: 'terminating' },
+          { guard: 'launchedInstanceSuspect', target: 'confirming-instance' },
           { guard: 'isInitialized', target: 'initialized' },
           { guard: 'isRegistered', target: 'registered' },
           { guard: 'vmSucceeded', target: 'launched' },
@@ -333,6 +400,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
             { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
+            { guard: 'observedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNode', target: 'registered', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -349,6 +417,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
             { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
+            { guard: 'observedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNodeReady', target: 'initialized', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -361,8 +430,41 @@ export function createNodeClaimMachine(env: MachineEnv) {
           input: ({ context }) => ({ name: context.name }),
           onError: { target: 'initialized-backoff', actions: 'scheduleBackoff' },
         },
+        on: {
+          OBSERVED: { guard: 'observedInitializedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
+        },
       },
       'initialized-backoff': { after: { untilRetry: 'initialized' } },
+      // The view suggests the launched instance is lost (lists lag; a kubelet may stop for other
+      // reasons): a GET with the instance view decides, as upstream asks the cloud provider.
+      'confirming-instance': {
+        invoke: {
+          src: 'getInstanceState',
+          input: ({ context }) => ({ name: context.name }),
+          onDone: [
+            { guard: 'instanceLost', target: 'instance-lost', actions: 'recordLostInstance' },
+            { target: 'instance-alive' },
+          ],
+          onError: { target: 'confirming-instance-backoff', actions: 'scheduleThrottledRetry' },
+        },
+      },
+      'confirming-instance-backoff': { after: { untilRetry: 'confirming-instance' } },
+      // Still there and running (or gone while its kubelet still reports Ready): look again later.
+      'instance-alive': {
+        after: { instanceRecheck: 'observing' },
+      },
+      // Deleted, deleted by someone else, stopped or deallocated: the NodeClaim goes, as upstream
+      // has it (Events, the disrupted metric); its pods are planned again and its VM, NIC and disk
+      // are cleaned up by the usual termination.
+      'instance-lost': {
+        invoke: {
+          src: 'disruptLostInstance',
+          input: ({ context }) => ({ name: context.name, loss: context.lost?.loss ?? 'garbage_collected', state: context.lost?.state ?? { vm: undefined } }),
+          onDone: [{ guard: 'lostInstanceGone', target: 'terminating.deleting-vm' }, { target: 'terminating' }],
+          onError: { target: 'instance-lost-backoff', actions: 'scheduleBackoff' },
+        },
+      },
+      'instance-lost-backoff': { after: { untilRetry: 'instance-lost' } },
       terminating: {
         initial: 'draining',
         entry: 'forgetNicEvidence',

@@ -279,7 +279,10 @@ export function snakeCase(value: string): string {
 }
 
 /** Why a NodeClaim was disrupted, in upstream's reason values (pkg/metrics). */
-export type NodeClaimDisruptedReason = 'empty' | 'underutilized' | 'drifted' | 'expired' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout';
+export type NodeClaimDisruptedReason =
+  | 'empty' | 'underutilized' | 'drifted' | 'expired' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout'
+  /** Core's NodeClaim garbage collection (the instance is gone); the AWS provider's interruption kinds for an instance deleted or stopped. */
+  | 'garbage_collected' | 'instance_terminated' | 'instance_stopped';
 
 /**
  * karpenter_nodeclaims_disrupted_total's labels for one NodeClaim. Upstream names a

@@ -119,6 +119,11 @@ export function runtimeMetricsObserver(
       azflex.vmCreateFailures.inc({ code, sku: attempt.sku, region: attempt.region });
       log?.info({ nodeClaim: attempt.nodeClaim, nodePool: attempt.nodePool, sku: attempt.sku, region: attempt.region, subscription: attempt.subscription, code }, 'VM create failed');
     },
+    instanceLost: ({ nodeClaim, nodePool, reason, message }) => {
+      const claim = claimOf(nodeClaim);
+      karpenter.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(reason, claim && { labels: claim.metadata.labels, terminationGracePeriod: claim.spec.terminationGracePeriod }, nodePool));
+      log?.info({ nodeClaim, nodePool, reason, detail: message }, 'instance lost; deleting the NodeClaim');
+    },
     launchFailed: ({ nodeClaim, nodePool, code, message, nicReservedUntil, insufficientCapacity }) => {
       // Upstream deletes a NodeClaim whose launch met insufficient capacity and counts it disrupted.
       if (insufficientCapacity) {

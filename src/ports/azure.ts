@@ -59,6 +59,12 @@ export interface VmSpec {
 
 export type VmProvisioningState = 'Creating' | 'Succeeded' | 'Failed' | 'Deleting';
 
+/**
+ * A provisioned VM's power state other than running, from its instance view (`PowerState/<code>`).
+ * ARM shows it only to a GET that asks for the instance view, never in a list.
+ */
+export type VmPowerState = 'starting' | 'stopping' | 'stopped' | 'deallocating' | 'deallocated';
+
 export interface Vm {
   id: string;
   name: string;
@@ -69,6 +75,12 @@ export interface Vm {
   nicIds: string[];
   osDiskName?: string;
   provisioningState: VmProvisioningState;
+  /**
+   * Set only when a GET's instance view shows a provisioned VM that is not running (a person
+   * or ARM stopped or deallocated it, or it is starting again); absent when it runs, and in
+   * every list answer (lists carry no instance view).
+   */
+  powerState?: VmPowerState;
   tags: Tags;
 }
 

@@ -98,6 +98,9 @@ export class Runtime {
         recordVmAttempt: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'recordVmAttempt', () => e.recordVmAttempt(input.name))),
         createVm: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'createVm', () => e.createVm(input.name))),
         getVmState: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'getVmState', () => e.vmState(input.name))),
+        getInstanceState: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'getInstanceState', () => e.instanceState(input.name))),
+        disruptLostInstance: fromPromise(({ input }) =>
+          this.traced(`nodeclaim/${input.name}`, 'disruptLostInstance', () => e.disruptLostInstance(input.name, input.loss, input.state))),
         markLaunched: fromPromise(({ input }) => e.syncStatus(input.name, 'Launched')),
         markRegistered: fromPromise(({ input }) => e.syncStatus(input.name, 'Registered')),
         markInitialized: fromPromise(({ input }) => e.syncStatus(input.name, 'Initialized')),
@@ -429,7 +432,8 @@ export class Runtime {
       initialized: conditionTrue(nc, 'Initialized'),
       nicExists: world.nics.has(nicNameFor(name)),
       vm: vm?.provisioningState,
-      node: node ? { name: node.metadata.name, ready } : undefined,
+      ...(vm?.powerState !== undefined ? { vmPower: vm.powerState } : {}),
+      node: node ? { name: node.metadata.name, ready, kubeletReady: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') } : undefined,
     };
   }
 

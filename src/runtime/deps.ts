@@ -5,6 +5,7 @@ import type { Clock, Random } from '../ports/clock.js';
 import type { FailureAction } from '../azure/errors.js';
 import type { UnavailableEntry } from '../azure/offerings.js';
 import type { EventLog } from './event-log.js';
+import type { InstanceLoss } from '../machines/nodeclaim.js';
 
 /** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
 export type StrategyName = 'naive' | 'delayed' | 'machine';
@@ -76,6 +77,8 @@ export interface RuntimeObserver {
   vmCreateFailed?(attempt: VmCreateAttempt, error: unknown): void;
   /** A launch failed for good: the NodeClaim is being deleted; `nicReservedUntil` when ARM holds its NIC. */
   launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; insufficientCapacity: boolean; nicReservedUntil?: number }): void;
+  /** A launched NodeClaim's instance was found gone, deleted by someone else or stopped: the NodeClaim is being deleted. */
+  instanceLost?(lost: { nodeClaim: string; nodePool: string; reason: InstanceLoss; message: string }): void;
 }
 
 export interface RuntimeDeps {

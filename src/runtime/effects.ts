@@ -1,6 +1,6 @@
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
 import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../catalog/skus.js';
-import type { LaunchFailure } from '../machines/nodeclaim.js';
+import type { InstanceLoss, InstanceState, LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import { ClusterError, type AzureFlexNodeClass, type Condition, type Node, type NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
@@ -122,6 +122,38 @@ export class Effects {
     const nc = this.nodeClaim(name);
     const cls = this.nodeClassOf(nc);
     return (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))))?.provisioningState;
+  }
+
+  /** GET of the NodeClaim's VM with its instance view: still there, and running? */
+  async instanceState(name: string): Promise<InstanceState> {
+    const nc = this.nodeClaim(name);
+    const vm = await this.deps.arm.getVm(this.ref(this.nodeClassOf(nc), vmNameFor(name)));
+    return { vm: vm?.provisioningState, ...(vm?.powerState !== undefined ? { power: vm.powerState } : {}) };
+  }
+
+  /**
+   * A launched NodeClaim's instance is gone, being deleted by someone else, or stopped or
+   * deallocated (a person, or ARM evicting a Spot VM): as upstream reacts (core's NodeClaim
+   * garbage collection, the AWS provider's interruption controller), a Warning Event on the
+   * NodeClaim and its Node, karpenter_nodeclaims_disrupted_total with upstream's reason, and
+   * the NodeClaim deleted; its termination drains the node (unless the instance is gone) and
+   * deletes the VM, NIC and disk, and the provisioner plans the pods again at once.
+   */
+  async disruptLostInstance(name: string, loss: InstanceLoss, state: InstanceState): Promise<void> {
+    const nc = this.world()?.nodeClaims.get(name);
+    if (!nc || nc.metadata.deletionTimestamp) return;
+    const vmName = vmNameFor(name);
+    const what = state.vm === undefined ? `VM ${vmName} no longer exists in ARM`
+      : state.vm === 'Deleting' ? `VM ${vmName} is being deleted outside azflex (a person, or ARM evicting a Spot VM)`
+      : `VM ${vmName} is ${state.power ?? 'not running'} (a person, or ARM evicting a Spot VM with policy Deallocate)`;
+    const reason = loss === 'instance_stopped' ? 'InstanceStopping' : 'InstanceTerminating';
+    const message = `${what}; deleting the NodeClaim so its pods are planned again`;
+    await this.deps.cluster.recordEvent({ involvedObject: { kind: 'NodeClaim', name, uid: nc.metadata.uid }, type: 'Warning', reason, message });
+    const node = this.nodeOf(nc);
+    if (node) await this.deps.cluster.recordEvent({ involvedObject: { kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }, type: 'Warning', reason, message });
+    await this.deps.cluster.deleteNodeClaim(name);
+    this.deps.observer?.instanceLost?.({ nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', reason: loss, message });
+    this.kick('provisioner');
   }
 
   async deleteNic(nicName: string): Promise<void> {

@@ -162,9 +162,9 @@ export class SimKubelet {
   }
 
   private vmChanged(reg: Registration, pid: string, entry: { vm: Vm; seq: number }, vm: Vm, added = false): void {
-    const wasLive = !added && entry.vm.provisioningState === 'Succeeded';
+    const wasLive = !added && isLive(entry.vm);
     entry.vm = vm;
-    const live = vm.provisioningState === 'Succeeded';
+    const live = isLive(vm);
     if (live === wasLive) return;
     if (live) {
       reg.live.add(pid);
@@ -176,7 +176,7 @@ export class SimKubelet {
     const entry = reg.vms.get(pid);
     if (!entry) return;
     reg.vms.delete(pid);
-    if (entry.vm.provisioningState === 'Succeeded') this.notLive(reg, pid);
+    if (isLive(entry.vm)) this.notLive(reg, pid);
   }
 
   private notLive(reg: Registration, pid: string): void {
@@ -540,4 +540,9 @@ function condition(type: string, status: Condition['status'], reason: string, no
 /** a -= b, in place (`free` holds this tick's own copies). */
 function subtractInto(a: Resources, b: Readonly<Resources>): void {
   for (const name in b) a[name] = (a[name] ?? 0) - b[name]!;
+}
+
+/** A VM whose kubelet can run: provisioned and powered on (a stopped or deallocated VM runs nothing). */
+function isLive(vm: Vm): boolean {
+  return vm.provisioningState === 'Succeeded' && vm.powerState === undefined;
 }

@@ -33,6 +33,8 @@ export const LIMITS = {
   waves: 1000,
   faults: 10_000,
   subnetPrefixBits: [16, 29],
+  /** Spot evictions per running Spot VM and hour: at most one a minute on average. */
+  spotEvictionRatePerHour: 60,
   nameLength: 63,
 } as const;
 
@@ -40,6 +42,7 @@ const seconds = (max: number) => z.number().finite().nonnegative().max(max);
 // max before int: zod's int check alone would name its own bound (2^53) rather than ours.
 const cores = z.number().nonnegative().max(LIMITS.quotaCores).int();
 const rate = z.number().min(0).max(1);
+const evictionRate = z.number().min(0).max(LIMITS.spotEvictionRatePerHour);
 const dnsLabel = z.string().max(LIMITS.nameLength).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a DNS label (lower-case letters, digits, -)');
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const subscriptionId = z.string().regex(GUID, 'a subscription GUID');
@@ -137,6 +140,10 @@ export const RegionSchema = z.strictObject({
   allocationFailureRate: rate.default(0),
   zonalAllocationFailureRate: rate.default(0),
   overconstrainedAllocationFailureRate: rate.default(0),
+  /** Spot evictions per running Spot VM and hour (Azure publishes no rate: 0 unless a scenario says). */
+  spotEvictionRatePerHour: evictionRate.default(0),
+  /** The same per VM size, overriding spotEvictionRatePerHour for it. */
+  spotEvictionRatePerHourBySku: z.record(z.string().max(128), evictionRate).default({}),
 });
 
 /**
@@ -222,6 +229,10 @@ export const ArmFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('throttle'), subscriptionId: subscriptionId.optional(), location: location.optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.strictObject({ kind: z.literal('transient'), transientFaultRate: rate.optional(), timeoutRate: rate.optional() }),
   z.strictObject({ kind: z.literal('skuUnavailable'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128), unavailable: z.boolean().optional() }),
+  z
+    .strictObject({ kind: z.literal('spotEviction'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128).optional(), evictFraction: rate.optional(), ratePerHour: evictionRate.optional() })
+    .refine((f) => f.evictFraction !== undefined || f.ratePerHour !== undefined, 'a spotEviction fault needs evictFraction or ratePerHour'),
+  z.strictObject({ kind: z.literal('vmAction'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128).optional(), action: z.enum(['deallocate', 'powerOff', 'delete']), fraction: rate }),
 ]);
 
 const Wave = z.strictObject({
@@ -371,7 +382,7 @@ export function parseScenario(raw: unknown, source: string): Scenario {
  * region, times inside the run, subnets that do not overlap.
  */
 export function checkWorld(
-  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[]; familyQuotaCores: Record<string, number> }>; subnets: Array<{ id: string; addressPrefix: string }>; faults: z.output<typeof FaultsSchema> },
+  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[]; familyQuotaCores: Record<string, number>; spotEvictionRatePerHourBySku?: Record<string, number> }>; subnets: Array<{ id: string; addressPrefix: string }>; faults: z.output<typeof FaultsSchema> },
   source: string,
 ): void {
   const fail = (path: string, message: string): never => {
@@ -384,6 +395,7 @@ export function checkWorld(
     if (r.subscriptionId !== undefined && everywhere >= 0) fail(`regions.${i}`, `region "${r.location}" is already given for every subscription by regions.${everywhere} (give it a subscriptionId too, or drop one)`);
     if (!CATALOG_REGIONS.has(r.location)) fail(`regions.${i}.location`, `no VM size of the catalog is offered in "${r.location}" (its regions: ${[...CATALOG_REGIONS].sort().join(', ')})`);
     for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
+    for (const sku of Object.keys(r.spotEvictionRatePerHourBySku ?? {})) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.spotEvictionRatePerHourBySku.${sku}`, unknownSku(sku));
     for (const family of Object.keys(r.familyQuotaCores)) {
       const problem = familyProblem(family);
       if (problem) fail(`regions.${i}.familyQuotaCores.${family}`, problem);
@@ -401,6 +413,7 @@ export function checkWorld(
     if (at >= w.hours * 3600) fail(`faults.schedule.${i}.at`, `${at} s is after the end of the run (${w.hours * 3600} s)`);
     if ('location' in fault && fault.location !== undefined && !locations.has(fault.location)) fail(`faults.schedule.${i}.fault.location`, `no region "${fault.location}" in this world (${[...locations].join(', ')})`);
     if (fault.kind === 'skuUnavailable' && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
+    if ((fault.kind === 'spotEviction' || fault.kind === 'vmAction') && fault.sku !== undefined && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
     if (fault.kind === 'quota' && fault.family !== undefined) {
       const problem = familyProblem(fault.family);
       if (problem) fail(`faults.schedule.${i}.fault.family`, problem);

@@ -1,6 +1,6 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { createNodeClaimMachine, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
+import { createNodeClaimMachine, INSTANCE_RECHECK_MS, type InstanceLoss, type InstanceState, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
 import { AzureError, type VmProvisioningState } from '../../src/ports/azure.js';
 import { xstateClock } from '../../src/ports/clock.js';
 import { stateName } from '../../src/runtime/event-log.js';
@@ -15,7 +15,9 @@ function start(
   observed: NodeClaimObservation,
   createVm: () => Promise<VmProvisioningState> = async () => 'Succeeded',
   getVmState: () => Promise<VmProvisioningState | undefined> = async () => undefined,
+  getInstanceState: () => Promise<InstanceState> = async () => ({ vm: 'Succeeded' }),
 ) {
+  const lost: InstanceLoss[] = [];
   const clock = new VirtualClock(5_000_000);
   const failures: LaunchFailure[] = [];
   const emitted: string[] = [];
@@ -25,6 +27,10 @@ function start(
       recordVmAttempt: fromPromise(async () => clock.now()),
       createVm: fromPromise<VmProvisioningState, { name: string }>(createVm),
       getVmState: fromPromise<VmProvisioningState | undefined, { name: string }>(getVmState),
+      getInstanceState: fromPromise<InstanceState, { name: string }>(getInstanceState),
+      disruptLostInstance: fromPromise(async ({ input }) => {
+        lost.push(input.loss);
+      }),
       markLaunched: fromPromise<void, { name: string }>(async () => undefined),
       markRegistered: fromPromise<void, { name: string }>(async () => undefined),
       markInitialized: fromPromise<void, { name: string }>(async () => undefined),
@@ -42,7 +48,7 @@ function start(
   const actor = createActor(machine, { input: { name: 'h200-abcde', nicName: 'azflex-h200-abcde-nic', observed }, clock: xstateClock(clock) });
   for (const type of ['nic.requested', 'vm.launched', 'vm.failed', 'launch.failed'] as const) actor.on(type, (e) => emitted.push(e.type));
   actor.start();
-  return { clock, actor, failures, emitted, drains, state: () => stateName(actor.getSnapshot().value) };
+  return { clock, actor, failures, emitted, drains, lost, state: () => stateName(actor.getSnapshot().value) };
 }
 
 describe('NodeClaim machine, rebuilt from observed state', () => {
@@ -124,5 +130,67 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
     await clock.runUntil(clock.now() + 30_000);
     expect(calls).toBe(2);
     expect(state()).toBe('launched');
+  });
+});
+
+describe('NodeClaim machine: a launched instance taken away', () => {
+  const running: NodeClaimObservation = { ...base, launched: true, registered: true, initialized: true, vmAttemptAt: 1, nicExists: true, vm: 'Succeeded', node: { name: 'n', ready: true, kubeletReady: true } };
+  const notReady: NodeClaimObservation = { ...running, node: { name: 'n', ready: false, kubeletReady: false } };
+
+  it('a deallocated VM (its kubelet NotReady, a GET shows it): the NodeClaim is disrupted as instance_stopped and drained before its VM goes', async () => {
+    const m = start(running, undefined, undefined, async () => ({ vm: 'Succeeded', power: 'deallocated' }));
+    expect(m.state()).toBe('initialized');
+    m.actor.send({ type: 'OBSERVED', observed: notReady });
+    await settle();
+    await settle();
+    expect(m.lost).toEqual(['instance_stopped']);
+    expect(m.drains.length).toBe(1);
+    expect(m.state()).toBe('terminating.awaiting-nic-release');
+  });
+
+  it('a VM gone from ARM (by GET) while its kubelet is NotReady: garbage_collected, straight to the VM delete without a drain', async () => {
+    const m = start(running, undefined, undefined, async () => ({ vm: undefined }));
+    m.actor.send({ type: 'OBSERVED', observed: { ...notReady, vm: undefined } });
+    await settle();
+    await settle();
+    expect(m.lost).toEqual(['garbage_collected']);
+    expect(m.drains).toEqual([]);
+    expect(m.state()).toBe('terminating.awaiting-nic-release');
+  });
+
+  it('a VM being deleted by someone else: instance_terminated', async () => {
+    const m = start(running, undefined, undefined, async () => ({ vm: 'Deleting' }));
+    m.actor.send({ type: 'OBSERVED', observed: { ...running, vm: 'Deleting' } });
+    await settle();
+    await settle();
+    expect(m.lost).toEqual(['instance_terminated']);
+  });
+
+  it('as upstream: a VM missing while its kubelet still reports Ready, or a NotReady node whose VM runs, is left alone and looked at again a minute later', async () => {
+    const gone = start(running, undefined, undefined, async () => ({ vm: undefined }));
+    gone.actor.send({ type: 'OBSERVED', observed: { ...running, vm: undefined } });
+    await settle();
+    expect(gone.state()).toBe('instance-alive');
+    expect(gone.lost).toEqual([]);
+    const alive = start(running);
+    alive.actor.send({ type: 'OBSERVED', observed: notReady });
+    await settle();
+    expect(alive.state()).toBe('instance-alive');
+    alive.actor.send({ type: 'OBSERVED', observed: notReady });
+    expect(alive.state()).toBe('instance-alive');
+    alive.actor.send({ type: 'OBSERVED', observed: running });
+    await alive.clock.runUntil(alive.clock.now() + INSTANCE_RECHECK_MS);
+    expect(alive.state()).toBe('initialized');
+    expect(alive.lost).toEqual([]);
+  });
+
+  it('a NodeClaim still registering (its node NotReady at first) is not suspected; a restart that finds the VM gone confirms at once', async () => {
+    const registering = start({ ...running, initialized: false, node: { name: 'n', ready: false, kubeletReady: false } });
+    expect(registering.state()).toBe('registered');
+    const restarted = start({ ...notReady, vm: undefined }, undefined, undefined, async () => ({ vm: undefined }));
+    expect(restarted.state()).toBe('confirming-instance');
+    await settle();
+    await settle();
+    expect(restarted.lost).toEqual(['garbage_collected']);
   });
 });

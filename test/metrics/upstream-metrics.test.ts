@@ -134,6 +134,8 @@ async function exercise(): Promise<{ text: string; registry: Registry }> {
   observer.cloudProviderCall?.({ method: 'Delete', nodeClaim: 'gpu-abcde', seconds: 3 });
   observer.vmCreateFailed?.({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', sku: 'Standard_D8s_v5', region: 'eastus2', subscription: 's' }, capacity);
   observer.launchFailed?.({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', code: 'AllocationFailed', message: 'no capacity', insufficientCapacity: true });
+  observer.instanceLost?.({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', reason: 'instance_stopped', message: 'VM deallocated' });
+  observer.instanceLost?.({ nodeClaim: 'gpu-fghij', nodePool: 'gpu', reason: 'garbage_collected', message: 'VM gone' });
 
   const controllers = karpenterControllerMetrics(k);
   controllers.onNodeClaimCreated(claim);
@@ -199,6 +201,9 @@ describe('metrics match upstream Karpenter (v1.15, its own registered families)'
     expect(disrupted).toContainEqual({ reason: 'drifted', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
     expect(disrupted).toContainEqual({ reason: 'registration_timeout', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
     expect(disrupted).toContainEqual(expect.objectContaining({ reason: 'insufficient_capacity', consolidation_policy: '' }));
+    // A lost instance: core's garbage collection (gone), the AWS provider's interruption kinds (stopped, terminated).
+    expect(disrupted).toContainEqual({ reason: 'instance_stopped', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'eventual' });
+    expect(disrupted).toContainEqual({ reason: 'garbage_collected', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
     // Budgets: the default 10% of one initialized NodeClaim rounds up to 1 for every reason.
     expect(await values('karpenter_nodepools_allowed_disruptions')).toEqual(expect.arrayContaining([{ nodepool: 'gpu', reason: 'drifted' }, { nodepool: 'gpu', reason: 'empty' }, { nodepool: 'gpu', reason: 'underutilized' }]));
     expect((await registry.getSingleMetric('karpenter_nodepools_allowed_disruptions')!.get()).values.map((v) => v.value)).toEqual([1, 1, 1]);

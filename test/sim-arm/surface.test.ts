@@ -363,7 +363,7 @@ describe('ARM face: what ARM refuses, and what the simulator does not model', ()
     expect([junk.status, junk.json.error?.code]).toEqual([400, 'InvalidRequestContent']);
     await startVm('a');
     // A real ARM action the simulator does not model is never a 404 a client could read as "gone".
-    await expect(run(compute.virtualMachines.beginDeallocate(RG, 'a'))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
+    await expect(run(compute.virtualMachines.beginRedeploy(RG, 'a'))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
     await expect(run(compute.virtualMachines.beginUpdate(RG, 'a', { hardwareProfile: { vmSize: 'Standard_D4s_v5' } }))).rejects.toMatchObject({ statusCode: 501, code: 'NotImplemented' });
     const subResource = await call('GET', `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/networkInterfaces/a-nic/effectiveRouteTable?api-version=${NET}`);
     expect(subResource.status).toBe(501);

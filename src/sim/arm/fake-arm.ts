@@ -48,6 +48,7 @@ import {
   digest,
   diskView,
   normalizeLocation,
+  vmGetView,
   vmView,
   regionKey,
   sameId,
@@ -59,11 +60,14 @@ import {
   type BeginResult,
   type DiskDetails,
   type DiskRecord,
+  type EvictionPolicy,
   type Leaks,
   type ListScope,
   type NicRecord,
+  type OpKind,
   type OpRecord,
   type OperationInfo,
+  type PowerAction,
   type QuotaUsage,
   type RegionState,
   type SnapshotJson,
@@ -73,7 +77,7 @@ import {
 } from './model.js';
 
 export type * from './types.js';
-export type { BeginResult, DiskDetails, Leaks, ListScope, OperationInfo, QuotaUsage, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
+export type { BeginResult, DiskDetails, EvictionPolicy, Leaks, ListScope, OperationInfo, PowerAction, QuotaUsage, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
 
 export interface FakeArmOptions {
   clock: Clock;
@@ -276,7 +280,7 @@ export class FakeArm implements AzurePort {
   }
 
   getVm(ref: ResourceRef): Promise<Vm | undefined> {
-    return this.respond(this.latency.read, () => absentAs(() => this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', vmView), undefined));
+    return this.respond(this.latency.read, () => absentAs(() => this.getOne('vm.get', ref, this.vms, 'Microsoft.Compute/virtualMachines', vmGetView), undefined));
   }
 
   async createVm(spec: VmSpec): Promise<Vm> {
@@ -295,6 +299,8 @@ export class FakeArm implements AzurePort {
         adminUsername: spec.adminUsername,
         sshPublicKeys: spec.sshPublicKeys,
         priority: spec.priority,
+        // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
+        ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const } : {}),
         tags: spec.tags,
         customDataHash: this.customDataDigest(spec.customData),
       }),
@@ -459,7 +465,8 @@ export class FakeArm implements AzurePort {
         nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
         osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
         image: copyImage(req.image), adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
-        tags: { ...req.tags }, provisioningState: 'Creating', timeCreated: now, coresHeld: true, etag: 1,
+        ...(req.priority === 'Spot' ? { evictionPolicy: req.evictionPolicy ?? 'Deallocate' } : {}),
+        tags: { ...req.tags }, provisioningState: 'Creating', power: 'running', timeCreated: now, coresHeld: true, etag: 1,
         listedFrom: now + this.appearLagMs,
       };
       if (req.customDataHash !== undefined) vm.customDataHash = req.customDataHash;
@@ -498,24 +505,167 @@ export class FakeArm implements AzurePort {
       this.requireResourceGroup(ref);
       if (!rec) return { status: 404, value: undefined };
       if (rec.provisioningState === 'Deleting' && rec.deleteOp) return { status: 202, value: { operationId: rec.deleteOp.id } };
-      if (rec.timer !== undefined) this.clock.clearTimer(rec.timer);
-      rec.timer = undefined;
-      const wasAllocated = rec.provisioningState === 'Succeeded';
-      if (rec.provisioningState === 'Creating' && rec.createOp) {
-        this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
-      }
-      rec.provisioningState = 'Deleting';
-      this.vmChanged(rec);
-      const op = this.newOp('delete');
-      rec.deleteOp = op;
-      const delay = this.draw(this.deleteLatency(rec, wasAllocated));
-      rec.timer = this.clock.setTimer(delay, () => {
-        rec.timer = undefined;
-        this.removeVm(rec);
+      return { status: 202, value: { operationId: this.startDelete(rec).id } };
+    });
+  }
+
+  /**
+   * A VM power action (POST …/deallocate, powerOff, start, restart): a counted write that
+   * starts an operation, or refuses (409 OperationNotAllowed) a VM that is not provisioned or
+   * is in a state the action does not apply to. Undefined when the VM does not exist.
+   */
+  beginPowerAction(ref: ResourceRef, action: PowerAction): { operationId: string } | undefined {
+    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
+    return this.invoke('vm.action', 'writes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
+      if (!rec) return { status: 404, value: undefined };
+      if (rec.provisioningState === 'Deleting') throw msg.vmBeingDeleted(rec.name, action);
+      if (rec.provisioningState !== 'Succeeded') throw msg.powerActionNotAllowed(rec.name, action, `the VM is in provisioning state '${rec.provisioningState}'`);
+      const from = rec.power;
+      const stopped = from === 'stopped' || from === 'stopping';
+      const deallocated = from === 'deallocated' || from === 'deallocating';
+      if (action === 'powerOff' && deallocated) throw msg.powerActionNotAllowed(rec.name, action, 'the VM is deallocated');
+      if (action === 'restart' && (stopped || deallocated)) throw msg.powerActionNotAllowed(rec.name, action, `the VM is ${stopped ? 'stopped' : 'deallocated'}; start it first`);
+      const op = this.newOp('action');
+      // What the action leads to, and the state it shows meanwhile; an action that finds the VM there already just succeeds.
+      const plan: { via: VmPowerTransit; to: 'running' | 'stopped' | 'deallocated' } | undefined =
+        action === 'deallocate' ? (from === 'deallocated' ? undefined : { via: 'deallocating', to: 'deallocated' })
+        : action === 'powerOff' ? (from === 'stopped' ? undefined : { via: 'stopping', to: 'stopped' })
+        : action === 'start' ? (from === 'running' ? undefined : { via: 'starting', to: 'running' })
+        : { via: 'starting', to: 'running' };
+      if (!plan) {
         this.finishOp(op, { status: 'Succeeded' });
-      });
+        return { status: 202, value: { operationId: op.id } };
+      }
+      this.changePower(rec, plan.via, op, this.draw(this.powerLatency(rec, plan.via)), plan.to);
+      this.emit('vm.power', rec.name, action);
       return { status: 202, value: { operationId: op.id } };
     });
+  }
+
+  /**
+   * POST …/simulateEviction of a running Spot VM (a counted write, 204): ARM evicts it as if it
+   * needed the capacity back, after the notice a Preempt Scheduled Event gives the VM. A VM
+   * that is not a running Spot VM is refused (409 OperationNotAllowed).
+   */
+  simulateEviction(ref: ResourceRef): boolean {
+    const rec = this.vms.get(armId(ref, 'Microsoft.Compute/virtualMachines').toLowerCase());
+    return this.invoke('vm.action', 'writes', ref.subscriptionId, rec?.location, ref.name, () => {
+      this.requireResourceGroup(ref);
+      if (!rec) return { status: 404, value: false };
+      if (rec.priority !== 'Spot') throw msg.powerActionNotAllowed(rec.name, 'simulateEviction', 'it is not an Azure Spot VM');
+      if (rec.provisioningState !== 'Succeeded' || rec.power !== 'running') throw msg.powerActionNotAllowed(rec.name, 'simulateEviction', 'it is not running');
+      if (!rec.evictionNoticed) this.noticeEviction(rec);
+      return { status: 204, value: true };
+    });
+  }
+
+  /** Starts deleting a VM (a DELETE, or ARM evicting a Spot VM with policy Delete): Deleting, then gone with its cascade. */
+  private startDelete(rec: VmRecord): OpRecord {
+    if (rec.timer !== undefined) this.clock.clearTimer(rec.timer);
+    rec.timer = undefined;
+    this.stopPowerWork(rec);
+    const wasAllocated = rec.provisioningState === 'Succeeded' && rec.power !== 'deallocated';
+    if (rec.provisioningState === 'Creating' && rec.createOp) {
+      this.finishOp(rec.createOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
+    }
+    rec.provisioningState = 'Deleting';
+    this.vmChanged(rec);
+    const op = this.newOp('delete');
+    rec.deleteOp = op;
+    const delay = this.draw(this.deleteLatency(rec, wasAllocated));
+    rec.timer = this.clock.setTimer(delay, () => {
+      rec.timer = undefined;
+      this.removeVm(rec);
+      this.finishOp(op, { status: 'Succeeded' });
+    });
+    return op;
+  }
+
+  /** Ends what runs on a VM's power: an action in flight (preempted) and a pending eviction. */
+  private stopPowerWork(rec: VmRecord): void {
+    if (rec.powerTimer !== undefined) this.clock.clearTimer(rec.powerTimer);
+    rec.powerTimer = undefined;
+    if (rec.powerOp) this.finishOp(rec.powerOp, { status: 'Failed', error: { code: 'OperationPreempted', message: msg.OPERATION_PREEMPTED_MESSAGE } });
+    rec.powerOp = undefined;
+    if (rec.evictionTimer !== undefined) this.clock.clearTimer(rec.evictionTimer);
+    rec.evictionTimer = undefined;
+    rec.evictionNoticed = false;
+  }
+
+  /** The VM shows `via` now and `to` after `delayMs`; `op` (if any) ends then. A running Spot VM may be evicted again. */
+  private changePower(rec: VmRecord, via: VmPowerTransit, op: OpRecord | undefined, delayMs: number, to: 'running' | 'stopped' | 'deallocated'): void {
+    this.stopPowerWork(rec);
+    rec.power = via;
+    this.vmChanged(rec);
+    rec.powerOp = op;
+    rec.powerTimer = this.clock.setTimer(delayMs, () => {
+      rec.powerTimer = undefined;
+      rec.powerOp = undefined;
+      rec.power = to;
+      this.vmChanged(rec);
+      this.emit('vm.power', rec.name, to);
+      if (op) this.finishOp(op, { status: 'Succeeded' });
+      if (to === 'running') this.scheduleEviction(rec);
+    });
+  }
+
+  /**
+   * How long a power transition takes. Azure publishes no figures: deallocating releases the
+   * host as a delete does (minutes for a GPU host), starting allocates one as a create does,
+   * stopping shuts the guest down like a delete of a VM that holds no host.
+   */
+  private powerLatency(rec: VmRecord, via: VmPowerTransit): LatencyRangeMs {
+    if (via === 'deallocating') return this.deleteLatency(rec, true);
+    if (via === 'starting') return this.latency.vmCreate;
+    return this.latency.vmDelete;
+  }
+
+  /** The region's Spot eviction rate for this VM's size (per hour). */
+  private evictionRate(rec: VmRecord): number {
+    const r = rec.region;
+    return r.spotEvictionRateBySku.get(rec.vmSize.toLowerCase()) ?? r.spotEvictionRatePerHour;
+  }
+
+  /**
+   * A running Spot VM's eviction, drawn from its region's rate (memoryless: an exponential wait,
+   * so a rate change may simply draw again). No draw at all while the rate is 0, so a world
+   * without evictions makes exactly the random draws it made before they existed.
+   */
+  private scheduleEviction(rec: VmRecord): void {
+    if (rec.priority !== 'Spot' || rec.provisioningState !== 'Succeeded' || rec.power !== 'running' || rec.evictionNoticed) return;
+    if (rec.evictionTimer !== undefined) this.clock.clearTimer(rec.evictionTimer);
+    rec.evictionTimer = undefined;
+    const rate = this.evictionRate(rec);
+    if (rate <= 0) return;
+    const waitMs = Math.max(1, Math.round((-Math.log(1 - this.random.next()) / rate) * 3_600_000));
+    rec.evictionTimer = this.clock.setTimer(waitMs, () => {
+      rec.evictionTimer = undefined;
+      this.noticeEviction(rec);
+    });
+  }
+
+  /**
+   * ARM decided to evict: the VM gets a Preempt Scheduled Event (seen only inside the VM, through
+   * the instance metadata service) at least SPOT_EVICTION_NOTICE_MS before ARM acts on it.
+   */
+  private noticeEviction(rec: VmRecord): void {
+    if (rec.evictionTimer !== undefined) this.clock.clearTimer(rec.evictionTimer);
+    rec.evictionNoticed = true;
+    this.emit('vm.evicted', rec.name, 'Preempt');
+    rec.evictionTimer = this.clock.setTimer(SPOT_EVICTION_NOTICE_MS, () => {
+      rec.evictionTimer = undefined;
+      rec.evictionNoticed = false;
+      this.evict(rec);
+    });
+  }
+
+  /** The eviction itself, per the VM's policy: deleted (with its cascade), or deallocated (its cores still count against quota). */
+  private evict(rec: VmRecord): void {
+    if (this.vms.get(rec.key) !== rec || rec.provisioningState !== 'Succeeded' || rec.power !== 'running') return;
+    this.emit('vm.evicted', rec.name, rec.evictionPolicy === 'Delete' ? 'Deleted' : 'Deallocated');
+    if (rec.evictionPolicy === 'Delete') this.startDelete(rec);
+    else this.changePower(rec, 'deallocating', undefined, this.draw(this.deleteLatency(rec, true)), 'deallocated');
   }
 
   diskGet(ref: ResourceRef): DiskDetails | undefined {
@@ -751,7 +901,8 @@ export class FakeArm implements AzurePort {
     // megamorphic for every caller: the 10,000-pod walks took 15x as long.
     if (this.currentVmList && this.currentVmListAt === this.vmWrites) return this.currentVmList;
     this.currentVmListAt = this.vmWrites;
-    return (this.currentVmList = [...this.vms.values()].map(vmView));
+    // As a GET shows them: the simulated kubelet needs to know a VM stopped or deallocated.
+    return (this.currentVmList = [...this.vms.values()].map(vmGetView));
   }
   private currentVmList: Vm[] | undefined;
   private currentVmListAt = -1;
@@ -761,6 +912,7 @@ export class FakeArm implements AzurePort {
   /** A VM's state changed: its cached view and etag go stale, and so does currentVms' list. */
   private vmChanged(vm: VmRecord): void {
     vm.view = undefined;
+    vm.getView = undefined;
     vm.etag++;
     this.vmWrites++;
   }
@@ -907,6 +1059,39 @@ export class FakeArm implements AzurePort {
         for (const r of this.matchRegions(f.location, f.subscriptionId)) {
           if (f.unavailable === false) r.unavailable.delete(f.sku.toLowerCase());
           else r.unavailable.add(f.sku.toLowerCase());
+        }
+        break;
+      case 'vmAction':
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          const sku = f.sku?.toLowerCase();
+          // A snapshot in map order (a delete changes the map), so a seed picks the same VMs.
+          for (const vm of [...this.vms.values()]) {
+            if (vm.region !== r || (sku !== undefined && vm.vmSize.toLowerCase() !== sku)) continue;
+            if (vm.provisioningState !== 'Succeeded' || vm.power !== 'running' || !(f.fraction > 0) || this.random.next() >= f.fraction) continue;
+            this.emit('vm.power', vm.name, f.action);
+            if (f.action === 'delete') this.startDelete(vm);
+            else if (f.action === 'deallocate') this.changePower(vm, 'deallocating', undefined, this.draw(this.powerLatency(vm, 'deallocating')), 'deallocated');
+            else this.changePower(vm, 'stopping', undefined, this.draw(this.powerLatency(vm, 'stopping')), 'stopped');
+          }
+        }
+        break;
+      case 'spotEviction':
+        for (const r of this.matchRegions(f.location, f.subscriptionId)) {
+          const sku = f.sku?.toLowerCase();
+          if (f.ratePerHour !== undefined) {
+            if (sku === undefined) {
+              r.spotEvictionRatePerHour = f.ratePerHour;
+              r.spotEvictionRateBySku.clear();
+            } else r.spotEvictionRateBySku.set(sku, f.ratePerHour);
+          }
+          // In ARM's order of the VMs (map order), so a seed gives the same victims.
+          for (const vm of this.vms.values()) {
+            if (vm.region !== r || (sku !== undefined && vm.vmSize.toLowerCase() !== sku)) continue;
+            if (vm.priority !== 'Spot' || vm.provisioningState !== 'Succeeded' || vm.power !== 'running') continue;
+            if (vm.evictionNoticed) continue;
+            if (f.evictFraction !== undefined && f.evictFraction > 0 && this.random.next() < f.evictFraction) this.noticeEviction(vm);
+            else if (f.ratePerHour !== undefined) this.scheduleEviction(vm);
+          }
         }
         break;
       default: {
@@ -1205,6 +1390,7 @@ export class FakeArm implements AzurePort {
 
   private succeedCreate(vm: VmRecord, op: OpRecord): void {
     vm.provisioningState = 'Succeeded';
+    vm.power = 'running';
     this.vmChanged(vm);
     for (const key of vm.nicKeys) {
       const nic = this.nics.get(key);
@@ -1215,6 +1401,7 @@ export class FakeArm implements AzurePort {
     op.result = vmView(vm);
     this.emit('vm.provisioned', vm.name, 'Succeeded');
     this.finishOp(op, { status: 'Succeeded' });
+    this.scheduleEviction(vm);
   }
 
   /** The VM's OS disk exists and is managed by it (created on first need, with the VM's tags). */
@@ -1270,6 +1457,7 @@ export class FakeArm implements AzurePort {
   }
 
   private deleteVmRecord(vm: VmRecord): void {
+    this.stopPowerWork(vm);
     this.vms.delete(vm.key);
     this.vmWrites++;
     if (this.disappearLagMs > 0) this.vmTombs.set(vm.key, { rec: vm, hiddenAt: this.clock.now() + this.disappearLagMs });
@@ -1343,7 +1531,7 @@ export class FakeArm implements AzurePort {
     region.totalUsed += cores;
   }
 
-  private newOp(kind: 'create' | 'delete'): OpRecord {
+  private newOp(kind: OpKind): OpRecord {
     const op: OpRecord = { id: `op-${String(++this.opSeq).padStart(8, '0')}`, kind, startedAt: this.clock.now(), status: { status: 'InProgress' }, waiters: [] };
     this.ops.set(op.id, op);
     this.opsInProgress++;
@@ -1448,6 +1636,8 @@ export class FakeArm implements AzurePort {
       allocationFailureRate: r.allocationFailureRate ?? 0,
       zonalAllocationFailureRate: r.zonalAllocationFailureRate ?? 0,
       overconstrainedAllocationFailureRate: r.overconstrainedAllocationFailureRate ?? 0,
+      spotEvictionRatePerHour: r.spotEvictionRatePerHour ?? 0,
+      spotEvictionRateBySku: new Map(Object.entries(r.spotEvictionRatePerHourBySku ?? {}).map(([sku, rate]) => [sku.toLowerCase(), rate])),
     });
     const sub = r.subscriptionId.toLowerCase();
     if (!this.homeRegion.has(sub)) this.homeRegion.set(sub, r.location);
@@ -1490,6 +1680,15 @@ export class FakeArm implements AzurePort {
 }
 
 type AllocationFailure = 'AllocationFailed' | 'ZonalAllocationFailed' | 'OverconstrainedAllocationRequest';
+
+/** The power states a VM shows while an action or an eviction moves it. */
+type VmPowerTransit = 'starting' | 'stopping' | 'deallocating';
+
+/**
+ * A Spot VM's Preempt Scheduled Event comes at least this long before ARM evicts it ("a minimum
+ * of 30 seconds"); the fake evicts exactly then.
+ */
+export const SPOT_EVICTION_NOTICE_MS = 30_000;
 
 /** Runs `fn`; a 404 (resource or resource group not found) becomes `fallback`, as the SDK adapter answers. */
 function absentAs<T, F>(fn: () => T, fallback: F): T | F {

@@ -89,7 +89,15 @@ export const ZONAL_ALLOCATION_FAILED_MESSAGE =
 
 export const OPERATION_PREEMPTED_MESSAGE = 'Operation execution has been preempted by a more recent operation.';
 
-export function vmBeingDeleted(vmName: string, method: 'PUT' | 'PATCH' = 'PUT'): AzureError {
+/**
+ * A power action (or simulateEviction) a VM's state does not allow. ARM's own text for these
+ * cases is not published; the code is the one Compute uses for a refused operation on a VM.
+ */
+export function powerActionNotAllowed(vmName: string, action: string, why: string): AzureError {
+  return armError('OperationNotAllowed', 409, `Operation '${action}' is not allowed on VM '${vmName}' since ${why}.`);
+}
+
+export function vmBeingDeleted(vmName: string, method: string = 'PUT'): AzureError {
   // Real ARM answers this with OperationNotAllowed too (the same code as a quota refusal).
   return armError(
     'OperationNotAllowed',

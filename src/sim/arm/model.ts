@@ -8,6 +8,7 @@ import {
   type ResourceRef,
   type Tags,
   type Vm,
+  type VmPowerState,
   type VmProvisioningState,
 } from '../../ports/azure.js';
 import type { TimerId } from '../../ports/clock.js';
@@ -38,6 +39,8 @@ export interface VmCreateRequest {
   adminUsername: string;
   sshPublicKeys: string[];
   priority: 'Regular' | 'Spot';
+  /** What ARM does to a Spot VM it evicts (`properties.evictionPolicy`; ARM's default for Spot is Deallocate). */
+  evictionPolicy?: EvictionPolicy;
   tags: Tags;
   /** A digest of osProfile.customData (the secret itself is never stored); absent = not sent. */
   customDataHash?: string;
@@ -62,6 +65,10 @@ export interface VmDetails extends Vm {
   adminUsername: string;
   sshPublicKeys: string[];
   priority: 'Regular' | 'Spot';
+  /** A Spot VM's eviction policy. */
+  evictionPolicy?: EvictionPolicy;
+  /** A provisioned VM's power state (its instance view's PowerState/<code>); absent while not Succeeded. */
+  power?: 'running' | VmPowerState;
   /** Virtual ms. */
   timeCreated: number;
   /** Bumped on every change ARM shows (rendered as the VM's etag). */
@@ -94,9 +101,15 @@ export interface BeginResult {
   created: boolean;
 }
 
+/** Spot eviction policies ARM takes for a single VM. */
+export type EvictionPolicy = 'Delete' | 'Deallocate';
+
+/** VM power actions the fake serves (POST …/virtualMachines/{vm}/{action}). */
+export type PowerAction = 'deallocate' | 'powerOff' | 'start' | 'restart';
+
 export interface OperationInfo {
   id: string;
-  kind: 'create' | 'delete';
+  kind: OpKind;
   status: OperationStatus;
   /** Virtual ms. */
   startedAt: number;
@@ -135,6 +148,9 @@ export interface RegionState {
   allocationFailureRate: number;
   zonalAllocationFailureRate: number;
   overconstrainedAllocationFailureRate: number;
+  /** Spot evictions per running Spot VM and hour, and the same per VM size (lower-case name). */
+  spotEvictionRatePerHour: number;
+  spotEvictionRateBySku: Map<string, number>;
 }
 
 export interface NicRecord {
@@ -183,11 +199,21 @@ export interface VmRecord {
   adminUsername: string;
   sshPublicKeys: string[];
   priority: 'Regular' | 'Spot';
+  evictionPolicy?: EvictionPolicy;
   tags: Tags;
   provisioningState: VmProvisioningState;
+  /** Meaningful while Succeeded: a provisioned VM runs until a power action or an eviction says otherwise. */
+  power: 'running' | VmPowerState;
   createOp?: OpRecord;
   deleteOp?: OpRecord;
   timer?: TimerId;
+  /** A power action in flight (deallocate, powerOff, start, restart) and the timer that ends it. */
+  powerOp?: OpRecord;
+  powerTimer?: TimerId;
+  /** When ARM will evict this Spot VM (drawn from its region's eviction rate), or the notice running out. */
+  evictionTimer?: TimerId;
+  /** The eviction is decided (its Preempt notice runs): nothing reschedules it. */
+  evictionNoticed?: boolean;
   timeCreated: number;
   customDataHash?: string;
   shown?: VmShownProperties;
@@ -197,6 +223,8 @@ export interface VmRecord {
   listedFrom: number;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Vm;
+  /** The same as a GET shows it (with the power state when not running); cleared with `view`. */
+  getView?: Vm;
 }
 
 export interface DiskRecord {
@@ -216,9 +244,11 @@ export interface DiskRecord {
   view?: Disk;
 }
 
+export type OpKind = 'create' | 'delete' | 'action';
+
 export interface OpRecord {
   id: string;
-  kind: 'create' | 'delete';
+  kind: OpKind;
   startedAt: number;
   endedAt?: number;
   status: OperationStatus;
@@ -266,6 +296,8 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     osDiskSizeGB: rec.osDiskSizeGB, osDiskDeleteOption: rec.osDiskDeleteOption, image: copyImage(rec.image),
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
     etag: rec.etag,
+    ...(rec.evictionPolicy !== undefined ? { evictionPolicy: rec.evictionPolicy } : {}),
+    ...(rec.provisioningState === 'Succeeded' ? { power: rec.power } : {}),
     ...(rec.provisioningState === 'Failed' && rec.createOp?.status.status === 'Failed' ? { provisioningError: { ...rec.createOp.status.error } } : {}),
     ...(rec.shown ? { shown: { ...rec.shown } } : {}),
   };
@@ -316,6 +348,7 @@ export function changedImmutableProperty(rec: VmRecord, req: VmCreateRequest): s
   if (req.vmSize.toLowerCase() !== rec.vmSize.toLowerCase()) return 'hardwareProfile.vmSize';
   if ((req.zone ?? '') !== (rec.zone ?? '')) return 'zones';
   if (req.priority !== rec.priority) return 'priority';
+  if (req.priority === 'Spot' && (req.evictionPolicy ?? 'Deallocate') !== (rec.evictionPolicy ?? 'Deallocate')) return 'evictionPolicy';
   return undefined;
 }
 
@@ -338,6 +371,15 @@ export function vmView(rec: VmRecord): Vm {
     id: rec.id, name: rec.name, location: rec.location, vmSize: rec.vmSize, ...(rec.zone ? { zone: rec.zone } : {}), nicIds: Object.freeze([...rec.nicIds]) as string[],
     osDiskName: rec.osDiskName, provisioningState: rec.provisioningState, tags: Object.freeze({ ...rec.tags }),
   }));
+}
+
+/**
+ * A VM as a GET shows it: the list view, plus the power state of a provisioned VM that is not
+ * running (a list has no instance view, so it never shows one).
+ */
+export function vmGetView(rec: VmRecord): Vm {
+  if (rec.provisioningState !== 'Succeeded' || rec.power === 'running') return vmView(rec);
+  return (rec.getView ??= Object.freeze({ ...vmView(rec), powerState: rec.power }));
 }
 
 export function diskView(rec: DiskRecord): Disk {

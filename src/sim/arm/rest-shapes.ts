@@ -125,6 +125,7 @@ export function vmJson(vm: VmDetails): JsonObject {
         networkInterfaces: vm.nicIds.map((id, i) => ({ id, properties: { primary: i === 0, deleteOption: vm.nicDeleteOption } })),
       },
       priority: vm.priority,
+      ...(vm.evictionPolicy !== undefined ? { evictionPolicy: vm.evictionPolicy } : {}),
       provisioningState: vm.provisioningState,
       timeCreated: iso(vm.timeCreated),
     },
@@ -135,8 +136,9 @@ export function vmJson(vm: VmDetails): JsonObject {
  * A VM's instance view (GET …/instanceView, `$expand=instanceView`, `statusOnly=true`): its
  * statuses in the codes of "States and billing status of Azure Virtual Machines"
  * (ProvisioningState/creating|succeeded|deleting, ProvisioningState/failed/<code> at level
- * Error with the failure's message, PowerState/running once provisioned). Power states of
- * VMs in transition are not published, so a VM that is not Succeeded shows none.
+ * Error with the failure's message, and a provisioned VM's PowerState/<code>: running,
+ * starting, stopping, stopped, deallocating, deallocated). Power states of VMs being created,
+ * deleted or failed are not published, so a VM that is not Succeeded shows none.
  */
 export function vmInstanceViewJson(vm: VmDetails): JsonObject {
   const statuses: Json[] = [];
@@ -154,7 +156,8 @@ export function vmInstanceViewJson(vm: VmDetails): JsonObject {
     }
     case 'Succeeded':
       statuses.push({ code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded' });
-      statuses.push({ code: 'PowerState/running', level: 'Info', displayStatus: 'VM running' });
+      const power = vm.power ?? 'running';
+      statuses.push({ code: `PowerState/${power}`, level: 'Info', displayStatus: `VM ${power}` });
       break;
   }
   const out: JsonObject = { computerName: vm.shown?.computerName ?? vm.name, hyperVGeneration: 'V2', statuses };

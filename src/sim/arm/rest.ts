@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AzureError, type ImageReference } from '../../ports/azure.js';
 import type { VirtualClock } from '../virtual-clock.js';
-import type { FakeArm, ListPage, ListScope, OperationInfo, VmCreateRequest } from './fake-arm.js';
+import type { EvictionPolicy, FakeArm, ListPage, ListScope, OperationInfo, PowerAction, VmCreateRequest } from './fake-arm.js';
 import { SUPPORTED_API_VERSIONS } from './defaults.js';
 import { digest, normalizeLocation } from './model.js';
 import { diskJson, errorJson, nicJson, operationJson, stableGuid, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
@@ -65,6 +65,8 @@ export interface ArmRestOptions {
 export type ArmRestHandler = (req: ArmHttpRequest) => Promise<ArmHttpResponse>;
 
 const NIC_TYPE = 'networkinterfaces';
+/** The VM power actions the fake serves, by their lower-cased path segment. */
+const POWER_ACTIONS: Readonly<Record<string, PowerAction>> = { deallocate: 'deallocate', poweroff: 'powerOff', start: 'start', restart: 'restart' };
 const VM_TYPE = 'virtualmachines';
 const DISK_TYPE = 'disks';
 
@@ -154,7 +156,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       if (segs.length === 7) return listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
-      if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return vmChildRoute(method, ref, lower(segs[8]), url);
+      if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return vmChildRoute(method, ref, lower(segs[8]), url, apiVersion);
       if (segs.length !== 8) throw notModelled(method, url);
       if (ns === 'microsoft.network' && type === NIC_TYPE) return nicRoute(method, ref, apiVersion, body, url);
       if (ns === 'microsoft.compute' && type === VM_TYPE) return vmRoute(method, ref, apiVersion, body, url, headers);
@@ -248,13 +250,32 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     }
   }
 
-  /** GET …/virtualMachines/{vm}/instanceView and …/vmSizes; the VM's POST actions are not modelled. */
-  function vmChildRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, child: string, url: URL): ArmHttpResponse {
+  /**
+   * GET …/virtualMachines/{vm}/instanceView and …/vmSizes; POST …/deallocate, powerOff, start,
+   * restart (202 and an operation, as Compute answers them) and simulateEviction (204). The
+   * VM's other actions (redeploy, reimage, capture, runCommand, …) are not modelled.
+   */
+  function vmChildRoute(method: string, ref: { subscriptionId: string; resourceGroup: string; name: string }, child: string, url: URL, apiVersion: string): ArmHttpResponse {
     if (child === 'instanceview' || child === 'vmsizes') {
       requireMethod(method, 'GET');
       const vm = arm.vmGet(ref);
       if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
       return json(200, child === 'instanceview' ? vmInstanceViewJson(vm) : vmSizeList(arm.instanceTypes(), vm.location));
+    }
+    const action = POWER_ACTIONS[child];
+    if (action !== undefined) {
+      requireMethod(method, 'POST');
+      // Hibernation is a deallocate the fake does not model.
+      if (action === 'deallocate' && lower(url.searchParams.get('hibernate') ?? undefined) === 'true') throw notModelled(method, url);
+      const location = arm.vmLocation(ref);
+      const begun = arm.beginPowerAction(ref, action);
+      if (!begun) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
+      return { status: 202, headers: asyncHeaders('Microsoft.Compute', ref.subscriptionId, location ?? 'global', begun.operationId, apiVersion, true) };
+    }
+    if (child === 'simulateeviction') {
+      requireMethod(method, 'POST');
+      if (!arm.simulateEviction(ref)) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
+      return { status: 204, headers: {} };
     }
     throw notModelled(method, url);
   }
@@ -407,7 +428,8 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     // The Location ("monitor") flavour answers 202 while running and the outcome after.
     if (op.status.status === 'InProgress') return { status: 202, headers: { location: self, ...progress } };
     if (op.status.status === 'Failed') return json(failedStatus(op), errorJson(op.status.error.code, op.status.error.message));
-    return { status: 204, headers: {} };
+    // A finished VM action (start, deallocate, …) answers 200 there, as the SDK's action LROs expect; a delete 204.
+    return { status: op.kind === 'action' ? 200 : 204, headers: {} };
   }
 
   function skuList(sub: string, url: URL): ArmHttpResponse {
@@ -480,6 +502,8 @@ const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('throttle'), subscriptionId: z.string().optional(), location: z.string().optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.object({ kind: z.literal('transient'), transientFaultRate: z.number().min(0).max(1).optional(), timeoutRate: z.number().min(0).max(1).optional() }),
   z.object({ kind: z.literal('skuUnavailable'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string(), unavailable: z.boolean().optional() }),
+  z.object({ kind: z.literal('vmAction'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), action: z.enum(['deallocate', 'powerOff', 'delete']), fraction: z.number().min(0).max(1) }),
+  z.object({ kind: z.literal('spotEviction'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), evictFraction: z.number().min(0).max(1).optional(), ratePerHour: z.number().min(0).max(60).optional() }),
 ]);
 
 type Path = Array<string | number>;
@@ -608,6 +632,10 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
   const sshPublicKeys = Array.isArray(keys) ? keys.map((k) => at(k, ['keyData'])).filter((k): k is string => typeof k === 'string') : [];
   const size = at(doc, ['properties', 'storageProfile', 'osDisk', 'diskSizeGB']);
   const priority = optStr(doc, ['properties', 'priority']);
+  const evictionPolicy = optStr(doc, ['properties', 'evictionPolicy']);
+  if (evictionPolicy !== undefined && evictionPolicy !== 'Delete' && evictionPolicy !== 'Deallocate') {
+    throw new HttpError(400, 'InvalidParameter', `The value '${evictionPolicy}' of parameter 'evictionPolicy' is not valid (Delete or Deallocate).`, {}, 'evictionPolicy');
+  }
   const computerName = optStr(doc, ['properties', 'osProfile', 'computerName']);
   const storageType = optStr(doc, ['properties', 'storageProfile', 'osDisk', 'managedDisk', 'storageAccountType']);
   const shown = { ...(computerName ? { computerName } : {}), ...(storageType ? { osDiskStorageAccountType: storageType } : {}) };
@@ -627,6 +655,7 @@ function parseVmPut(ref: { subscriptionId: string; resourceGroup: string; name: 
     adminUsername: optStr(doc, ['properties', 'osProfile', 'adminUsername']) ?? 'azureuser',
     sshPublicKeys,
     priority: priority === 'Spot' || priority === 'Low' ? 'Spot' : 'Regular',
+    ...(evictionPolicy !== undefined ? { evictionPolicy: evictionPolicy as EvictionPolicy } : {}),
     tags: tagsOf(doc),
     ...(Object.keys(shown).length > 0 ? { shown } : {}),
   };

@@ -11,6 +11,8 @@ const range = z.strictObject({ min: ms, max: ms }).refine((r) => r.max >= r.min,
 const rate = z.number().min(0).max(1);
 const seconds = z.number().nonnegative().max(3600);
 const cores = z.number().nonnegative().max(10_000_000).int();
+/** Spot evictions per running Spot VM and hour (the scenario format's bound). */
+const evictionRate = z.number().min(0).max(60);
 
 const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
   regions: z
@@ -25,6 +27,8 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
         allocationFailureRate: rate.optional(),
         zonalAllocationFailureRate: rate.optional(),
         overconstrainedAllocationFailureRate: rate.optional(),
+        spotEvictionRatePerHour: evictionRate.optional(),
+        spotEvictionRatePerHourBySku: z.record(z.string().max(128), evictionRate).optional(),
       }),
     )
     .min(1)

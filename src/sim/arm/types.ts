@@ -54,6 +54,13 @@ export interface FakeArmRegionConfig {
   zonalAllocationFailureRate?: number;
   /** Same, with OverconstrainedAllocationRequest (drawn after the two above). */
   overconstrainedAllocationFailureRate?: number;
+  /**
+   * Spot evictions: each running Spot VM of the region is evicted at this rate per hour (a
+   * memoryless hazard, so its mean run is 1/rate hours). Azure publishes no rate: default 0.
+   */
+  spotEvictionRatePerHour?: number;
+  /** The same per VM size (ARM's name, any case), overriding spotEvictionRatePerHour for that size. */
+  spotEvictionRatePerHourBySku?: Record<string, number>;
 }
 
 /** Default quotas of a subscription for families and regions the config does not name. */
@@ -170,7 +177,8 @@ export type ArmOperation =
   | 'subnet.get'
   | 'operation.get'
   | 'rg.put'
-  | 'rg.get';
+  | 'rg.get'
+  | 'vm.action';
 
 /** State changes that are not calls (LRO completions, cascades, faults). */
 export type ArmStateChange =
@@ -181,6 +189,8 @@ export type ArmStateChange =
   | 'nic.removed'
   | 'disk.created'
   | 'disk.removed'
+  | 'vm.evicted'
+  | 'vm.power'
   | 'fault.injected';
 
 /**
@@ -206,7 +216,19 @@ export type ArmFault =
   | { kind: 'transient'; transientFaultRate?: number; timeoutRate?: number }
   /** Exhausts Compute RP throttling policies (all, or the one named) so the next matching call gets 429 with a long Retry-After. */
   | { kind: 'computeThrottle'; location: string; subscriptionId?: string; policy?: string }
-  | { kind: 'skuUnavailable'; location: string; subscriptionId?: string; sku: string; unavailable?: boolean };
+  | { kind: 'skuUnavailable'; location: string; subscriptionId?: string; sku: string; unavailable?: boolean }
+  | VmActionFault
+  /**
+   * Spot evictions in a region (of one VM size, or all): `evictFraction` evicts that share of
+   * the running Spot VMs now (each with that probability: a capacity reclaim), `ratePerHour`
+   * sets the eviction rate from now on.
+   */
+  | { kind: 'spotEviction'; location: string; subscriptionId?: string; sku?: string; evictFraction?: number; ratePerHour?: number };
+/**
+ * A person (or a tool) acts on running VMs of a region (of one VM size, or all), outside the
+ * controller: each with probability `fraction`, it is deallocated, powered off or deleted.
+ */
+export type VmActionFault = { kind: 'vmAction'; location: string; subscriptionId?: string; sku?: string; action: 'deallocate' | 'powerOff' | 'delete'; fraction: number };
 
 export type OperationStatus =
   | { status: 'InProgress' }
