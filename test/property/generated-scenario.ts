@@ -15,7 +15,8 @@ import type { ScenarioInput } from '../../src/sim/scenario.js';
  * differ from the documented rule: reservations that start late or jitter, lists that lag
  * by up to a minute and page by 1-3 items, a VM delete that also takes a still-reserved NIC,
  * asynchronous allocation failures that leave no Failed VM, Compute RP throttling windows
- * exhausted mid-run (Retry-After up to 20 min), and the default regional vCPU quota. Each case is a
+ * exhausted mid-run (Retry-After up to 20 min), and the default regional vCPU quota. VMs may be
+ * taken away under the controller (deallocated, powered off or deleted by a person). Each case is a
  * scenario file plus a seed, so a failure is reproducible with `azflex simulate`.
  */
 export interface GeneratedCase {
@@ -75,6 +76,11 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
       disappearSeconds: fc.constantFrom(0, 5, 60),
     }),
     computeThrottleAt: fc.option(fc.integer({ min: 0, max: 5400 }), { nil: undefined }),
+    // VMs taken away under the controller: deallocated, powered off or deleted by a person.
+    takeAway: fc.option(
+      fc.record({ at: fc.integer({ min: 0, max: 5400 }), region: fc.constantFrom(0, 1), action: fc.constantFrom('deallocate' as const, 'powerOff' as const, 'delete' as const), fraction: rate(1) }),
+      { nil: undefined, freq: 3 },
+    ),
   })
   .filter((c) => c.gpuPods + c.cpuPods > 0)
   .map((c): GeneratedCase => {
@@ -91,6 +97,10 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     const schedule: NonNullable<NonNullable<ScenarioInput['faults']>['schedule']> = [];
     if (c.computeThrottleAt !== undefined) schedule.push({ at: c.computeThrottleAt, fault: { kind: 'computeThrottle', location: regions[0]!.location, subscriptionId: regions[0]!.sub } });
     if (c.drainAt) schedule.push({ at: c.drainAt.at, fault: { kind: 'throttle', bucket: c.drainAt.bucket, drain: true } });
+    if (c.takeAway) {
+      const r = regions[Math.min(c.takeAway.region, regions.length - 1)]!;
+      schedule.push({ at: c.takeAway.at, fault: { kind: 'vmAction', location: r.location, subscriptionId: r.sub, action: c.takeAway.action, fraction: c.takeAway.fraction } });
+    }
     for (const f of c.flaps) {
       const r = regions[Math.min(f.region, regions.length - 1)]!;
       const where = { location: r.location, subscriptionId: r.sub };
