@@ -12,7 +12,8 @@
  *     removed otherwise, and never with consolidateAfter: Never;
  *   - DisruptionReason=True, reason and message Drifted, Empty or Underutilized, once the
  *     disruption pass picks the NodeClaim (written before it is deleted, or when it is marked
- *     for a replacement); removed from a NodeClaim neither being deleted nor marked.
+ *     for a replacement, whose node then gets the karpenter.sh/disrupted:NoSchedule taint as
+ *     well); removed (with that taint) from a NodeClaim neither being deleted nor marked.
  *     Expiration deletes without it, as upstream's expiration controller does.
  *
  * A NodeClaim being deleted keeps what it shows (upstream stops reconciling it).

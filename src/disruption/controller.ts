@@ -9,15 +9,19 @@
  *   4. Underutilized (WhenEmptyOrUnderutilized only): pods unchanged for consolidateAfter
  *      and all of them fit on the other NodeClaims — or, failing that, on one new NodeClaim
  *      cheaper than this one. The replacement is created first and the candidate is marked
- *      with flex.aks.azure.com/consolidation-replacement; a later reconcile deletes it once
- *      the replacement is initialized, or unmarks it if the replacement is gone or a
- *      do-not-disrupt pod arrived. The mark lives on the NodeClaim, so a restart resumes.
+ *      with flex.aks.azure.com/consolidation-replacement (its node tainted karpenter.sh/disrupted);
+ *      a later reconcile deletes it once the replacement is initialized, or unmarks (and
+ *      untaints) it if the replacement is gone or a do-not-disrupt pod arrived. The mark lives
+ *      on the NodeClaim, so a restart resumes.
+ *
+ * Each pass also writes what it decided on the NodeClaims as upstream's conditions (Drifted,
+ * Consolidatable, DisruptionReason; src/disruption/conditions.ts) and status.lastPodEventTime.
  *
  * Steps 2–4 only touch initialized NodeClaims without karpenter.sh/do-not-disrupt, and each
  * respects the NodePool's budget for its reason; every deletion (of any reason, including
  * NodeClaims already terminating) counts against all of the pool's budgets.
  */
-import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
@@ -34,7 +38,7 @@ import { disruptionConditionChanges, type WantedDisruptionConditions } from './c
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
-import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
 import { CONDITION_DISRUPTION_REASON } from '../controllers/nodeclaim/conditions.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
@@ -339,9 +343,16 @@ export class DisruptionController {
       for (const record of view.claims) {
         if (record.deleting) continue;
         const kind = picked.size === 0 ? undefined : picked.get(record.name);
+        // The karpenter.sh/disrupted taint goes with a replacement mark, as upstream taints a
+        // candidate when its command starts and untaints nodes no command holds (a claim being
+        // deleted now gets it from its drain).
+        const marked = record.replaces !== undefined && !dropped.has(record.name);
+        if (kind === undefined && record.node !== undefined && record.nodeFacts !== undefined && record.nodeFacts.disrupted !== marked) {
+          await this.taintDisrupted(record.node, marked);
+        }
         const drifted = record.drifted;
         const consolidatable = consolidates && isConsolidatable(record, consolidateAfter, now);
-        const disruptionReason = kind === 'Expired' ? 'unchanged' : kind ?? (record.replaces !== undefined && !dropped.has(record.name) ? 'Underutilized' : undefined);
+        const disruptionReason = kind === 'Expired' ? 'unchanged' : kind ?? (marked ? 'Underutilized' : undefined);
         const podEvent = record.lastPodEvent !== undefined && record.lastPodEvent !== record.facts.lastPodEventTime ? record.lastPodEvent : undefined;
         // Looked at already for this version of the claim and the same wants: shown, or sent and not listed yet.
         const rv = record.listed.metadata.resourceVersion;
@@ -363,6 +374,16 @@ export class DisruptionController {
           this.options.log.warn({ nodeClaim: record.name, err: error instanceof Error ? error.message : String(error) }, 'writing disruption conditions failed');
         }
       }
+    }
+  }
+
+  private async taintDisrupted(node: Node, on: boolean): Promise<void> {
+    const rest = node.spec.taints.filter((t) => t.key !== TAINT_DISRUPTED.key || t.effect !== TAINT_DISRUPTED.effect);
+    try {
+      await this.options.cluster.patchNode(node.metadata.name, { taints: on ? [...rest, TAINT_DISRUPTED] : rest });
+    } catch (error) {
+      if (error instanceof ClusterError && error.reason === 'NotFound') return;
+      this.options.log.warn({ node: node.metadata.name, err: error instanceof Error ? error.message : String(error) }, on ? 'tainting a disruption candidate failed' : 'removing a stale disrupted taint failed');
     }
   }
 
@@ -390,6 +411,8 @@ export class DisruptionController {
       const changes = disruptionConditionChanges(intent.candidate, { drifted: undefined, consolidatable: false, disruptionReason: 'Underutilized' }, new Date(now).toISOString());
       const reason = changes?.set.find((c) => c.type === CONDITION_DISRUPTION_REASON);
       if (reason) await cluster.patchNodeClaimStatus(intent.candidate.metadata.name, { set: [reason] });
+      const node = this.records.get(intent.candidate.metadata.name)?.node;
+      if (node) await this.taintDisrupted(node, true);
     } catch (error) {
       log.warn({ nodeClaim: intent.candidate.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'launching consolidation replacement failed');
       return;

@@ -16,7 +16,7 @@ import type { PodIndex, PodsOnNode } from './pod-index.js';
 import { nodeClassHash } from '../controllers/nodeclass/hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 import { KeptList, sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
-import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_NODEPOOL } from '../apis/well-known.js';
+import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_NODEPOOL, TAINT_DISRUPTED } from '../apis/well-known.js';
 
 export interface NodeClaimFacts {
   /** Launched=True: drift is looked at from then on (upstream's Drifted needs it). */
@@ -40,6 +40,8 @@ export interface NodeFacts {
   providerId: string | undefined;
   /** The Node's own karpenter.sh/do-not-disrupt. */
   doNotDisrupt: string | undefined;
+  /** It carries the karpenter.sh/disrupted:NoSchedule taint. */
+  disrupted: boolean;
 }
 
 /** The pods bound to one node, as disruption sees them. */
@@ -398,6 +400,7 @@ function nodeFacts(node: Node): NodeFacts {
     ready: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
     providerId: node.spec.providerID?.toLowerCase(),
     doNotDisrupt: nodeDoNotDisruptReason(node),
+    disrupted: node.spec.taints.some((t) => t.key === TAINT_DISRUPTED.key && t.effect === TAINT_DISRUPTED.effect),
   };
 }
 

@@ -185,6 +185,9 @@ describe('NodeClaim disruption conditions', () => {
     const replacement = cluster.nodeClaims.get('big')!.metadata.annotations[REPLACEMENT]!;
     expect(replacement).toBeDefined();
     expect(condition(cluster, 'big', 'DisruptionReason')).toMatchObject({ status: 'True', reason: 'Underutilized', message: 'Underutilized' });
+    // Alongside the karpenter.sh/disrupted taint, so nothing new lands on it meanwhile (it is not cordoned).
+    expect(cluster.nodes.get('node-big')!.spec.taints).toEqual([{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }]);
+    expect(cluster.nodes.get('node-big')!.spec.unschedulable).toBeFalsy();
     // The replacement is still launching: it shows no disruption condition of its own.
     expect(cluster.nodeClaims.get(replacement)!.status.conditions.map((c) => c.type)).not.toContain('DisruptionReason');
 
@@ -194,6 +197,31 @@ describe('NodeClaim disruption conditions', () => {
     await controller.reconcile();
     expect(cluster.nodeClaims.get('big')!.metadata.annotations[REPLACEMENT]).toBeUndefined();
     expect(condition(cluster, 'big', 'DisruptionReason')).toBeUndefined();
+    expect(cluster.nodes.get('node-big')!.spec.taints).toEqual([]);
+  });
+
+  it('a restarted controller clears a DisruptionReason and a disrupted taint no disruption holds, and keeps a marked one', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = clusterWithNodes(clock, 2, { consolidateAfter: 'Never' });
+    // What a controller killed between marking and deleting, or after abandoning, leaves behind.
+    const stale: Condition = { type: 'DisruptionReason', status: 'True', reason: 'Empty', message: 'Empty', lastTransitionTime: iso(T0) };
+    for (const name of ['default-n0', 'default-n1']) {
+      const claim = cluster.nodeClaims.get(name)!;
+      cluster.putNodeClaim({ ...claim, status: { ...claim.status, conditions: [...claim.status.conditions, stale] } });
+      const node = cluster.nodes.get(`node-${name}`)!;
+      cluster.putNode({ ...node, spec: { ...node.spec, taints: [{ key: 'other', effect: 'NoSchedule' }, { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] } });
+    }
+    // n1 waits for a replacement that is still launching.
+    const r = addClaim(cluster, 'default-r', {});
+    cluster.putNodeClaim({ ...r, status: { ...r.status, conditions: [{ type: 'Launched', status: 'Unknown', reason: 'Launching', message: '', lastTransitionTime: iso(T0) }] } });
+    await cluster.patchNodeClaimMetadata('default-n1', { annotations: { [REPLACEMENT]: 'default-r' } });
+    const { controller } = controllerFor(cluster, clock);
+    await controller.reconcile();
+    expect(condition(cluster, 'default-n0', 'DisruptionReason')).toBeUndefined();
+    expect(cluster.nodes.get('node-default-n0')!.spec.taints).toEqual([{ key: 'other', effect: 'NoSchedule' }]);
+    expect(condition(cluster, 'default-n1', 'DisruptionReason')).toMatchObject({ reason: 'Underutilized' });
+    expect(cluster.nodes.get('node-default-n1')!.spec.taints).toHaveLength(2);
+    expect(cluster.nodeClaims.get('default-n1')!.metadata.deletionTimestamp).toBeUndefined();
   });
 
   it('leaves claims of other providers and of deleted NodePools alone', async () => {
