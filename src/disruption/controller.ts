@@ -207,7 +207,7 @@ export class DisruptionController {
         if (record.deleting || !record.ready) of.disrupting++;
       }
     }
-    records.endPass(() => {});
+    records.endPass();
     const recordOf = (claim: NodeClaim): ClaimRecord => records.get(claim.metadata.name)!;
 
     const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));

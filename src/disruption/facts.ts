@@ -328,13 +328,12 @@ export class ClaimRecords {
     return true;
   }
 
-  /** Ends a pass: records not observed in it belong to NodeClaims that are gone (each is handed to `gone`). */
-  endPass(gone: (name: string) => void): void {
+  /** Ends a pass: records not observed in it belong to NodeClaims that are gone, and are dropped. */
+  endPass(): void {
     if (this.records.size > this.seen) {
       for (const [name, record] of this.records) {
         if (record.pass === this.pass) continue;
         this.records.delete(name);
-        gone(name);
       }
     }
     this.pass++;
