@@ -133,6 +133,28 @@ for (const route of ROUTES) {
       expect(s.clock.now()).toBeGreaterThan(t0);
     });
 
+    it('a VM taken away: getVm shows a deallocated VM\'s power state (the instance view), lists never do; a Spot VM asks for eviction policy Delete and an eviction takes VM, NIC and disk', async () => {
+      const s = await sim(route);
+      const scope = { subscriptionId: SUB, resourceGroup: RG };
+      await s.run(s.azure.createNic(nicSpec('p')));
+      const vm = await s.run(s.azure.createVm(vmSpec('p', 'Standard_D8s_v5')));
+      expect(vm.powerState).toBeUndefined();
+      expect(s.arm.beginPowerAction(vmSpec('p').ref, 'deallocate')).toBeDefined();
+      await s.advance(100);
+      expect(await s.run(s.azure.getVm(vmSpec('p').ref))).toMatchObject({ provisioningState: 'Succeeded', powerState: 'deallocated' });
+      expect((await s.run(s.azure.listVms(scope))).map((v) => [v.name, v.powerState])).toEqual([[vmNameFor('p'), undefined]]);
+      // A Spot VM: the adapter asks ARM to delete it (and per deleteOption its NIC and disk) on eviction.
+      await s.run(s.azure.createNic(nicSpec('q')));
+      await s.run(s.azure.createVm({ ...vmSpec('q', 'Standard_D8s_v5'), priority: 'Spot' }));
+      expect(s.arm.vmGet(vmSpec('q').ref)).toMatchObject({ priority: 'Spot', evictionPolicy: 'Delete' });
+      await s.advance(181);
+      expect(s.arm.simulateEviction(vmSpec('q').ref)).toBe(true);
+      await s.advance(31 + 91);
+      expect(await s.run(s.azure.getVm(vmSpec('q').ref))).toBeUndefined();
+      expect(await s.run(s.azure.getNic(nicSpec('q').ref))).toBeUndefined();
+      expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('q'))))).toBeUndefined();
+    });
+
     it('taxonomy rows the fake produces, each through the real SDK pipeline', async () => {
       const expectCode = async (work: Promise<unknown>, code: string): Promise<AzureError> => {
         const err = await work.then(
