@@ -127,7 +127,7 @@ describe('scheduling on the AKS keys', () => {
     expect(configured.cluster.nodeClaims.size).toBe(1);
   });
 
-  it('a DaemonSet that needs the cluster label (as AKS\'s CNI and kube-proxy do) counts as overhead on every node', async () => {
+  it('a DaemonSet that needs the cluster label (as Azure CNI\'s azure-cni and azure-cns do) counts as overhead on every node', async () => {
     const cheapest = async (daemonSet: boolean): Promise<number> => {
       const clock = new VirtualClock(T0);
       const cluster = new FakeCluster(clock);
