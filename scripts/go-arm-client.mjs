@@ -63,10 +63,7 @@ export async function ensureGoArmClient() {
   }
   await fs.rm(work, { recursive: true, force: true });
   await fs.rename(tmp, work);
-  // Builds of an older main.go or SDK pin are not used again.
-  for (const old of await fs.readdir(path.dirname(work))) {
-    if (old.startsWith('go-arm-client@') && old !== path.basename(work) && !old.includes('.tmp-')) await fs.rm(path.join(path.dirname(work), old), { recursive: true, force: true });
-  }
+  // Builds of other main.go versions are kept: another checkout (another branch) may be using one.
   const buildMs = Date.now() - started;
   log(`built in ${(buildMs / 1000).toFixed(1)} s`);
   return { binary, buildMs };

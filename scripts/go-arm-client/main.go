@@ -70,7 +70,7 @@ type recorder struct {
 }
 
 var recordedHeaders = []string{
-	"Azure-AsyncOperation", "Location", "Retry-After", "Content-Type", "X-Ms-Request-Id",
+	"Azure-AsyncOperation", "Azure-AsyncNotification", "Location", "Retry-After", "Content-Type", "X-Ms-Request-Id",
 	"X-Ms-Ratelimit-Remaining-Subscription-Reads", "X-Ms-Ratelimit-Remaining-Subscription-Writes",
 	"X-Ms-Ratelimit-Remaining-Subscription-Deletes", "X-Ms-Ratelimit-Remaining-Subscription-Global-Reads",
 	"X-Ms-Ratelimit-Remaining-Subscription-Global-Writes", "X-Ms-Ratelimit-Remaining-Subscription-Global-Deletes",
@@ -766,6 +766,9 @@ func (r *runner) errorBodies() error {
 		return err
 	}
 	// Compute's own policy: a Retry-After beyond the SDK's MaxRetryDelay (60 s) is not retried.
+	// The earlier VM PUT ages out of the windows first, so the fault's calls alone fill them
+	// and the wait is the 3-minute window's full length.
+	r.advance(1800)
 	if err := r.fault(map[string]any{"kind": "computeThrottle", "location": r.s.location}); err != nil {
 		return err
 	}

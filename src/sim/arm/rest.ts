@@ -340,7 +340,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
         const subnetId = str(doc, ['properties', 'ipConfigurations', 0, 'properties', 'subnet', 'id'], 'properties.ipConfigurations[0].properties.subnet.id');
         const { nic, created } = arm.nicPut({ ref, location, subnetId, tags: tagsOf(doc) });
         const opId = arm.completedOperation('create');
-        return json(created ? 201 : 200, nicJson(nic), asyncHeaders('Microsoft.Network', ref.subscriptionId, location, opId, apiVersion, false));
+        return json(created ? 201 : 200, nicJson(nic), asyncHeaders('Microsoft.Network', ref.subscriptionId, location, opId, apiVersion, false, true));
       }
       case 'PATCH': {
         const nic = arm.nicPatchTags(ref, patchedTags(parseBody(body), url));
@@ -437,20 +437,26 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     return json(200, resourceSkuList(arm, sub, url.searchParams.get('$filter')));
   }
 
-  function asyncHeaders(provider: 'Microsoft.Network' | 'Microsoft.Compute', sub: string, location: string, opId: string, apiVersion: string, withLocation: boolean): Record<string, string> {
+  /**
+   * An LRO's headers. `done`: the write already finished (a NIC PUT, whose body says
+   * Succeeded): Network then sends no Retry-After, so a client that honours it before its
+   * first poll (the Go SDK's PollUntilDone does) is not held back.
+   */
+  function asyncHeaders(provider: 'Microsoft.Network' | 'Microsoft.Compute', sub: string, location: string, opId: string, apiVersion: string, withLocation: boolean, done = false): Record<string, string> {
     const loc = location.toLowerCase();
     const api = encodeURIComponent(apiVersion);
     const out: Record<string, string> = {
       'azure-asyncoperation': `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operations/${opId}?api-version=${api}`,
     };
-    if (provider === 'Microsoft.Compute') out['azure-asyncnotification'] = 'Enabled';
+    // Compute's LROs and Network's PUTs say so (recorded answers: docs/fidelity.md).
+    if (provider === 'Microsoft.Compute' || !withLocation) out['azure-asyncnotification'] = 'Enabled';
     if (withLocation) {
       out['location'] =
         provider === 'Microsoft.Network'
           ? `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operationResults/${opId}?api-version=${api}`
           : `${base}/subscriptions/${sub}/providers/${provider}/locations/${loc}/operations/${opId}?monitor=true&api-version=${api}`;
     }
-    if (retryAfter > 0) out['retry-after'] = String(retryAfter);
+    if (retryAfter > 0 && !done) out['retry-after'] = String(retryAfter);
     return out;
   }
 
