@@ -15,6 +15,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 1_800_000,
     pool: 'forks',
+    // fast-check's global seed, runs and replay path from AZFLEX_PROPERTY_* (README, Tests).
+    setupFiles: ['test/fast-check-setup.ts'],
     projects: [
       {
         extends: true,

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { propertyParams } from './params.js';
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
@@ -11,9 +12,9 @@ describe('determinism', () => {
   // A mismatch is no counterexample to shrink (the same input gave two answers), so the
   // message names the world's seed and command instead.
   it('the same seed gives a byte-identical event log, crashes included, on any worker thread', async () => {
-    const worlds = 40;
-    const cases = fc.sample(generatedCase, { numRuns: worlds, seed: 7 });
-    const jobs: SweepJob[] = cases.map((c, i) => ({ scenario: parseScenario(c.scenario, 'generated'), seed: c.seed, strategy: 'machine', reproduce: `world ${i} of fc.sample(generatedCase, { seed: 7 })` }));
+    const { numRuns: worlds, seed } = propertyParams({ numRuns: 40, seed: 7 });
+    const cases = fc.sample(generatedCase, { numRuns: worlds, seed });
+    const jobs: SweepJob[] = cases.map((c, i) => ({ scenario: parseScenario(c.scenario, 'generated'), seed: c.seed, strategy: 'machine', reproduce: `world ${i} of fc.sample(generatedCase, { seed: ${seed} })` }));
     const outcomes = await runSweep([...jobs, ...jobs], { workers: defaultWorkers() });
     const differing = cases.flatMap((c, i) => {
       const [a, b] = [outcomes[i]!, outcomes[worlds + i]!];

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { propertyParams } from './params.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSweepJob, type SweepJob } from '../../src/sim/sweep/job.js';
 import { isOk, runSweep, type SweepOutcome } from '../../src/sim/sweep/sweep.js';
@@ -17,11 +18,11 @@ import { generatedCase, reproduction, type GeneratedCase } from './generated-sce
  * shrinks it for up to SHRINK_BUDGET_MS. The failure message names every failing world's
  * seed and the command that replays it, then the shrunk world's.
  *
- * AZFLEX_PROPERTY_RUNS sets the number of worlds; AZFLEX_PROPERTY_SEED the fast-check seed.
+ * AZFLEX_PROPERTY_RUNS sets the number of worlds; AZFLEX_PROPERTY_SEED the fast-check seed
+ * (test/fast-check-setup.ts).
  */
 export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: number): Promise<void> {
-  const worlds = Number(process.env.AZFLEX_PROPERTY_RUNS ?? defaultWorlds);
-  const seed = Number(process.env.AZFLEX_PROPERTY_SEED ?? defaultSeed);
+  const { numRuns: worlds, seed } = propertyParams({ numRuns: defaultWorlds, seed: defaultSeed });
   const cases = fc.sample(generatedCase, { numRuns: worlds, seed });
   const outcomes = await runSweep(cases.map((c, i) => jobOf(c, `world ${i} of fc.sample(generatedCase, { seed: ${seed} })`)), { workers: defaultWorkers() });
   const failing = outcomes.flatMap((o, i) => (isOk(o) ? [] : [{ i, o }]));

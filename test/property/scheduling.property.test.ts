@@ -9,6 +9,7 @@
  *   - every unschedulable pod has a reason.
  */
 import fc from 'fast-check';
+import { coverageApplies, propertyParams } from './params.js';
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, type InstanceType } from '../../src/catalog/skus.js';
 import type { NodeClaim, NodePool, NodeSelectorRequirement, Pod, Taint } from '../../src/ports/cluster.js';
@@ -173,6 +174,9 @@ function limitUsage(input: SchedulingInput, result: SchedulingResult, model: Poo
 
 describe('scheduling properties', () => {
   it('plans only satisfiable, fitting, within-limit NodeClaims and leaves out only pods that cannot fit', () => {
+    // A pinned seed keeps the coverage check below stable; AZFLEX_PROPERTY_SEED explores others.
+    const DEFAULTS = { numRuns: 200, seed: 20261122 };
+    const params = propertyParams(DEFAULTS);
     // Guards against a vacuous generator: the interesting outcomes must all occur.
     const seen = { planned: 0, inFlight: 0, limited: 0, neverFits: 0, multiOption: 0 };
     fc.assert(
@@ -255,10 +259,9 @@ describe('scheduling properties', () => {
           }
         }
       }),
-      // A fixed seed keeps the coverage check below stable; AZFLEX_PROPERTY_SEED explores others.
-      { numRuns: 200, seed: Number(process.env.AZFLEX_PROPERTY_SEED ?? 20261122) },
+      params,
     );
-    expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
+    if (coverageApplies(params, DEFAULTS)) expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
   });
 
   it('is deterministic', () => {
@@ -268,7 +271,7 @@ describe('scheduling properties', () => {
         const b = schedule(buildInput(scenario));
         expect(a.nodeClaims.map((c) => [c.nodePoolName, c.instanceType.name, c.podKeys])).toEqual(b.nodeClaims.map((c) => [c.nodePoolName, c.instanceType.name, c.podKeys]));
       }),
-      { numRuns: 50 },
+      propertyParams({ numRuns: 50, seed: 20261122 }),
     );
   });
 });

@@ -9,6 +9,7 @@
  * and counting what already runs: existing replicas count towards skew and anti-affinity.
  */
 import fc from 'fast-check';
+import { coverageApplies, propertyParams } from './params.js';
 import { describe, expect, it } from 'vitest';
 import type { InstanceType } from '../../src/catalog/skus.js';
 import type { NodeClaim, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../src/ports/cluster.js';
@@ -90,6 +91,9 @@ function build(scenario: Scenario): SchedulingInput {
 
 describe('topology properties', () => {
   it('every NodeClaim\'s pods satisfy their spread, affinity and anti-affinity against the planned nodes', () => {
+    // A pinned seed keeps the coverage check below stable; AZFLEX_PROPERTY_SEED explores others.
+    const DEFAULTS = { numRuns: 300, seed: 20261123 };
+    const params = propertyParams(DEFAULTS);
     const seen = { antiHost: 0, spreadZone: 0, refused: 0, affinity: 0 };
     fc.assert(
       fc.property(scenarioArb, (scenario) => {
@@ -175,8 +179,8 @@ describe('topology properties', () => {
           }
         });
       }),
-      { numRuns: 300, seed: Number(process.env.AZFLEX_PROPERTY_SEED ?? 20261123) },
+      params,
     );
-    expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
+    if (coverageApplies(params, DEFAULTS)) expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
   });
 });

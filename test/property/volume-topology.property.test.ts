@@ -9,6 +9,7 @@
  *     no zone for a regional disk) is planned.
  */
 import fc from 'fast-check';
+import { coverageApplies, propertyParams } from './params.js';
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, zonesIn } from '../../src/catalog/skus.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_REGION, LABEL_ZONE } from '../../src/apis/well-known.js';
@@ -117,6 +118,9 @@ function usableOn(volume: VolumeSpec, zone: string | undefined): boolean {
 
 describe('volume topology and zones (properties)', () => {
   it('plans every pod only where its volume can go, never in a marked zone, and holds unbindable claims', () => {
+    // A pinned seed keeps the coverage check below stable; AZFLEX_PROPERTY_SEED explores others.
+    const DEFAULTS = { numRuns: 300, seed: 20261123 };
+    const params = propertyParams(DEFAULTS);
     const seen = { zonalPlanned: 0, regionalPlanned: 0, unreachable: 0, waiting: 0, markedAvoided: 0 };
     fc.assert(
       fc.property(scenarioArb, (scenario) => {
@@ -168,8 +172,8 @@ describe('volume topology and zones (properties)', () => {
           }
         }
       }),
-      { numRuns: 300, seed: Number(process.env.AZFLEX_PROPERTY_SEED ?? 20261123) },
+      params,
     );
-    expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
+    if (coverageApplies(params, DEFAULTS)) expect(Object.values(seen).every((n) => n > 0), JSON.stringify(seen)).toBe(true);
   });
 });
