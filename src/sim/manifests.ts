@@ -252,6 +252,7 @@ function manifestFiles(paths: readonly string[], recursive: boolean): string[] {
     }
   };
   const visit = (p: string, given: string): void => {
+    if (p === '') throw new ScenarioError('--manifests "": an empty path');
     let st;
     try {
       st = statSync(p);

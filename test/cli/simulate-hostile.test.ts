@@ -225,6 +225,7 @@ describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
 
   it('refusals: -R without --manifests, ** patterns and globs that match nothing, a kustomization, a directory with only subdirectories', async () => {
     await refused(['-R'], /-R goes with --manifests/);
+    await refused(['--manifests', ''], /--manifests "": an empty path/);
     const root = tree({ 'pools/pool.yaml': examples['nodepool-h200-eastus2.yaml']!, 'kustomize/kustomization.yaml': 'resources: [a.yaml]\n', 'kustomize/a.yaml': examples['azureflexnodeclass-h200-eastus2.yaml']! });
     await refused(['--manifests', join(root, '**/*.yaml')], /kubectl's patterns match within one directory \(\*, \?, \[\.\.\.\]\); for subdirectories pass the directory with -R/);
     await refused(['--manifests', join(root, 'nope-*.yaml')], /nope-\*\.yaml: the path does not exist and the pattern matches no file/);
