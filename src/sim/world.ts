@@ -50,12 +50,13 @@ export function builtInWorld(name: string): World | undefined {
 export const BUILT_IN_WORLDS: readonly string[] = BUILT_IN_SCENARIOS;
 
 /**
- * The examples' second H200 region and CPU pool, so `--manifests examples/` runs in every
+ * The examples' second H200 region and CPU pools, so `--manifests examples/ -R` runs in every
  * built-in world: eastus2euap has no H200 quota at all (the storm reaches both regions),
- * eastus2 has DSv5 quota for the CPU pool.
+ * eastus2 has DSv5 quota for the CPU pool, and westeurope (the cluster's own region, where the
+ * topology examples' CPU pool and zonal disk are) the default quotas.
  */
 const EXTRA_REGIONS: Record<string, ScenarioInput['regions']> = Object.fromEntries(
-  BUILT_IN_SCENARIOS.map((n) => [n, [{ location: 'eastus2euap', familyQuotaCores: { standardNDSH200v5Family: 0 } }]]),
+  BUILT_IN_SCENARIOS.map((n) => [n, [{ location: 'eastus2euap', familyQuotaCores: { standardNDSH200v5Family: 0 } }, { location: 'westeurope' }]]),
 );
 
 export function loadWorld(nameOrPath: string): World {

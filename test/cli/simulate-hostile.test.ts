@@ -223,6 +223,14 @@ describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
     expect((await names([join(root, '[ab]-*')])).files).toEqual(['a-classes.yaml', 'b-pool.yml']);
   });
 
+  it('examples/ with -R (the topology examples in westeurope too) fit every built-in world', async () => {
+    const { loadManifests } = await import('../../src/sim/manifests.js');
+    const { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } = await import('../../src/sim/world.js');
+    const cluster = loadManifests(['examples'], { recursive: true });
+    expect(cluster.files.some((f) => f.includes('topology'))).toBe(true);
+    for (const w of BUILT_IN_WORLDS) expect(() => scenarioOfWorld(loadWorld(w), cluster, w), w).not.toThrow();
+  });
+
   it('refusals: -R without --manifests, ** patterns and globs that match nothing, a kustomization, a directory with only subdirectories', async () => {
     await refused(['-R'], /-R goes with --manifests/);
     await refused(['--manifests', ''], /--manifests "": an empty path/);
