@@ -351,7 +351,7 @@ func (r *runner) vmModel(name, size, nic string, zones []string) armcompute.Virt
 				ComputerName: to.Ptr(name), AdminUsername: to.Ptr("azureuser"),
 				LinuxConfiguration: &armcompute.LinuxConfiguration{
 					DisablePasswordAuthentication: to.Ptr(true),
-					SSH: &armcompute.SSHConfiguration{PublicKeys: []*armcompute.SSHPublicKey{{Path: to.Ptr("/home/azureuser/.ssh/authorized_keys"), KeyData: to.Ptr("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGo go-sdk")}}},
+					SSH:                           &armcompute.SSHConfiguration{PublicKeys: []*armcompute.SSHPublicKey{{Path: to.Ptr("/home/azureuser/.ssh/authorized_keys"), KeyData: to.Ptr("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGo go-sdk")}}},
 				},
 			},
 			NetworkProfile: &armcompute.NetworkProfile{NetworkInterfaces: []*armcompute.NetworkInterfaceReference{{
@@ -436,13 +436,15 @@ func vmResult(vm *armcompute.VirtualMachine) map[string]any {
 	return out
 }
 
-func (r *runner) deleteNic(stepName, name string) error {
+// awaitDelete runs one SDK delete to its end (the face's clock moving meanwhile) and records
+// whether ARM answered it as done at once.
+func awaitDelete[T any](r *runner, stepName string, begin func() (*runtime.Poller[T], error)) error {
 	t := time.Now()
 	var err error
 	res := map[string]any{}
 	r.whileWaiting(func() {
-		var poller *runtime.Poller[armnetwork.InterfacesClientDeleteResponse]
-		poller, err = r.nics.BeginDelete(r.ctx, r.s.group, name, nil)
+		var poller *runtime.Poller[T]
+		poller, err = begin()
 		if err != nil {
 			return
 		}
@@ -451,6 +453,12 @@ func (r *runner) deleteNic(stepName, name string) error {
 	})
 	r.record(stepName, t, res, err)
 	return err
+}
+
+func (r *runner) deleteNic(stepName, name string) error {
+	return awaitDelete(r, stepName, func() (*runtime.Poller[armnetwork.InterfacesClientDeleteResponse], error) {
+		return r.nics.BeginDelete(r.ctx, r.s.group, name, nil)
+	})
 }
 
 // deleteNicNow is one DELETE with the clock stopped (the reservation check).
@@ -465,37 +473,15 @@ func (r *runner) deleteNicNow(stepName, name string) {
 }
 
 func (r *runner) deleteVM(stepName, name string) error {
-	t := time.Now()
-	var err error
-	res := map[string]any{}
-	r.whileWaiting(func() {
-		var poller *runtime.Poller[armcompute.VirtualMachinesClientDeleteResponse]
-		poller, err = r.vms.BeginDelete(r.ctx, r.s.group, name, nil)
-		if err != nil {
-			return
-		}
-		res["doneAtOnce"] = poller.Done()
-		_, err = poller.PollUntilDone(r.ctx, &runtime.PollUntilDoneOptions{Frequency: time.Second})
+	return awaitDelete(r, stepName, func() (*runtime.Poller[armcompute.VirtualMachinesClientDeleteResponse], error) {
+		return r.vms.BeginDelete(r.ctx, r.s.group, name, nil)
 	})
-	r.record(stepName, t, res, err)
-	return err
 }
 
 func (r *runner) deleteDisk(stepName, name string) error {
-	t := time.Now()
-	var err error
-	res := map[string]any{}
-	r.whileWaiting(func() {
-		var poller *runtime.Poller[armcompute.DisksClientDeleteResponse]
-		poller, err = r.disks.BeginDelete(r.ctx, r.s.group, name, nil)
-		if err != nil {
-			return
-		}
-		res["doneAtOnce"] = poller.Done()
-		_, err = poller.PollUntilDone(r.ctx, &runtime.PollUntilDoneOptions{Frequency: time.Second})
+	return awaitDelete(r, stepName, func() (*runtime.Poller[armcompute.DisksClientDeleteResponse], error) {
+		return r.disks.BeginDelete(r.ctx, r.s.group, name, nil)
 	})
-	r.record(stepName, t, res, err)
-	return err
 }
 
 // ---------------------------------------------------------------- flows
