@@ -85,6 +85,12 @@ export interface RuntimeDeps {
   arm: AzurePort;
   cluster: ClusterPort;
   clock: Clock;
+  /**
+   * Stamps NodeClaim conditions (lastTransitionTime), which Kubernetes-side controllers
+   * (disruption's consolidateAfter, liveness) compare with their own clock. Default: `clock`;
+   * `azflex dev` skips ARM's clock ahead of the wall clock the others run on.
+   */
+  statusClock?: Clock;
   random: Random;
   catalog: InstanceTypeCatalog;
   offerings?: OfferingsCache;

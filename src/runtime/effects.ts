@@ -163,6 +163,11 @@ export class Effects {
     await this.deps.arm.deleteNic(ref);
   }
 
+  /** When a NodeClaim condition changes, on the clock Kubernetes-side controllers compare it with (RuntimeDeps.statusClock). */
+  private statusNow(): number {
+    return (this.deps.statusClock ?? this.deps.clock).now();
+  }
+
   async recordVmAttempt(name: string): Promise<number> {
     const at = this.deps.clock.now();
     await this.deps.cluster.patchNodeClaimMetadata(name, { annotations: { [ANNOTATION_VM_ATTEMPT_AT]: new Date(at).toISOString() } });
@@ -173,8 +178,8 @@ export class Effects {
     const nc = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? this.world()?.nodeClaims.get(name);
     if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
       const conditions = withLifecycleConditions(
-        setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, at),
-        new Date(at).toISOString(),
+        setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, this.statusNow()),
+        new Date(this.statusNow()).toISOString(),
       );
       await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
     }
@@ -199,8 +204,8 @@ export class Effects {
   private async noteLaunchThrottled(name: string, retryAfterSeconds: number): Promise<void> {
     const current = (await this.deps.cluster.getNodeClaim(name)) ?? this.world()?.nodeClaims.get(name);
     if (!current || current.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) return;
-    const now = this.deps.clock.now();
-    const next = new Date(now + retryAfterSeconds * 1000).toISOString();
+    const next = new Date(this.deps.clock.now() + retryAfterSeconds * 1000).toISOString();
+    const now = this.statusNow();
     const conditions = withLifecycleConditions(setCondition(current.status.conditions, 'Launched', 'Unknown', LAUNCH_REASON_THROTTLED,
       `ARM throttled the create of VM ${vmNameFor(name)}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now), new Date(now).toISOString());
     if (conditions === current.status.conditions) return;
@@ -328,7 +333,7 @@ export class Effects {
   async syncStatus(name: string, phase: 'Launched' | 'Registered' | 'Initialized'): Promise<void> {
     let nc = this.nodeClaim(name);
     const cls = this.nodeClassOf(nc);
-    const now = this.deps.clock.now();
+    const now = this.statusNow();
     const status: NodeClaim['status'] = { ...nc.status };
     if (!status.providerID) {
       const vm = this.world()?.vms.get(vmNameFor(name)) ?? (await this.deps.arm.getVm(this.ref(cls, vmNameFor(name))));
@@ -388,7 +393,7 @@ export class Effects {
     const involvedObject = { kind: 'NodeClaim', name, uid: nc?.metadata.uid };
     if (current) {
       // What `kubectl describe nodeclaim` shows while it sits Terminating: why, and until when ARM holds the NIC.
-      const now = this.deps.clock.now();
+      const now = this.statusNow();
       const reserved = reservedUntil === undefined ? '' : `; NIC ${nicNameFor(name)} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
       const conditions = withLifecycleConditions(
         setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now), new Date(now).toISOString(),

@@ -120,6 +120,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       offerings,
       userData,
       drain: drainWith(ctx.cluster, wall),
+      statusClock: wall,
       eventLog,
       isLeader: ctx.isLeader,
       onControllerError,
