@@ -60,7 +60,6 @@ import {
   type BeginResult,
   type DiskDetails,
   type DiskRecord,
-  type EvictionPolicy,
   type Leaks,
   type ListScope,
   type NicRecord,
