@@ -264,10 +264,7 @@ export class DisruptionController {
       // Every launched claim's drift (its Drifted condition); the graceful ones may be replaced.
       const driftKey = records.driftKey(view.pool, view.nodeClass);
       for (const record of view.claims) {
-        // driftOf's own cache, checked here first: most claims, most passes.
-        const cached = record.drift;
-        record.drifted = record.deleting || !record.facts.launched ? undefined
-          : cached !== undefined && driftKey !== undefined && record.versioned && cached.key === driftKey ? cached.reason : records.driftOf(record, view.pool, view.nodeClass, driftKey);
+        record.drifted = record.deleting || !record.facts.launched ? undefined : records.driftOf(record, view.pool, view.nodeClass, driftKey);
       }
       const drifted: Array<{ record: ClaimRecord; reason: string }> = [];
       for (const record of gracefulCandidates(view)) if (record.drifted !== undefined) drifted.push({ record, reason: record.drifted });

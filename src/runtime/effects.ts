@@ -177,9 +177,10 @@ export class Effects {
     // transition the launch timeout counts from.
     const nc = (await this.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? this.world()?.nodeClaims.get(name);
     if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
+      const now = this.statusNow();
       const conditions = withLifecycleConditions(
-        setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, this.statusNow()),
-        new Date(this.statusNow()).toISOString(),
+        setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, now),
+        new Date(now).toISOString(),
       );
       await this.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
     }
