@@ -163,8 +163,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
       observedNode: ({ event }) => event.type === 'OBSERVED' && event.observed.node !== undefined,
       observedNodeReady: ({ event }) => event.type === 'OBSERVED' && (event.observed.node?.ready ?? false),
       /** The launched instance may be lost (launched or registered: from ARM's view only; initialized: also a NotReady kubelet). */
-      observedInstanceSuspect: ({ event }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, false),
-      observedInitializedInstanceSuspect: ({ event }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, true),
+      observedInstanceSuspect: ({ event }, params: { initialized: boolean }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, params.initialized),
       /** Restored after a restart: a launched NodeClaim whose instance the world shows lost. */
       launchedInstanceSuspect: ({ context }) =>
         (context.observed.launched || context.observed.registered || context.observed.initialized) && context.observed.vmAttemptAt !== undefined &&
@@ -400,7 +399,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
             { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
-            { guard: 'observedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
+            { guard: { type: 'observedInstanceSuspect', params: { initialized: false } }, target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNode', target: 'registered', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -417,7 +416,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
             { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
-            { guard: 'observedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
+            { guard: { type: 'observedInstanceSuspect', params: { initialized: false } }, target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNodeReady', target: 'initialized', actions: 'storeObservation' },
             { actions: 'storeObservation' },
           ],
@@ -431,7 +430,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           onError: { target: 'initialized-backoff', actions: 'scheduleBackoff' },
         },
         on: {
-          OBSERVED: { guard: 'observedInitializedInstanceSuspect', target: 'confirming-instance', actions: 'storeObservation' },
+          OBSERVED: { guard: { type: 'observedInstanceSuspect', params: { initialized: true } }, target: 'confirming-instance', actions: 'storeObservation' },
         },
       },
       'initialized-backoff': { after: { untilRetry: 'initialized' } },

@@ -245,7 +245,11 @@ function srcName(src: unknown): string {
 
 function guardName(guard: unknown): string {
   if (typeof guard === 'string') return guard;
-  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
+  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') {
+    // A parameterised guard says what it was given: observedInstanceSuspect(initialized: true).
+    const params = 'params' in guard && typeof guard.params === 'object' && guard.params !== null ? Object.entries(guard.params) : [];
+    return params.length === 0 ? guard.type : `${guard.type}(${params.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')})`;
+  }
   // Inline functions get the property name `guard` from the object literal: say what it is instead.
   return 'inline';
 }

@@ -37,6 +37,11 @@ describe('graph model', () => {
 
     const drainPoll = nodeclaim.edges.find((e) => e.kind === 'after' && e.delay?.name === 'drainPoll');
     expect(drainPoll?.delay?.ms).toBe(5_000);
+
+    // A parameterised guard is drawn with what it is given.
+    const suspect = (from: string) => nodeclaim.edges.find((e) => e.source === `nodeclaim.${from}` && e.target === 'nodeclaim.confirming-instance')?.guard;
+    expect(suspect('launched')).toBe('observedInstanceSuspect(initialized: false)');
+    expect(suspect('initialized')).toBe('observedInstanceSuspect(initialized: true)');
   });
 
   it('labels the NIC reservation wait with ARM’s 180 s and keeps other named delays by name', () => {
