@@ -58,6 +58,23 @@ function linkTargets(text: string): string[] {
 
 const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(target);
 
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (line.trimStart().startsWith('```')) fenced = !fenced;
+    const m = fenced ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const slug = m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
 describe('docs', () => {
   const pages = docPages();
 
@@ -78,22 +95,28 @@ describe('docs', () => {
     expect(long, `${page}: lines over ${MAX_LINE_CHARS} characters`).toEqual([]);
   });
 
-  it.each(docPages())('%s: every relative link and image resolves to a file of the repository', (page) => {
+  it.each(docPages())('%s: every relative link and image resolves to a file (and heading) of the repository', (page) => {
     const text = readFileSync(join(ROOT, page), 'utf8');
     const broken: string[] = [];
     const external: string[] = [];
     for (const target of linkTargets(text)) {
-      if (target.startsWith('#')) continue;
       if (isExternal(target)) {
         external.push(target);
         continue;
       }
-      const path = resolve(ROOT, dirname(page), decodeURIComponent(target.split('#')[0]!));
+      const [file, anchor] = target.split('#') as [string, string | undefined];
+      const path = file ? resolve(ROOT, dirname(page), decodeURIComponent(file)) : join(ROOT, page);
       const inRepo = !relative(ROOT, path).startsWith('..');
       if (!inRepo || !existsSync(path)) broken.push(target);
+      else if (anchor && path.endsWith('.md') && !headingAnchors(readFileSync(path, 'utf8')).has(anchor)) broken.push(target);
     }
-    expect(broken, `${page}: links to no file of the repository`).toEqual([]);
+    expect(broken, `${page}: links to no file (or no heading) of the repository`).toEqual([]);
     if (!EXTERNAL_LINKS_ALLOWED[page]) expect(external, `${page}: links outside the repository`).toEqual([]);
+  });
+
+  it('names headings as GitHub anchors them', () => {
+    const page = ['# `azflex simulate`', "## AKS's node labels", '## Flags', '```', '# not a heading', '```', '## Flags'].join('\n');
+    expect([...headingAnchors(page)]).toEqual(['azflex-simulate', 'akss-node-labels', 'flags', 'flags-1']);
   });
 
   it('reads links as Markdown does, and not inside code', () => {
