@@ -15,7 +15,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 1_800_000,
     pool: 'forks',
-    // fast-check's global seed, runs and replay path from AZFLEX_PROPERTY_* (README, Tests).
+    // fast-check's global seed, runs and replay path from AZFLEX_PROPERTY_* (docs/development.md, Tests).
     setupFiles: ['test/fast-check-setup.ts'],
     projects: [
       {

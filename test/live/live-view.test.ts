@@ -13,7 +13,7 @@ import { builtInScenario } from '../../src/sim/scenarios.js';
 import { SIM_EPOCH_MS } from '../../src/sim/simulation.js';
 import { launchChromium, watchPage, type Browser } from './browser.js';
 
-// The README's screenshot is refreshed only on request (AZFLEX_UPDATE_SCREENSHOT=1), so a test
+// The screenshot README.md and docs/viz.md show is refreshed only on request (AZFLEX_UPDATE_SCREENSHOT=1), so a test
 // run does not leave the work tree dirty; otherwise it goes to the temp dir.
 const SCREENSHOT = process.env.AZFLEX_UPDATE_SCREENSHOT
   ? resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/live-view.png')

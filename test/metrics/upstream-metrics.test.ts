@@ -31,8 +31,8 @@ const NOT_EXPORTED: Record<string, string> = Object.fromEntries([
     'karpenter_pods_disruption_initiated_total',
   ].map((n) => [n, 'the disruption controller has no command queue, validation pass, scoring or multi-node consolidation; each NodeClaim it disrupts is counted in karpenter_nodeclaims_disrupted_total']),
   ['karpenter_nodeclaims_unhealthy_disrupted_total', 'no node repair'],
-  ['karpenter_nodepools_cost_total', 'prices only rank sizes (README): not a cost figure to publish'],
-  ['karpenter_nodepools_cost_tracker_errors_total', 'prices only rank sizes (README): not a cost figure to publish'],
+  ['karpenter_nodepools_cost_total', 'prices only rank sizes (docs/install.md): not a cost figure to publish'],
+  ['karpenter_nodepools_cost_tracker_errors_total', 'prices only rank sizes (docs/install.md): not a cost figure to publish'],
   ...[
     'karpenter_nodes_termination_duration_seconds', 'karpenter_nodes_lifetime_duration_seconds',
   ].map((n) => [n, 'node-level timing is not measured; karpenter_nodeclaims_termination_duration_seconds times the whole NodeClaim termination']),
