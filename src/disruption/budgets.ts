@@ -10,7 +10,7 @@
  * NodeClaims already being disrupted.
  */
 import type { DisruptionBudget } from '../ports/cluster.js';
-import { durationOrNever } from './duration.js';
+import { durationOrNever } from '../utils/duration.js';
 
 export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized';
 

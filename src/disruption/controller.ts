@@ -32,7 +32,7 @@ import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
-import { durationOrNever } from './duration.js';
+import { durationOrNever } from '../utils/duration.js';
 import { lastPodEvent } from './emptiness.js';
 import { disruptionConditionChanges, type WantedDisruptionConditions } from './conditions.js';
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';

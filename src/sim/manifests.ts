@@ -2,7 +2,7 @@ import { existsSync, globSync, readdirSync, realpathSync, statSync } from 'node:
 import { z } from 'zod';
 import { basename, dirname, extname, join } from 'node:path';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
-import { DurationError, parseDuration } from '../disruption/duration.js';
+import { DurationError, parseDuration } from '../utils/duration.js';
 import { parseCron } from '../disruption/budgets.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
 import { scenarioSubnetId } from './cluster-setup.js';
-import { DurationError, parseDuration } from '../disruption/duration.js';
+import { DurationError, parseDuration } from '../utils/duration.js';
 import { fitsWithin, parseQuantity, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 

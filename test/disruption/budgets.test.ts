@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allowedDisruptions, budgetAllowance, cronMatches, isBudgetActive, parseCron } from '../../src/disruption/budgets.js';
-import { parseDuration } from '../../src/disruption/duration.js';
 
 const at = (s: string): number => Date.parse(s);
-
-describe('durations', () => {
-  it('parses Go durations and Never', () => {
-    expect(parseDuration('30s')).toBe(30_000);
-    expect(parseDuration('1h30m')).toBe(5_400_000);
-    expect(parseDuration('720h')).toBe(720 * 3_600_000);
-    expect(parseDuration('1.5h')).toBe(5_400_000);
-    expect(parseDuration('Never')).toBeUndefined();
-    expect(() => parseDuration('5 minutes')).toThrow();
-  });
-});
 
 describe('budget allowance', () => {
   it('rounds percentages up and reads absolute counts', () => {

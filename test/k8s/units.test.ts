@@ -11,12 +11,11 @@ import { delta, microTime } from '../../src/k8s/cluster.js';
 import { inClusterKubeConfig, loadKubeConfig } from '../../src/k8s/client.js';
 import { allows, REQUIRED_CLUSTER_RULES, requestAttributes } from '../../src/k8s/rbac.js';
 import { toNodeClaim, toNodeClass, toPod } from '../../src/k8s/resources.js';
-import { installGracefulShutdown, type SignalSource } from '../../src/k8s/shutdown.js';
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
 import type { AzureFlexNodeClass, AzureFlexNodeClassSpec } from '../../src/ports/cluster.js';
 import { CryptoRandom, RealClock } from '../../src/platform/real-clock.js';
-import { ManualClock, nodeClaimObject, SUB } from './fixtures.js';
+import { nodeClaimObject, SUB } from './fixtures.js';
 import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from '../../src/apis/well-known.js';
 
 const subnet = `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
@@ -264,60 +263,6 @@ describe('metrics and health server', () => {
     } finally {
       await server.close();
     }
-  });
-});
-
-describe('graceful shutdown', () => {
-  class FakeSignals implements SignalSource {
-    readonly handlers = new Map<string, Array<() => void>>();
-    on(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
-      this.handlers.set(sig, [...(this.handlers.get(sig) ?? []), fn]);
-    }
-    off(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
-      this.handlers.set(sig, (this.handlers.get(sig) ?? []).filter((f) => f !== fn));
-    }
-    emit(sig: 'SIGTERM' | 'SIGINT'): void {
-      for (const f of this.handlers.get(sig) ?? []) f();
-    }
-  }
-
-  it('runs the steps in order on SIGTERM, then exits 0 and uninstalls', async () => {
-    const signals = new FakeSignals();
-    const order: string[] = [];
-    const exits: number[] = [];
-    const sd = installGracefulShutdown({
-      clock: new ManualClock(),
-      signals,
-      exit: (c) => exits.push(c),
-      steps: [
-        { name: 'fence', run: () => void order.push('fence') },
-        { name: 'controllers', run: async () => void order.push('controllers') },
-        { name: 'release-lease', run: async () => void order.push('release-lease') },
-      ],
-    });
-    signals.emit('SIGTERM');
-    expect(await sd.done).toBe(0);
-    expect(order).toEqual(['fence', 'controllers', 'release-lease']);
-    expect(exits).toEqual([0]);
-    expect(signals.handlers.get('SIGTERM')).toEqual([]);
-  });
-
-  it('stops at the deadline with exit 1, and a second signal exits at once', async () => {
-    const signals = new FakeSignals();
-    const clock = new ManualClock();
-    const exits: number[] = [];
-    const sd = installGracefulShutdown({
-      clock,
-      signals,
-      deadlineMs: 1000,
-      exit: (c) => exits.push(c),
-      steps: [{ name: 'hangs', run: () => new Promise<void>(() => undefined) }],
-    });
-    signals.emit('SIGTERM');
-    signals.emit('SIGINT');
-    expect(exits).toEqual([1]);
-    clock.advance(1000);
-    expect(await sd.done).toBe(1);
   });
 });
 

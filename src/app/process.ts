@@ -6,11 +6,11 @@ import { NodeTerminationController } from '../controllers/node/termination.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
-import { PeriodicLoop } from '../runtime/loop.js';
-import { KubeCluster } from './cluster.js';
+import { PeriodicLoop } from '../utils/periodic-loop.js';
+import { KubeCluster } from '../k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, type RequestHooks } from './client.js';
-import { LeaderElector } from './leader-election.js';
+import { KubeClient, type RequestHooks } from '../k8s/client.js';
+import { LeaderElector } from '../k8s/leader-election.js';
 import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
 
 /**

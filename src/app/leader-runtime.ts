@@ -7,26 +7,26 @@ import { resourceSkuCatalog } from '../azure/resource-skus.js';
 import { PriceBook } from '../catalog/prices.js';
 import { restrictedSince, type InstanceTypeCatalog } from '../catalog/skus.js';
 import { drainWith, periodicControllers, type PeriodicIntervals } from '../controllers/periodic.js';
-import type { LeaderRuntime, LeaderRuntimeContext } from '../k8s/controller-process.js';
+import type { LeaderRuntime, LeaderRuntimeContext } from './process.js';
 import type { RuntimeLiveSource } from '../live/runtime-source.js';
 import { RateLimitedLog } from '../log/rate-limit.js';
 import { createArmMetrics } from '../metrics/arm.js';
 import { refreshClusterGauges } from '../metrics/cluster-state.js';
 import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Runtime } from './controller.js';
-import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from './deps.js';
-import type { MemoryEventLog } from './event-log.js';
-import type { createUserDataRenderer } from './userdata.js';
+import { Runtime } from '../runtime/controller.js';
+import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from '../runtime/deps.js';
+import type { MemoryEventLog } from '../runtime/event-log.js';
+import type { createUserDataRenderer } from '../runtime/userdata.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port
  * with metrics, the live SKU catalog, the lifecycle runtime and Karpenter's periodic
- * controllers). `azflex controller` (src/k8s/controller-main.ts) and `azflex dev` both plug
- * this into the controller process, so dev runs exactly the production assembly.
+ * controllers). replica.ts plugs it into the controller process for both `azflex controller`
+ * and `azflex dev`, so dev runs exactly the production assembly.
  */
 
-export interface ControllerRuntimeOptions {
+export interface LeaderRuntimeOptions {
   /** The runtime's clock (ARM LRO polls, NIC reservation timers, the offerings cache). */
   clock: Clock;
   /**
@@ -79,8 +79,8 @@ function paced(c: PeriodicController, wall: Clock): PeriodicController {
 /** Gauges derived from cluster state and the actors are recomputed this often (informer cache reads only). */
 const METRICS_REFRESH_MS = 5_000;
 
-/** The leader's work as `azflex controller` assembles it, built anew each time this replica wins the Lease. */
-export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
+/** The leader's work, built anew each time this replica wins the Lease. */
+export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
   const { clock, random, userData, eventLog, live, log } = o;
   const wall = o.controllersClock ?? clock;
   // Hooked once per process: a re-elected leader builds a new runtime on the same log.
