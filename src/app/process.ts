@@ -3,14 +3,16 @@ import { Registry } from 'prom-client';
 import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
 import { NodeTerminationController } from '../controllers/node/termination.js';
+import type { PeriodicController } from '../controllers/periodic.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
-import { PeriodicLoop } from '../utils/periodic-loop.js';
+import { errorMessage } from '../utils/error-message.js';
 import { KubeCluster } from '../k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestHooks } from '../k8s/client.js';
 import { LeaderElector } from '../k8s/leader-election.js';
+import { Leadership } from './leadership.js';
 import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
 
 /**
@@ -93,7 +95,6 @@ const DEFAULT_LOOP_STALL_GRACE_MS = 5 * 60_000;
 
 export async function startControllerProcess(o: ControllerProcessOptions): Promise<ControllerProcess> {
   const log = o.log ?? (() => undefined);
-  const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
   const registry = new Registry();
   const karpenterMetrics = createKarpenterMetrics(registry);
   const azflexMetrics = createAzflexMetrics(registry);
@@ -104,123 +105,37 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     clock: o.clock,
     reportingInstance: o.identity,
     watchTimeoutSeconds,
-    onError: (e) => log('warn', `kubernetes: ${errorText(e)}`),
+    onError: (e) => log('warn', `kubernetes: ${errorMessage(e)}`),
   });
   cluster.start();
 
-  const useElection = o.leaderElection !== false;
-  const elector = useElection
-    ? new LeaderElector({
-        client,
-        clock: o.clock,
-        namespace: o.namespace,
-        name: o.leaseName ?? 'azflex-controller',
-        identity: o.identity,
-        ...(o.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
-        ...(o.renewDeadlineMs !== undefined ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
-        ...(o.retryPeriodMs !== undefined ? { retryPeriodMs: o.retryPeriodMs } : {}),
-        onError: (e) => log('warn', `leader election: ${errorText(e)}`),
-      })
-    : undefined;
+  const elector = o.leaderElection !== false ? leaderElector(o, client, log) : undefined;
   const isLeader = (): boolean => (elector ? elector.isLeader() : true);
-
-  const status = new NodeClassStatusController({
+  const leadership = new Leadership({
     cluster,
     clock: o.clock,
-    ...(o.nodeClassStatusIntervalMs !== undefined ? { intervalMs: o.nodeClassStatusIntervalMs } : {}),
-    onError: (e, name) => log('warn', `nodeclass ${name}: ${errorText(e)}`),
+    identity: o.identity,
+    isLeader,
+    controllers: clusterControllers(o, cluster, log),
+    ...(o.runtimeFactory ? { runtimeFactory: o.runtimeFactory } : {}),
+    context: { registry, karpenterMetrics, azflexMetrics },
+    azflexMetrics,
+    log,
   });
-  const termination = new NodeClassTerminationController({
-    cluster,
-    clock: o.clock,
-    ...(o.nodeClassTerminationIntervalMs !== undefined ? { intervalMs: o.nodeClassTerminationIntervalMs } : {}),
-    onError: (e, name) => log('warn', `nodeclass termination ${name}: ${errorText(e)}`),
-  });
-  const nodeTermination = new NodeTerminationController({
-    cluster,
-    onError: (e, name) => log('warn', `node termination ${name}: ${errorText(e)}`),
-  });
-
-  // Everything that writes runs only between onStartedLeading and onLostLeadership.
-  let loops: PeriodicLoop[] = [];
-  let runtime: LeaderRuntime | undefined;
-  let leading: Promise<void> = Promise.resolve();
-  let shuttingDown = false;
-
-  const lead = async (): Promise<void> => {
-    await cluster.waitForSync();
-    // A lease won while shutting down must not start writers after they were stopped.
-    if (!isLeader() || shuttingDown) return;
-    azflexMetrics.isLeader.set(1);
-    const loopError = (e: unknown): void => log('error', errorText(e));
-    const guarded = (fn: () => Promise<void>) => async (): Promise<void> => {
-      if (isLeader()) await fn();
-    };
-    const loop = (name: string, intervalMs: number, run: () => Promise<void>): PeriodicLoop =>
-      new PeriodicLoop({ name, clock: o.clock, intervalMs, run: guarded(run), onError: loopError, initialDelayMs: 0 }).start();
-    loops = [
-      loop(status.name, status.intervalMs, () => status.reconcile()),
-      loop(termination.name, termination.intervalMs, () => termination.reconcile()),
-      loop(nodeTermination.name, nodeTermination.intervalMs, () => nodeTermination.reconcile()),
-    ];
-    if (o.runtimeFactory) {
-      runtime = o.runtimeFactory({ cluster, isLeader, registry, karpenterMetrics, azflexMetrics });
-      await runtime.start();
-    }
-    log('info', `${o.identity} is leading`);
-  };
-
-  const follow = async (): Promise<void> => {
-    azflexMetrics.isLeader.set(0);
-    await Promise.all(loops.splice(0).map((loop) => loop.stop()));
-    const r = runtime;
-    runtime = undefined;
-    if (r) await r.stop();
-  };
 
   // Level-triggered loops, edge-kicked: a NodeClass or NodeClaim change reconciles at once
   // instead of waiting for the next period.
-  const kickAll = (): void => {
-    for (const loop of loops) loop.kick();
-  };
-  cluster.informers.nodeClasses.onEvent(kickAll);
+  cluster.informers.nodeClasses.onEvent(() => leadership.kick());
   cluster.informers.nodeClaims.onEvent((type) => {
-    if (type === 'delete') kickAll();
+    if (type === 'delete') leadership.kick();
   });
 
-  if (elector) {
-    elector.onStartedLeading(() => {
-      azflexMetrics.leaderTransitions.inc();
-      leading = leading.then(lead).catch((e: unknown) => log('error', `starting leader work: ${errorText(e)}`));
-    });
-    elector.onLostLeadership((reason) => {
-      azflexMetrics.leaderTransitions.inc();
-      log('warn', `${o.identity} lost leadership (${reason}); fencing`);
-      leading = leading.then(follow).catch((e: unknown) => log('error', `stopping leader work: ${errorText(e)}`));
-    });
-    elector.start();
-  } else {
-    leading = lead();
-  }
+  if (elector) followElection(elector, leadership, azflexMetrics, (reason) => log('warn', `${o.identity} lost leadership (${reason}); fencing`));
+  else leadership.leadAlone();
 
-  const informersSynced = (): boolean => Object.values(cluster.informers).every((i: { hasSynced(): boolean }) => i.hasSynced());
-  const informerStaleMs = o.informerStaleMs ?? 3 * watchTimeoutSeconds * 1000;
-  const stallGraceMs = o.loopStallGraceMs ?? DEFAULT_LOOP_STALL_GRACE_MS;
-  // A standby runs no loops: only the leader's work can stall.
-  const leaderLoopsProgressing = (): boolean =>
-    !loops.some((l) => l.stalled(l.progress().intervalMs + stallGraceMs)) && (runtime?.stalledLoops?.(stallGraceMs) ?? []).length === 0;
   let server: MetricsServer;
   try {
-    server = await startMetricsServer({
-      registry,
-      port: o.metricsPort,
-      ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
-      healthChecks: [
-        { name: 'informers', check: () => cluster.staleInformers(informerStaleMs).length === 0 },
-        { name: 'leader-loops', check: leaderLoopsProgressing },
-      ],
-      readyChecks: [{ name: 'informers-synced', check: informersSynced }],
-    });
+    server = await startHealthServer(o, registry, cluster, leadership, watchTimeoutSeconds);
   } catch (e) {
     await elector?.stop({ release: true });
     await cluster.stop();
@@ -235,13 +150,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     log: (m) => log('info', m),
     steps: [
       // 1. Fence: stop issuing ARM writes before anything else.
-      {
-        name: 'stop-writers',
-        run: async () => {
-          shuttingDown = true;
-          await leading.then(follow);
-        },
-      },
+      { name: 'stop-writers', run: () => leadership.stopForGood() },
       // 2. Hand the lease over so the standby need not wait a lease duration.
       { name: 'release-lease', run: async () => void (await elector?.stop({ release: true })) },
       { name: 'stop-informers', run: () => cluster.stop() },
@@ -258,4 +167,73 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     shutdown: (reason) => shutdown.trigger(reason),
     done: shutdown.done,
   };
+}
+
+type ProcessLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
+
+/** Starts and stops the leader's work as the Lease is won and lost. */
+function followElection(elector: LeaderElector, leadership: Leadership, metrics: AzflexMetrics, onLost: (reason: string) => void): void {
+  elector.onStartedLeading(() => {
+    metrics.leaderTransitions.inc();
+    leadership.won();
+  });
+  elector.onLostLeadership((reason) => {
+    metrics.leaderTransitions.inc();
+    onLost(reason);
+    leadership.lost();
+  });
+  elector.start();
+}
+
+function leaderElector(o: ControllerProcessOptions, client: KubeClient, log: ProcessLog): LeaderElector {
+  return new LeaderElector({
+    client,
+    clock: o.clock,
+    namespace: o.namespace,
+    name: o.leaseName ?? 'azflex-controller',
+    identity: o.identity,
+    ...(o.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
+    ...(o.renewDeadlineMs !== undefined ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
+    ...(o.retryPeriodMs !== undefined ? { retryPeriodMs: o.retryPeriodMs } : {}),
+    onError: (e) => log('warn', `leader election: ${errorMessage(e)}`),
+  });
+}
+
+/** The controllers the process runs beside the leader's runtime: NodeClass status and termination, Node termination. */
+function clusterControllers(o: ControllerProcessOptions, cluster: KubeCluster, log: ProcessLog): PeriodicController[] {
+  return [
+    new NodeClassStatusController({
+      cluster,
+      clock: o.clock,
+      ...(o.nodeClassStatusIntervalMs !== undefined ? { intervalMs: o.nodeClassStatusIntervalMs } : {}),
+      onError: (e, name) => log('warn', `nodeclass ${name}: ${errorMessage(e)}`),
+    }),
+    new NodeClassTerminationController({
+      cluster,
+      clock: o.clock,
+      ...(o.nodeClassTerminationIntervalMs !== undefined ? { intervalMs: o.nodeClassTerminationIntervalMs } : {}),
+      onError: (e, name) => log('warn', `nodeclass termination ${name}: ${errorMessage(e)}`),
+    }),
+    new NodeTerminationController({
+      cluster,
+      onError: (e, name) => log('warn', `node termination ${name}: ${errorMessage(e)}`),
+    }),
+  ];
+}
+
+/** /metrics, and /healthz failing on a stale informer or a stalled leader loop; /readyz once the informers synced. */
+function startHealthServer(o: ControllerProcessOptions, registry: Registry, cluster: KubeCluster, leadership: Leadership, watchTimeoutSeconds: number): Promise<MetricsServer> {
+  const informersSynced = (): boolean => Object.values(cluster.informers).every((i: { hasSynced(): boolean }) => i.hasSynced());
+  const informerStaleMs = o.informerStaleMs ?? 3 * watchTimeoutSeconds * 1000;
+  const stallGraceMs = o.loopStallGraceMs ?? DEFAULT_LOOP_STALL_GRACE_MS;
+  return startMetricsServer({
+    registry,
+    port: o.metricsPort,
+    ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
+    healthChecks: [
+      { name: 'informers', check: () => cluster.staleInformers(informerStaleMs).length === 0 },
+      { name: 'leader-loops', check: () => !leadership.stalled(stallGraceMs) },
+    ],
+    readyChecks: [{ name: 'informers-synced', check: informersSynced }],
+  });
 }
