@@ -19,7 +19,7 @@ import { DEFAULT_RUNTIME_CONFIG, type RuntimeConfig } from '../runtime/deps.js';
 import type { MemoryEventLog } from '../runtime/event-log.js';
 import type { createUserDataRenderer } from '../runtime/userdata.js';
 import { errorMessage } from '../utils/error-message.js';
-import type { LeaderRuntime, LeaderRuntimeContext } from './process.js';
+import type { LeaderRuntime, LeaderRuntimeContext } from './leadership.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port

@@ -1,10 +1,29 @@
 import type { PeriodicController } from '../controllers/periodic.js';
 import type { KubeCluster } from '../k8s/cluster.js';
-import type { AzflexMetrics } from '../metrics/karpenter.js';
+import type { Registry } from 'prom-client';
+import type { AzflexMetrics, KarpenterMetrics } from '../metrics/karpenter.js';
+import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
 import { errorMessage } from '../utils/error-message.js';
 import { PeriodicLoop } from '../utils/periodic-loop.js';
-import type { LeaderRuntime, LeaderRuntimeContext } from './process.js';
+
+/** What the caller's lifecycle runtime must offer (src/runtime's Runtime fits). */
+export interface LeaderRuntime {
+  start(): Promise<void>;
+  stop(): void | Promise<void>;
+  /** Names of its periodic loops with no finished run for their interval + `graceMs` (for /healthz). */
+  stalledLoops?(graceMs: number): string[];
+}
+
+export interface LeaderRuntimeContext {
+  /** The informer-backed KubeCluster in production; any ClusterPort for the leader's work. */
+  cluster: ClusterPort;
+  /** Fencing check to call right before every ARM write. */
+  isLeader: () => boolean;
+  registry: Registry;
+  karpenterMetrics: KarpenterMetrics;
+  azflexMetrics: AzflexMetrics;
+}
 
 export interface LeadershipOptions {
   cluster: KubeCluster;

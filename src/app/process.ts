@@ -1,10 +1,9 @@
-import type { ClusterPort } from '../ports/cluster.js';
 import { Registry } from 'prom-client';
 import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
 import { NodeTerminationController } from '../controllers/node/termination.js';
 import type { PeriodicController } from '../controllers/periodic.js';
-import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
+import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics } from '../metrics/karpenter.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { errorMessage } from '../utils/error-message.js';
@@ -12,7 +11,7 @@ import { KubeCluster } from '../k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestHooks } from '../k8s/client.js';
 import { LeaderElector } from '../k8s/leader-election.js';
-import { Leadership } from './leadership.js';
+import { Leadership, type LeaderRuntime, type LeaderRuntimeContext } from './leadership.js';
 import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
 
 /**
@@ -22,24 +21,6 @@ import { installGracefulShutdown, type GracefulShutdown, type SignalSource } fro
  * replica issues no ARM writes. SIGTERM runs the shutdown in the safe order: stop writers,
  * release the lease (the standby takes over at once), stop informers, close the server.
  */
-
-/** What the caller's lifecycle runtime must offer (src/runtime's Runtime fits). */
-export interface LeaderRuntime {
-  start(): Promise<void>;
-  stop(): void | Promise<void>;
-  /** Names of its periodic loops with no finished run for their interval + `graceMs` (for /healthz). */
-  stalledLoops?(graceMs: number): string[];
-}
-
-export interface LeaderRuntimeContext {
-  /** The informer-backed KubeCluster in production; any ClusterPort for the leader's work. */
-  cluster: ClusterPort;
-  /** Fencing check to call right before every ARM write. */
-  isLeader: () => boolean;
-  registry: Registry;
-  karpenterMetrics: KarpenterMetrics;
-  azflexMetrics: AzflexMetrics;
-}
 
 export interface ControllerProcessOptions {
   kubeConfig: KubeConfig;

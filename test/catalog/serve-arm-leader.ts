@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { LeaderRuntime } from '../../src/app/process.js';
+import type { LeaderRuntime } from '../../src/app/leadership.js';
 import { RuntimeLiveSource } from '../../src/live/runtime-source.js';
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';
