@@ -1,5 +1,4 @@
 import type { PeriodicController } from '../controllers/periodic.js';
-import type { KubeCluster } from '../k8s/cluster.js';
 import type { Registry } from 'prom-client';
 import type { AzflexMetrics, KarpenterMetrics } from '../metrics/karpenter.js';
 import type { ClusterPort } from '../ports/cluster.js';
@@ -26,7 +25,8 @@ export interface LeaderRuntimeContext {
 }
 
 export interface LeadershipOptions {
-  cluster: KubeCluster;
+  /** The informer-backed cluster; the leader's work starts once its caches have synced. */
+  cluster: ClusterPort & { waitForSync(): Promise<void> };
   clock: Clock;
   identity: string;
   isLeader: () => boolean;
