@@ -3,7 +3,7 @@ import { NetworkManagementClient } from '@azure/arm-network';
 import type { HttpClient, Pipeline, PipelinePolicy } from '@azure/core-rest-pipeline';
 import type { TokenCredential } from '@azure/identity';
 import type { Clock } from '../ports/clock.js';
-import type { ArmRequestMetrics } from '../metrics/arm.js';
+import type { ArmRequestMetrics } from './metrics.js';
 import { clockReadRetryPolicy, lroObserverPolicy, type ReadRetryOptions } from './lro.js';
 
 /**

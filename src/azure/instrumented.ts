@@ -1,6 +1,6 @@
 import { isAzureError, type AzurePort } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
-import type { ArmMetrics } from '../metrics/arm.js';
+import type { ArmMetrics } from './metrics.js';
 
 /**
  * Counts every ARM call by operation and outcome. A decorator over the port, so the same

@@ -35,6 +35,18 @@ export interface OfferingAttempt {
   zone?: string;
 }
 
+/** The unavailable-offerings cache as the runtime and the provisioner use it (UnavailableOfferings below). */
+export interface OfferingsCache {
+  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot', zone?: string): boolean;
+  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot'; zone?: string }): void;
+  /** One of our VMs went away: quota marks for its family may lift early. */
+  noteCoresFreed(sku: string, region: string): void;
+  /** Live marks (persisted to the NodeClass so they survive a restart, see offering-marks.ts). */
+  entries(): UnavailableEntry[];
+  /** Drops a SKU's marks in a region (its SkuNotAvailable restriction is gone). */
+  lift(sku: string, region: string): void;
+}
+
 export interface UnavailableOfferingsOptions {
   /** VM family of a SKU as quota counts it; default: the static catalog. */
   familyOf?: (sku: string) => string | undefined;
@@ -42,7 +54,7 @@ export interface UnavailableOfferingsOptions {
 
 const ANY_SKU = '*';
 
-export class UnavailableOfferings {
+export class UnavailableOfferings implements OfferingsCache {
   private readonly marks = new Map<string, UnavailableEntry>();
   private readonly familyOf: (sku: string) => string | undefined;
   private seq = 0;

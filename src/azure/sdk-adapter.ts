@@ -17,7 +17,7 @@ import {
   type VmSpec,
 } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
-import type { ArmRequestMetrics } from '../metrics/arm.js';
+import type { ArmRequestMetrics } from './metrics.js';
 import { createArmClients, type ArmClients } from './clients.js';
 import { DEFAULT_LRO_TIMING, DEFAULT_READ_RETRY, driveLro, submitLro, type LroPoller, type LroTiming, type ReadRetryOptions } from './lro.js';
 import { toAzureError } from './sdk-errors.js';
@@ -61,7 +61,7 @@ export interface SdkAzureOptions {
   osDiskStorageType?: OsDiskStorageType;
   enableAcceleratedNetworking?: boolean;
   userAgentPrefix?: string;
-  /** HTTP-level counters (src/metrics/arm.ts createArmRequestMetrics); port-level ones come from instrumentAzure. */
+  /** HTTP-level counters (metrics.ts createArmRequestMetrics); port-level ones come from instrumentAzure. */
   requestMetrics?: ArmRequestMetrics;
 }
 

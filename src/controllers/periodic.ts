@@ -1,3 +1,4 @@
+import type { OfferingsCache } from '../azure/offerings.js';
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { DisruptionController, type DisruptionControllerOptions } from '../disruption/controller.js';
 import { LivenessController, type LivenessOptions } from '../disruption/liveness.js';
@@ -5,7 +6,13 @@ import { drain } from '../disruption/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
-import type { OfferingsCache, PeriodicController } from '../runtime/deps.js';
+
+/** A periodic controller, run by the runtime on the injected clock (provisioner, disruption, liveness, metrics). */
+export interface PeriodicController {
+  name: string;
+  intervalMs: number;
+  reconcile(): Promise<void>;
+}
 
 export interface PeriodicIntervals {
   provisionMs: number;

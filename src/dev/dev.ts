@@ -2,21 +2,13 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TokenCredential } from '@azure/core-auth';
 import type { Logger } from 'pino';
-import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
-import { controllerRuntimeFactory } from '../runtime/leader.js';
+import { startDevController } from '../app/dev.js';
 import type { PeriodicIntervals } from '../controllers/periodic.js';
-import { KubeBootstrapSource } from '../k8s/bootstrap.js';
-import { startControllerProcess, type ControllerProcess } from '../k8s/controller-process.js';
-import type { SignalSource } from '../k8s/shutdown.js';
+import type { ControllerProcess } from '../app/process.js';
 import { KubeClient } from '../k8s/client.js';
-import { RuntimeLiveSource } from '../live/runtime-source.js';
 import { createRedactingLogger } from '../log/redact.js';
-import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
-import { MemoryEventLog } from '../runtime/event-log.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';
@@ -34,13 +26,7 @@ import { writeDevExamples } from './examples.js';
  */
 
 export const DEV_NAMESPACE = 'azflex';
-export const DEV_CLUSTER_NAME = 'azflex-dev';
 const BOOTSTRAP_SECRET = 'azflex-bootstrap-token';
-
-/** Short enough that a human watching `kubectl get nodeclaims -w` is not kept waiting. */
-export const DEV_INTERVALS: PeriodicIntervals = { provisionMs: 2_000, disruptionMs: 5_000, livenessMs: 5_000 };
-/** Orphans (a create cut off by a controller restart) are reaped after a minute, not five. */
-export const DEV_RUNTIME_CONFIG: Partial<RuntimeConfig> = { resyncMs: 3_000, orphanGraceMs: 60_000 };
 
 export interface DevOptions {
   stateDir: string;
@@ -76,14 +62,6 @@ export interface DevEnvironment {
 }
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** The fake ARM accepts any bearer token; DefaultAzureCredential would look for a real login. */
-const SIM_ARM_CREDENTIAL: TokenCredential = {
-  getToken: async () => ({ token: 'azflex-dev', expiresOnTimestamp: Date.now() + 24 * 3600_000 }),
-};
-
-/** Signals belong to the `azflex dev` command, which stops the whole environment. */
-const NO_SIGNALS: SignalSource = { on: () => undefined, off: () => undefined };
 
 async function defaultBinaries(): Promise<EnvtestBinaries> {
   const { ensureEnvtest } = await import('../../scripts/envtest.mjs');
@@ -156,52 +134,16 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       if (current) throw new Error('a controller is already running');
       generation += 1;
       const identity = `azflex-dev-${generation}`;
-      const clock = new RealClock();
-      const bootstrap = new CachedBootstrapSource(
-        new KubeBootstrapSource(new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), {
-          apiServerEndpoint: controlPlane.server,
-          caCertFile: path.join(cpDir, 'pki', 'ca.crt'),
-          namespace: DEV_NAMESPACE,
-          secretName: BOOTSTRAP_SECRET,
-        }),
-      );
-      const eventLog = new MemoryEventLog(false);
-      const clog = log.child({ controller: identity });
-      eventLog.subscribe((e) => clog.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
-      current = await startControllerProcess({
+      current = await startDevController({
         kubeConfig,
-        clock,
         identity,
+        log,
+        apiServer: { endpoint: controlPlane.server, caCertFile: path.join(cpDir, 'pki', 'ca.crt') },
         namespace: DEV_NAMESPACE,
-        leaderElection: true,
-        // Short lease: a controller that died without releasing it is replaced quickly.
-        leaseDurationMs: 6_000,
-        renewDeadlineMs: 4_000,
-        retryPeriodMs: 1_000,
-        metricsPort: 0,
-        metricsHost: '127.0.0.1',
-        signals: NO_SIGNALS,
-        exit: () => undefined,
-        log: (level, msg) => clog[level](msg),
-        runtimeFactory: controllerRuntimeFactory({
-          // The runtime lives on the simulated cloud's clock (ARM's, moving with wall time):
-          // POST /_sim/clock/advance skips ARM's 180 s NIC reservation and the runtime's wait
-          // for it together. Leader election, informers and the Karpenter-side controllers
-          // (which compare with API-server timestamps) stay on the real clock.
-          clock: served.clock,
-          controllersClock: clock,
-          random: new CryptoRandom(),
-          userData: createUserDataRenderer(bootstrap),
-          eventLog,
-          live: new RuntimeLiveSource(`dev ${identity}`, served.clock, eventLog),
-          log: clog,
-          clusterName: DEV_CLUSTER_NAME,
-          intervals: o.intervals ?? DEV_INTERVALS,
-          armEndpoint: served.endpoint,
-          armTlsCa: armCa,
-          armCredential: SIM_ARM_CREDENTIAL,
-          config: { ...DEV_RUNTIME_CONFIG, ...o.runtimeConfig },
-        }),
+        bootstrapSecret: BOOTSTRAP_SECRET,
+        arm: { endpoint: served.endpoint, tlsCa: armCa, clock: served.clock },
+        ...(o.intervals ? { intervals: o.intervals } : {}),
+        ...(o.runtimeConfig ? { runtimeConfig: o.runtimeConfig } : {}),
       });
       return current;
     };

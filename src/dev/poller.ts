@@ -1,5 +1,5 @@
 import { RealClock } from '../platform/real-clock.js';
-import { PeriodicLoop } from '../runtime/loop.js';
+import { PeriodicLoop } from '../utils/periodic-loop.js';
 
 export interface PollerOptions {
   /** Default 500 ms: quick enough that `kubectl get -w` never seems stuck. */

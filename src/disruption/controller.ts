@@ -23,7 +23,7 @@
  */
 import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
-import { nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
+import { nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { buildNodeClaim, type ProvisionerLog } from '../provisioning/provisioner.js';
@@ -32,7 +32,7 @@ import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
 import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
-import { durationOrNever } from './duration.js';
+import { durationOrNever } from '../utils/duration.js';
 import { lastPodEvent } from './emptiness.js';
 import { disruptionConditionChanges, type WantedDisruptionConditions } from './conditions.js';
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
@@ -62,7 +62,7 @@ export interface DisruptionControllerOptions {
   maxConsolidationSimulations?: number;
   /** Needed to name replacement NodeClaims; without it only delete-consolidation runs. */
   random?: Random;
-  /** Stamped on replacement NodeClaims; defaults to src/controllers/nodeclass/hash.ts. */
+  /** Stamped on replacement NodeClaims; defaults to src/apis/nodeclass-hash.ts. */
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
   /** Observer (src/metrics): a NodeClaim was deleted for this decision (`claim` as last listed). */
   onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string, claim: NodeClaim | undefined) => void;

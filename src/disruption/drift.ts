@@ -1,14 +1,14 @@
 /**
  * Drift: a NodeClaim no longer matches what its NodePool and NodeClass would create today.
  *   - NodeClassDrifted: its flex.aks.azure.com/nodeclass-hash differs from the NodeClass's
- *     current hash (image, subnet, location, …; see src/controllers/nodeclass/hash.ts);
+ *     current hash (image, subnet, location, …; see src/apis/nodeclass-hash.ts);
  *   - NodePoolDrifted: its karpenter.sh/nodepool-hash differs from the template's hash;
  *   - RequirementsDrifted: its labels no longer satisfy the NodePool's requirements.
  * Claims stamped with another hash version are not drifted: an upgrade that changes the
  * hashed fields must not replace every node in the cluster.
  */
 import type { AzureFlexNodeClass, NodeClaim, NodePool } from '../ports/cluster.js';
-import { isNodeClaimDrifted } from '../controllers/nodeclass/hash.js';
+import { isNodeClaimDrifted } from '../apis/nodeclass-hash.js';
 import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 import { Requirements } from '../provisioning/requirements.js';
 import { ANNOTATION_NODEPOOL_HASH, ANNOTATION_NODEPOOL_HASH_VERSION } from '../apis/well-known.js';

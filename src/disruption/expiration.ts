@@ -4,7 +4,7 @@
  * age (security patches, credential rotation); terminationGracePeriod bounds the drain.
  */
 import type { NodeClaim } from '../ports/cluster.js';
-import { durationOrNever } from './duration.js';
+import { durationOrNever } from '../utils/duration.js';
 
 /** When the NodeClaim expires (ms since epoch), or undefined if it never does. */
 export function expiresAt(nodeClaim: NodeClaim): number | undefined {

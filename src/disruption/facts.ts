@@ -13,7 +13,7 @@ import { driftReason, type DriftReason } from './drift.js';
 import { isReschedulable, reschedulableSignature } from './emptiness.js';
 import { expiresAt } from './expiration.js';
 import type { PodIndex, PodsOnNode } from './pod-index.js';
-import { nodeClassHash } from '../controllers/nodeclass/hash.js';
+import { nodeClassHash } from '../apis/nodeclass-hash.js';
 import { nodePoolTemplateHash } from '../provisioning/nodepool-hash.js';
 import { KeptList, sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_NODEPOOL, TAINT_DISRUPTED } from '../apis/well-known.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/clock.js';
-import { PeriodicLoop } from '../runtime/loop.js';
+import { PeriodicLoop } from '../utils/periodic-loop.js';
 import { ClusterError } from '../ports/cluster.js';
 import { microTime } from './cluster.js';
 import type { V1Lease } from '@kubernetes/client-node';

@@ -13,8 +13,8 @@
  * `managed` says whether azflex owns the node (node gauges) or any Karpenter does (pods).
  */
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
-import { claimCapacity } from '../controllers/nodepool/status.js';
-import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
+import { claimCapacity } from '../provisioning/nodepool-status.js';
+import { validateNodeClassSpec } from '../apis/nodeclass-validation.js';
 import type { ClusterPort, Node, Pod } from '../ports/cluster.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { allowedDisruptions, type DisruptionReason } from '../disruption/budgets.js';

@@ -1,6 +1,6 @@
 import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from 'prom-client';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
-import { durationOrNever } from '../disruption/duration.js';
+import { durationOrNever } from '../utils/duration.js';
 
 /**
  * Controller metrics. Names and label sets are upstream Karpenter's (sigs.k8s.io/karpenter

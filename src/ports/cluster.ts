@@ -257,7 +257,7 @@ export interface NodePool {
   status: { resources?: ResourceList; nodes?: number; conditions: Condition[] };
 }
 
-/** Every value upstream's NodePool CRD accepts; src/controllers/nodepool/support.ts says which azflex honours. */
+/** Every value upstream's NodePool CRD accepts; src/provisioning/nodepool-support.ts says which azflex honours. */
 export type ConsolidationPolicy = 'WhenEmpty' | 'WhenEmptyOrUnderutilized' | 'Balanced';
 
 export interface AzureFlexNodeClassSpec {

@@ -17,9 +17,9 @@ import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type Off
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
-import { isProvisioningSupported, type SupportIssue } from '../controllers/nodepool/support.js';
-import { NodePoolTotals, syncNodePoolStatus } from '../controllers/nodepool/status.js';
-import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../controllers/nodeclass/hash.js';
+import { isProvisioningSupported, type SupportIssue } from './nodepool-support.js';
+import { NodePoolTotals, syncNodePoolStatus } from './nodepool-status.js';
+import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { PodsViewTracker, type PodsView } from './pods-view.js';
@@ -65,7 +65,7 @@ export interface ProvisionerOptions {
   /**
    * Hash of the NodeClass fields that drift a node (image, subnet, location, …), stamped on
    * each NodeClaim as flex.aks.azure.com/nodeclass-hash. Defaults to the NodeClass
-   * controller's (src/controllers/nodeclass/hash.ts), which drift detection compares against.
+   * controller's (src/apis/nodeclass-hash.ts), which drift detection compares against.
    */
   nodeClassHash?: (nodeClass: AzureFlexNodeClass) => string;
   /** Optional override of the kube-reserved model (defaults to the AKS formula). */
@@ -590,4 +590,4 @@ function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {
   return !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
 }
 
-export { claimCapacity } from '../controllers/nodepool/status.js';
+export { claimCapacity } from './nodepool-status.js';

@@ -15,7 +15,7 @@ import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
 import { notInitializedReason } from './registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
-import { PeriodicLoop, type LoopProgress } from './loop.js';
+import { PeriodicLoop, type LoopProgress } from '../utils/periodic-loop.js';
 
 type NodeClaimActor = Actor<NodeClaimMachine>;
 type NicActor = Actor<NicMachine>;

@@ -2,8 +2,8 @@ import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { AzurePort } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, NodeClaim } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
-import type { FailureAction } from '../azure/errors.js';
-import type { UnavailableEntry } from '../azure/offerings.js';
+import type { OfferingsCache } from '../azure/offerings.js';
+import type { PeriodicController } from '../controllers/periodic.js';
 import type { EventLog } from './event-log.js';
 import type { InstanceLoss } from '../machines/nodeclaim.js';
 
@@ -11,29 +11,10 @@ import type { InstanceLoss } from '../machines/nodeclaim.js';
 export type StrategyName = 'naive' | 'delayed' | 'machine';
 export const STRATEGIES: readonly StrategyName[] = ['naive', 'delayed', 'machine'];
 
-/** The unavailable-offerings cache as the runtime uses it (src/azure/offerings.ts). */
-export interface OfferingsCache {
-  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot', zone?: string): boolean;
-  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot'; zone?: string }): void;
-  /** One of our VMs went away: quota marks for its family may lift early. */
-  noteCoresFreed(sku: string, region: string): void;
-  /** Live marks (persisted to the NodeClass so they survive a restart, see offering-marks.ts). */
-  entries(): UnavailableEntry[];
-  /** Drops a SKU's marks in a region (its SkuNotAvailable restriction is gone). */
-  lift(sku: string, region: string): void;
-}
-
 export interface UserDataRequest {
   nodeClaim: NodeClaim;
   nodeClass: AzureFlexNodeClass;
   instanceType: InstanceType;
-}
-
-/** A periodic controller run by the runtime on the injected clock (provisioner, disruption, nodeclass status…). */
-export interface PeriodicController {
-  name: string;
-  intervalMs: number;
-  reconcile(): Promise<void>;
 }
 
 export interface RuntimeConfig {

@@ -3,8 +3,8 @@ import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../cat
 import type { InstanceLoss, InstanceState, LaunchFailure } from '../machines/nodeclaim.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import { ClusterError, type AzureFlexNodeClass, type Condition, type Node, type NodeClaim } from '../ports/cluster.js';
-import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
-import { durationOrNever } from '../disruption/duration.js';
+import { validateNodeClassSpec } from '../apis/nodeclass-validation.js';
+import { durationOrNever } from '../utils/duration.js';
 import { LAUNCH_REASON_THROTTLED } from '../disruption/liveness.js';
 import { ALLOCATION_TTL_MAX_SECONDS, classifyAzureError } from '../azure/errors.js';
 import type { RuntimeDeps, VmCreateAttempt } from './deps.js';

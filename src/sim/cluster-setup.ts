@@ -1,5 +1,5 @@
 import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
-import type { Scenario } from './scenario.js';
+import { scenarioSubnetId, type Scenario } from './scenario.js';
 import { NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
@@ -111,8 +111,4 @@ export function clusterOfScenario(scenario: Scenario, createdAt: string): Cluste
     ...(wave.repeatEverySeconds !== undefined ? { repeatEverySeconds: wave.repeatEverySeconds } : {}),
   }));
   return { nodeClasses, nodePools, workloads, podDisruptionBudgets: [] };
-}
-
-export function scenarioSubnetId(c: Scenario['nodeClasses'][number]): string {
-  return `/subscriptions/${c.subscriptionID}/resourceGroups/${c.resourceGroup}/providers/Microsoft.Network/virtualNetworks/azflex-vnet/subnets/${c.subnet}`;
 }

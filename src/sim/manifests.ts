@@ -1,9 +1,9 @@
 import { existsSync, globSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { basename, dirname, extname, join } from 'node:path';
-import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
-import { DurationError, parseDuration } from '../disruption/duration.js';
-import { parseCron } from '../disruption/budgets.js';
+import { validateNodeClassSpec } from '../apis/nodeclass-validation.js';
+import { DurationError, parseDuration } from '../utils/duration.js';
+import { parseCron } from '../utils/cron.js';
 import { toNodeClass, toNodePool, toPersistentVolume, toPersistentVolumeClaim, toPod, toStorageClass } from '../k8s/resources.js';
 import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '../ports/cluster.js';
 import { parseQuantity, podRequests } from '../provisioning/resources.js';

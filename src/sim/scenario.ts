@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
-import { scenarioSubnetId } from './cluster-setup.js';
-import { DurationError, parseDuration } from '../disruption/duration.js';
+import { DurationError, parseDuration } from '../utils/duration.js';
 import { fitsWithin, parseQuantity, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
 
@@ -526,4 +525,9 @@ export function loadScenarioFile(path: string): Scenario {
   }
   if (docs.length !== 1) throw new ScenarioError(`${path}: a scenario file holds exactly one document, found ${docs.length}`);
   return parseScenario(docs[0], path);
+}
+
+/** The subnet a scenario's NodeClass names, as an ARM ID in the simulated VNet. */
+export function scenarioSubnetId(c: Scenario['nodeClasses'][number]): string {
+  return `/subscriptions/${c.subscriptionID}/resourceGroups/${c.resourceGroup}/providers/Microsoft.Network/virtualNetworks/azflex-vnet/subnets/${c.subnet}`;
 }

@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { AzureError, type AzurePort, type ResourceRef } from '../../src/ports/azure.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { instrumentAzure } from '../../src/azure/instrumented.js';
-import { createArmMetrics, createArmRequestMetrics } from '../../src/metrics/arm.js';
+import { createArmMetrics, createArmRequestMetrics } from '../../src/azure/metrics.js';
 import { resourceTypeOf } from '../../src/azure/clients.js';
 import { SdkAzure } from '../../src/azure/sdk-adapter.js';
 import { CannedArm, armError, fakeCredential, runOnClock } from './helpers/canned-arm.js';

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { LeaderRuntime } from '../../src/k8s/controller-process.js';
+import type { LeaderRuntime } from '../../src/app/leadership.js';
 import { RuntimeLiveSource } from '../../src/live/runtime-source.js';
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';
-import { controllerRuntimeFactory } from '../../src/runtime/leader.js';
+import { leaderRuntimeFactory } from '../../src/app/leader-runtime.js';
 import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, ZERO_LATENCY_MS, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { ArmEvent } from '../../src/sim/arm/types.js';
@@ -25,7 +25,7 @@ export interface ServeArmLeader {
 }
 
 /**
- * The leader's work exactly as `azflex controller` assembles it (controllerRuntimeFactory:
+ * The leader's work exactly as `azflex controller` assembles it (leaderRuntimeFactory:
  * official SDKs, live catalog, provisioner, lifecycle runtime) against `azflex sim serve-arm`
  * over HTTPS on a manual clock. The cluster is the in-memory one: these tests are about the
  * ARM side; the API-server side is covered by test/k8s. Not started.
@@ -43,7 +43,7 @@ export async function serveArmLeader(o: { seed: number; clusterName: string; cat
   cluster.putNodeClass({ ...nodeClass, spec: { ...nodeClass.spec, subscriptionID: DEFAULT_SUBSCRIPTION_ID, resourceGroup: DEFAULT_RESOURCE_GROUP, subnetID: DEFAULT_SUBNET_ID } });
   const eventLog = new MemoryEventLog(false);
   const registry = new Registry();
-  const leader = controllerRuntimeFactory({
+  const leader = leaderRuntimeFactory({
     clock,
     random: new SeededRandom(o.seed),
     userData: (req) => renderSimUserData(req),

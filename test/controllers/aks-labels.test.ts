@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import { launchLabels } from '../../src/controllers/nodeclaim/launch-labels.js';
-import { nodePoolSupport } from '../../src/controllers/nodepool/support.js';
+import { nodePoolSupport } from '../../src/provisioning/nodepool-support.js';
 import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { clusterLabelValue, instanceTypeRequirements } from '../../src/provisioning/requirements.js';

@@ -1,7 +1,7 @@
 /** Shared setup for disruption tests: the simulator's cluster with one pool of initialized D8s nodes. */
 import type { Clock } from '../../src/ports/clock.js';
 import type { Condition, Node, NodeClaim } from '../../src/ports/cluster.js';
-import { nodeClassHash, NODECLASS_HASH_VERSION } from '../../src/controllers/nodeclass/hash.js';
+import { nodeClassHash, NODECLASS_HASH_VERSION } from '../../src/apis/nodeclass-hash.js';
 import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, type NodePoolOptions } from '../provisioning/fixtures.js';

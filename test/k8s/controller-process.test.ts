@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startControllerProcess, type ControllerProcess, type LeaderRuntimeContext } from '../../src/k8s/controller-process.js';
-import type { SignalSource } from '../../src/k8s/shutdown.js';
+import { startControllerProcess, type ControllerProcess } from '../../src/app/process.js';
+import type { LeaderRuntimeContext } from '../../src/app/leadership.js';
+import type { SignalSource } from '../../src/app/shutdown.js';
 import { RealClock } from '../../src/platform/real-clock.js';
 import { adminKubeConfig, adminRequest, eventually } from './harness.js';
 import { ensureNamespace, forceDelete, nodeClassBody } from './fixtures.js';

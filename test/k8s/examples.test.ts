@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
+import { validateNodeClassSpec } from '../../src/apis/nodeclass-validation.js';
 import { toNodeClass } from '../../src/k8s/resources.js';
 import { kubectl } from './harness.js';
 

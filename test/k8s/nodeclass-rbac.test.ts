@@ -6,7 +6,7 @@ import { KubeBootstrapSource } from '../../src/k8s/bootstrap.js';
 import { stringify } from 'yaml';
 import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
 import { NodeClassTerminationController, WAITING_EVENT_INTERVAL_MS } from '../../src/controllers/nodeclass/termination.js';
-import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { nodeClassHash } from '../../src/apis/nodeclass-hash.js';
 import { LeaderElector } from '../../src/k8s/leader-election.js';
 import { REQUIRED_CLUSTER_RULES, allows, requestAttributes, requiredNamespacedRules, type PolicyRule } from '../../src/k8s/rbac.js';
 import { RealClock } from '../../src/platform/real-clock.js';

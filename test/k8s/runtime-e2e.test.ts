@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
-import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { nodeClassHash } from '../../src/apis/nodeclass-hash.js';
 import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
 import { NodeTerminationController } from '../../src/controllers/node/termination.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';

@@ -3,143 +3,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { ArmIdError, parseArmResourceId, parseImageId, parseSubnetId } from '../../src/controllers/nodeclass/arm-id.js';
-import { driftHash, isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
-import { isNodeClassUsable } from '../../src/controllers/nodeclass/status.js';
-import { validateNodeClassSpec } from '../../src/controllers/nodeclass/validation.js';
 import { delta, microTime } from '../../src/k8s/cluster.js';
 import { inClusterKubeConfig, loadKubeConfig } from '../../src/k8s/client.js';
 import { allows, REQUIRED_CLUSTER_RULES, requestAttributes } from '../../src/k8s/rbac.js';
 import { toNodeClaim, toNodeClass, toPod } from '../../src/k8s/resources.js';
-import { installGracefulShutdown, type SignalSource } from '../../src/k8s/shutdown.js';
 import { createAzflexMetrics, createKarpenterMetrics } from '../../src/metrics/karpenter.js';
 import { startMetricsServer } from '../../src/metrics/server.js';
-import type { AzureFlexNodeClass, AzureFlexNodeClassSpec } from '../../src/ports/cluster.js';
 import { CryptoRandom, RealClock } from '../../src/platform/real-clock.js';
-import { ManualClock, nodeClaimObject, SUB } from './fixtures.js';
-import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from '../../src/apis/well-known.js';
-
-const subnet = `/subscriptions/${SUB}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes`;
-
-function spec(over: Partial<AzureFlexNodeClassSpec> = {}): AzureFlexNodeClassSpec {
-  return {
-    subscriptionID: SUB,
-    location: 'eastus2',
-    resourceGroup: 'rg-flex',
-    subnetID: subnet,
-    imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' },
-    securityType: 'Standard',
-    osDiskSizeGB: 128,
-    sshPublicKeys: [],
-    allocateNodePublicIP: false,
-    maxPodsPerNode: 110,
-    tags: {},
-    ...over,
-  };
-}
-
-function nodeClass(s: AzureFlexNodeClassSpec, meta: Partial<AzureFlexNodeClass['metadata']> = {}): AzureFlexNodeClass {
-  return { metadata: { name: 'c', uid: 'u', labels: {}, annotations: {}, finalizers: [], creationTimestamp: '', ...meta }, spec: s, status: { conditions: [] } };
-}
-
-describe('ARM ID parsing', () => {
-  it('parses a subnet ID into its parts, case-insensitively', () => {
-    const id = parseSubnetId(subnet.replace('resourceGroups', 'resourcegroups').replace('Microsoft.Network', 'microsoft.network'));
-    expect(id).toMatchObject({ subscriptionId: SUB, resourceGroup: 'rg-net', provider: 'microsoft.network', name: 'nodes' });
-    expect(id.segments).toEqual([{ type: 'virtualNetworks', name: 'vnet' }, { type: 'subnets', name: 'nodes' }]);
-  });
-
-  it.each([
-    ['nodes', /must start with "\/"/],
-    ['/subscriptions/not-a-guid/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s', /not a GUID/],
-    [`/subscriptions/${SUB}/providers/Microsoft.Network/virtualNetworks/v/subnets/s`, /resourceGroups/],
-    [`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v`, /not a Microsoft.Network\/virtualNetworks\/subnets/],
-    [`/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets`, /type\/name pairs/],
-    [`/subscriptions/${SUB}/resourceGroups/rg//providers/Microsoft.Network/virtualNetworks/v/subnets/s`, /empty path segment/],
-  ])('rejects subnet %s', (id, msg) => {
-    expect(() => parseSubnetId(id)).toThrow(ArmIdError);
-    expect(() => parseSubnetId(id)).toThrow(msg);
-  });
-
-  it('classifies image IDs', () => {
-    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x`).kind).toBe('managedImage');
-    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/galleries/g/images/x`).kind).toBe('galleryImage');
-    expect(parseImageId(`/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/galleries/g/images/x/versions/1.2.3`).kind).toBe('galleryImageVersion');
-    expect(parseImageId('/CommunityGalleries/nv/Images/h200/Versions/latest').kind).toBe('communityGalleryImage');
-    expect(() => parseImageId(subnet)).toThrow(/not a managed image/);
-    expect(parseArmResourceId(subnet).resourceType).toBe('Microsoft.Network/virtualNetworks/subnets');
-  });
-});
-
-describe('NodeClass validation', () => {
-  it('accepts a complete spec', () => {
-    expect(validateNodeClassSpec(spec())).toEqual({ ok: true, reason: 'ValidationSucceeded', message: 'NodeClass spec is valid' });
-  });
-
-  it.each<[string, Partial<AzureFlexNodeClassSpec>, string]>([
-    ['prefix-only subnet (the upstream bug)', { subnetID: '/subscriptions/garbage' }, 'InvalidSubnetID'],
-    ['subnet in another subscription', { subnetID: subnet.replace(SUB, '99999999-1111-2222-3333-444455556666') }, 'SubnetSubscriptionMismatch'],
-    ['both images', { imageID: `/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x` }, 'InvalidImage'],
-    ['no image', { imageReference: undefined }, 'InvalidImage'],
-    ['bad imageID', { imageReference: undefined, imageID: '/subscriptions/x' }, 'InvalidImageID'],
-    ['public IP requested (silently ignored upstream)', { allocateNodePublicIP: true }, 'UnsupportedPublicIP'],
-    ['bad ssh key', { sshPublicKeys: ['nope'] }, 'InvalidSSHPublicKey'],
-    ['bad tag key', { tags: { 'a/b': 'x' } }, 'InvalidTags'],
-    ['tiny disk', { osDiskSizeGB: 10 }, 'InvalidOSDiskSize'],
-    ['missing subscription', { subscriptionID: '' }, 'MissingSubscriptionID'],
-    ['bad location', { location: 'East US 2' }, 'InvalidLocation'],
-  ])('rejects %s', (_what, over, reason) => {
-    const r = validateNodeClassSpec(spec(over));
-    expect(r.ok).toBe(false);
-    expect(r.reason).toBe(reason);
-    expect(isNodeClassUsable(nodeClass(spec(over)))).toBe(false);
-  });
-
-  it('never lets a deleting class be used', () => {
-    expect(isNodeClassUsable(nodeClass(spec()))).toBe(true);
-    expect(isNodeClassUsable(nodeClass(spec(), { deletionTimestamp: '2026-01-01T00:00:00Z' }))).toBe(false);
-  });
-});
-
-describe('drift hash', () => {
-  it('is a stable SHA-256 hex, independent of tag and ssh key order', () => {
-    const a = driftHash(spec({ tags: { a: '1', b: '2' }, sshPublicKeys: ['ssh-ed25519 AAA x', 'ssh-rsa BBB y'] }));
-    const b = driftHash(spec({ tags: { b: '2', a: '1' }, sshPublicKeys: ['ssh-rsa BBB y', 'ssh-ed25519 AAA x'] }));
-    expect(a).toMatch(/^[0-9a-f]{64}$/);
-    expect(a).toBe(b);
-  });
-
-  it('ignores ARM-name case but changes with every field that shapes the VM', () => {
-    const base = driftHash(spec());
-    expect(driftHash(spec({ resourceGroup: 'RG-FLEX', subnetID: subnet.toUpperCase() }))).toBe(base);
-    const variants: Array<Partial<AzureFlexNodeClassSpec>> = [
-      { location: 'westus3' },
-      { subnetID: subnet.replace('nodes', 'other') },
-      { imageReference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: '1.0.0' } },
-      { imageReference: undefined, imageID: `/subscriptions/${SUB}/resourceGroups/i/providers/Microsoft.Compute/images/x` },
-      { subscriptionID: '99999999-1111-2222-3333-444455556666' },
-      { resourceGroup: 'other' },
-      { securityType: 'TrustedLaunch' },
-      { osDiskSizeGB: 256 },
-      { maxPodsPerNode: 50 },
-      { tags: { a: '1' } },
-      { sshPublicKeys: ['ssh-ed25519 AAA x'] },
-    ];
-    const hashes = variants.map((v) => driftHash(spec(v)));
-    expect(new Set([base, ...hashes]).size).toBe(variants.length + 1);
-  });
-
-  it('marks a NodeClaim drifted only when its stamped hash differs (and is of our version)', () => {
-    const nc = nodeClass(spec());
-    const claim = nodeClaimObject('x', 'c');
-    expect(isNodeClaimDrifted(claim, nc)).toBe(false);
-    claim.metadata.annotations[ANNOTATION_NODECLASS_HASH] = nodeClassHash(nc);
-    expect(isNodeClaimDrifted(claim, nc)).toBe(false);
-    expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(true);
-    claim.metadata.annotations[ANNOTATION_NODECLASS_HASH_VERSION] = 'v0';
-    expect(isNodeClaimDrifted(claim, nodeClass(spec({ location: 'westus3' })))).toBe(false);
-  });
-});
+import { SUB } from './fixtures.js';
 
 describe('adapter helpers', () => {
   it('replays a list delta onto a newer list', () => {
@@ -264,60 +135,6 @@ describe('metrics and health server', () => {
     } finally {
       await server.close();
     }
-  });
-});
-
-describe('graceful shutdown', () => {
-  class FakeSignals implements SignalSource {
-    readonly handlers = new Map<string, Array<() => void>>();
-    on(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
-      this.handlers.set(sig, [...(this.handlers.get(sig) ?? []), fn]);
-    }
-    off(sig: 'SIGTERM' | 'SIGINT', fn: () => void): void {
-      this.handlers.set(sig, (this.handlers.get(sig) ?? []).filter((f) => f !== fn));
-    }
-    emit(sig: 'SIGTERM' | 'SIGINT'): void {
-      for (const f of this.handlers.get(sig) ?? []) f();
-    }
-  }
-
-  it('runs the steps in order on SIGTERM, then exits 0 and uninstalls', async () => {
-    const signals = new FakeSignals();
-    const order: string[] = [];
-    const exits: number[] = [];
-    const sd = installGracefulShutdown({
-      clock: new ManualClock(),
-      signals,
-      exit: (c) => exits.push(c),
-      steps: [
-        { name: 'fence', run: () => void order.push('fence') },
-        { name: 'controllers', run: async () => void order.push('controllers') },
-        { name: 'release-lease', run: async () => void order.push('release-lease') },
-      ],
-    });
-    signals.emit('SIGTERM');
-    expect(await sd.done).toBe(0);
-    expect(order).toEqual(['fence', 'controllers', 'release-lease']);
-    expect(exits).toEqual([0]);
-    expect(signals.handlers.get('SIGTERM')).toEqual([]);
-  });
-
-  it('stops at the deadline with exit 1, and a second signal exits at once', async () => {
-    const signals = new FakeSignals();
-    const clock = new ManualClock();
-    const exits: number[] = [];
-    const sd = installGracefulShutdown({
-      clock,
-      signals,
-      deadlineMs: 1000,
-      exit: (c) => exits.push(c),
-      steps: [{ name: 'hangs', run: () => new Promise<void>(() => undefined) }],
-    });
-    signals.emit('SIGTERM');
-    signals.emit('SIGINT');
-    expect(exits).toEqual([1]);
-    clock.advance(1000);
-    expect(await sd.done).toBe(1);
   });
 });
 

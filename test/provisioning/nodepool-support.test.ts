@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
-import { nodePoolSupport } from '../../src/controllers/nodepool/support.js';
+import { nodePoolSupport } from '../../src/provisioning/nodepool-support.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { Requirements } from '../../src/provisioning/requirements.js';
 import { FakeCluster } from '../../src/sim/cluster.js';

@@ -6,7 +6,7 @@ import { FakeCluster } from '../../src/sim/cluster.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
 import { daemonSetRepresentatives, isProvisionable } from '../../src/provisioning/pods-view.js';
 import { nodePoolTemplateHash } from '../../src/provisioning/nodepool-hash.js';
-import { isNodeClaimDrifted, nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { isNodeClaimDrifted, nodeClassHash } from '../../src/apis/nodeclass-hash.js';
 import { ANNOTATION_OFFERING_MARKS, LABEL_ZONE } from '../../src/apis/well-known.js';
 import { GPU_TAINT, GPU_TOLERATION, T0, makeNodeClass, makeNodePool, makePod, silentLog, setPods } from './fixtures.js';
 

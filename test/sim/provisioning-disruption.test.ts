@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeClassHash } from '../../src/controllers/nodeclass/hash.js';
+import { nodeClassHash } from '../../src/apis/nodeclass-hash.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSimulation, SIM_EPOCH_MS, type SimulationWorld } from '../../src/sim/simulation.js';
 import { ANNOTATION_NODECLASS_HASH } from '../../src/apis/well-known.js';

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parsePriceOverrides } from '../../catalog/prices.js';
-import { parseDuration } from '../../disruption/duration.js';
+import { parseDuration } from '../../utils/duration.js';
 import { IN_CLUSTER_SA_DIR } from '../../apis/well-known.js';
-import type { ControllerSettings } from '../../k8s/controller-main.js';
+import type { ControllerSettings } from '../../app/production.js';
 import { UsageError } from '../errors.js';
 import { bounded } from '../flags.js';
 
@@ -71,7 +71,7 @@ function bool(raw: string): boolean {
 }
 
 /**
- * `azflex controller`: the in-cluster process (src/k8s/controller-main.ts). This file only
+ * `azflex controller`: the in-cluster process (src/app/production.ts). This file only
  * turns flags into its settings.
  */
 export function register(program: Command): void {
@@ -115,7 +115,7 @@ export function register(program: Command): void {
       await checkKubeconfig(flags.kubeconfig);
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;
       // Flags checked: now load client-node, the SDKs and the runtime.
-      const [{ runController }, { KubeConfigError }] = await Promise.all([import('../../k8s/controller-main.js'), import('../../k8s/client.js')]);
+      const [{ runController }, { KubeConfigError }] = await Promise.all([import('../../app/production.js'), import('../../k8s/client.js')]);
       const proc = await runController({
         ...rest,
         leaseDurationMs: leaseDuration,

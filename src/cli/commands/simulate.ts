@@ -165,7 +165,7 @@ export function register(program: Command): void {
       if (flags.seeds) return sweep(flags, scenario, cluster);
       // Input checked: now load the simulator (a bad flag or file never pays for it).
       if (flags.ui !== undefined) {
-        const { simulateWithLiveView } = await import('../../live/cli.js');
+        const { simulateWithLiveView } = await import('./simulate-ui.js');
         return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
       }
       const [{ leakSummary, runSimulation }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }, { formatComparison }] = await Promise.all([

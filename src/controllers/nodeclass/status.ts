@@ -1,8 +1,8 @@
 import type { AzureFlexNodeClass, ClusterPort } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
-import { conditionsEqual, getCondition, rfc3339, setCondition } from './conditions.js';
-import { NODECLASS_HASH_VERSION, nodeClassHash } from './hash.js';
-import { validateNodeClassSpec, type ValidationResult } from './validation.js';
+import { conditionsEqual, getCondition, rfc3339, setCondition } from '../../apis/conditions.js';
+import { NODECLASS_HASH_VERSION, nodeClassHash } from '../../apis/nodeclass-hash.js';
+import { validateNodeClassSpec, type ValidationResult } from '../../apis/nodeclass-validation.js';
 import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, FINALIZER_NODECLASS } from '../../apis/well-known.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';

@@ -1,11 +1,11 @@
-import { UsageError } from '../cli/errors.js';
-import { formatComparison } from '../cli/commands/simulate-format.js';
-import type { StrategyName } from '../runtime/deps.js';
-import type { Scenario } from '../sim/scenario.js';
-import type { ClusterSetup } from '../sim/cluster-setup.js';
-import { sdkArmAdapter } from '../sim/sdk-route.js';
-import { leakSummary } from '../sim/simulation.js';
-import { startLiveSimulation } from './sim-run.js';
+import { UsageError } from '../errors.js';
+import { formatComparison } from './simulate-format.js';
+import type { StrategyName } from '../../runtime/deps.js';
+import type { Scenario } from '../../sim/scenario.js';
+import type { ClusterSetup } from '../../sim/cluster-setup.js';
+import { sdkArmAdapter } from '../../sim/sdk-route.js';
+import { leakSummary } from '../../sim/simulation.js';
+import { startLiveSimulation } from '../../live/sim-run.js';
 
 export interface SimulateUiOptions {
   scenario: Scenario;

@@ -1,4 +1,5 @@
 import type { Clock } from '../ports/clock.js';
+import { errorMessage } from '../utils/error-message.js';
 
 /**
  * Graceful shutdown on SIGTERM/SIGINT: run the steps in order (fence ARM writes first,
@@ -56,7 +57,7 @@ export function installGracefulShutdown(o: GracefulShutdownOptions): GracefulShu
           break;
         }
       } catch (e) {
-        log(`shutdown step "${step.name}" failed: ${e instanceof Error ? e.message : String(e)}`);
+        log(`shutdown step "${step.name}" failed: ${errorMessage(e)}`);
         code = 1;
       }
     }

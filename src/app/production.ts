@@ -1,24 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
 import { StaticInstanceTypeCatalog } from '../catalog/skus.js';
 import { DEFAULT_INTERVALS } from '../controllers/periodic.js';
-import { RuntimeLiveSource } from '../live/runtime-source.js';
-import { startLiveServer } from '../live/server.js';
+import { loadKubeConfig } from '../k8s/client.js';
 import { createRedactingLogger } from '../log/redact.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
-import { MemoryEventLog } from '../runtime/event-log.js';
-import { controllerRuntimeFactory } from '../runtime/leader.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
-import { KubeBootstrapSource } from './bootstrap.js';
-import { KubeClient, loadKubeConfig } from './client.js';
-import { startControllerProcess, type ControllerProcess } from './controller-process.js';
+import type { ControllerProcess } from './process.js';
+import { startReplica } from './replica.js';
 
 /**
- * `azflex controller` as the chart deploys it: everything production wires from its
- * settings. Informers and Lease election (controller-process.ts), node bootstrap from the
- * cluster's bootstrap-token Secret, the leader's work (src/runtime/leader.ts) on the
- * official Azure SDKs, the live SKU catalog, metrics/health and the optional live view.
+ * `azflex controller` as the chart deploys it: one replica (replica.ts) on the real clock,
+ * the official Azure SDKs and the live SKU catalog, wired from its settings.
  */
 export interface ControllerSettings {
   clusterName: string;
@@ -53,54 +45,42 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
   const env = s.env ?? process.env;
   const log = createRedactingLogger({ level: s.logLevel, name: 'azflex' });
   const clock = new RealClock();
-  const random = new CryptoRandom();
   const kubeConfig = loadKubeConfig({ ...(s.kubeconfig ? { file: s.kubeconfig } : {}), ...(s.context ? { context: s.context } : {}) });
   const identity = env.POD_NAME ?? hostname();
-  const bootstrap = new CachedBootstrapSource(
-    new KubeBootstrapSource(new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), {
+  const armTlsCa = s.armCaFile ? readFileSync(s.armCaFile) : undefined;
+  const proc = await startReplica({
+    kubeConfig,
+    identity,
+    clock,
+    log,
+    bootstrap: {
       apiServerEndpoint: s.apiServerEndpoint || (kubeConfig.getCurrentCluster()?.server ?? ''),
       caCertFile: s.clusterCaFile,
       namespace: s.leaderElectionNamespace,
       secretName: s.bootstrapTokenSecret,
-    }),
-  );
-  // One event log for the process: metrics, debug logs and the live view read it.
-  const eventLog = new MemoryEventLog(false);
-  eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
-  const live = new RuntimeLiveSource(`controller ${s.clusterName} (${identity})`, clock, eventLog);
-  if (s.liveViewPort) {
-    const server = await startLiveServer({ source: live, port: s.liveViewPort });
-    log.info({ url: server.url }, 'live view');
-  }
-  const armTlsCa = s.armCaFile ? readFileSync(s.armCaFile) : undefined;
-  const proc = await startControllerProcess({
-    kubeConfig,
-    clock,
-    identity,
-    namespace: s.leaderElectionNamespace,
-    leaseName: s.leaderElectionLease,
-    leaderElection: s.leaderElect,
-    leaseDurationMs: s.leaseDurationMs,
-    renewDeadlineMs: s.renewDeadlineMs,
-    retryPeriodMs: s.retryPeriodMs,
-    metricsPort: s.metricsPort,
-    log: (level, msg) => log[level](msg),
-    runtimeFactory: controllerRuntimeFactory({
+    },
+    live: { title: `controller ${s.clusterName} (${identity})`, clock, ...(s.liveViewPort ? { port: s.liveViewPort } : {}) },
+    process: {
+      namespace: s.leaderElectionNamespace,
+      leaseName: s.leaderElectionLease,
+      leaderElection: s.leaderElect,
+      leaseDurationMs: s.leaseDurationMs,
+      renewDeadlineMs: s.renewDeadlineMs,
+      retryPeriodMs: s.retryPeriodMs,
+      metricsPort: s.metricsPort,
+    },
+    leader: {
       clock,
-      random,
+      random: new CryptoRandom(),
       ...(s.skuCatalog === 'static' ? { catalog: new StaticInstanceTypeCatalog() } : {}),
       prices: s.prices,
       catalogRefreshMs: s.skuCatalogRefreshMs,
-      userData: createUserDataRenderer(bootstrap),
-      eventLog,
-      live,
-      log,
       clusterName: s.clusterName,
       ...(s.nodeResourceGroup ? { nodeResourceGroup: s.nodeResourceGroup } : {}),
       intervals: DEFAULT_INTERVALS,
       ...(s.armEndpoint ? { armEndpoint: s.armEndpoint } : {}),
       ...(armTlsCa ? { armTlsCa } : {}),
-    }),
+    },
   });
   log.info({ identity, metricsPort: proc.metricsPort }, 'azflex controller started');
   return proc;

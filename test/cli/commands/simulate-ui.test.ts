@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../../src/cli/main.js';
 
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AzureFlexNodeClass, AzureFlexNodeClassSpec, NodeClaim } from '../../ports/cluster.js';
-import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from '../../apis/well-known.js';
+import type { AzureFlexNodeClass, AzureFlexNodeClassSpec, NodeClaim } from '../ports/cluster.js';
+import { ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION } from './well-known.js';
 
 /**
  * Drift hash: SHA-256 over the NodeClass fields that are baked into a VM at creation, with

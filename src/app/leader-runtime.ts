@@ -1,32 +1,34 @@
 import type { TokenCredential } from '@azure/core-auth';
 import type { Logger } from 'pino';
 import { instrumentAzure } from '../azure/instrumented.js';
+import { createArmMetrics } from '../azure/metrics.js';
 import { UnavailableOfferings } from '../azure/offerings.js';
 import { SdkAzure } from '../azure/sdk-adapter.js';
 import { resourceSkuCatalog } from '../azure/resource-skus.js';
 import { PriceBook } from '../catalog/prices.js';
 import { restrictedSince, type InstanceTypeCatalog } from '../catalog/skus.js';
-import { drainWith, periodicControllers, type PeriodicIntervals } from '../controllers/periodic.js';
-import type { LeaderRuntime, LeaderRuntimeContext } from '../k8s/controller-process.js';
+import { drainWith, periodicControllers, type PeriodicController, type PeriodicIntervals } from '../controllers/periodic.js';
 import type { RuntimeLiveSource } from '../live/runtime-source.js';
 import { RateLimitedLog } from '../log/rate-limit.js';
-import { createArmMetrics } from '../metrics/arm.js';
 import { refreshClusterGauges } from '../metrics/cluster-state.js';
+import type { KarpenterMetrics } from '../metrics/karpenter.js';
 import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Runtime } from './controller.js';
-import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from './deps.js';
-import type { MemoryEventLog } from './event-log.js';
-import type { createUserDataRenderer } from './userdata.js';
+import { Runtime } from '../runtime/controller.js';
+import { DEFAULT_RUNTIME_CONFIG, type RuntimeConfig } from '../runtime/deps.js';
+import type { MemoryEventLog } from '../runtime/event-log.js';
+import type { createUserDataRenderer } from '../runtime/userdata.js';
+import { errorMessage } from '../utils/error-message.js';
+import type { LeaderRuntime, LeaderRuntimeContext } from './leadership.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port
  * with metrics, the live SKU catalog, the lifecycle runtime and Karpenter's periodic
- * controllers). `azflex controller` (src/k8s/controller-main.ts) and `azflex dev` both plug
- * this into the controller process, so dev runs exactly the production assembly.
+ * controllers). replica.ts plugs it into the controller process for both `azflex controller`
+ * and `azflex dev`, so dev runs exactly the production assembly.
  */
 
-export interface ControllerRuntimeOptions {
+export interface LeaderRuntimeOptions {
   /** The runtime's clock (ARM LRO polls, NIC reservation timers, the offerings cache). */
   clock: Clock;
   /**
@@ -79,8 +81,29 @@ function paced(c: PeriodicController, wall: Clock): PeriodicController {
 /** Gauges derived from cluster state and the actors are recomputed this often (informer cache reads only). */
 const METRICS_REFRESH_MS = 5_000;
 
-/** The leader's work as `azflex controller` assembles it, built anew each time this replica wins the Lease. */
-export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
+/** A periodic controller that keeps failing logs at error level once a minute, with a count. */
+function reconcileErrorReporter(k: KarpenterMetrics, log: Logger, wall: Clock): (controller: string, err: unknown) => void {
+  const errors = new RateLimitedLog(log, wall, 60_000);
+  return (controller, err) => {
+    k.reconcileErrors.inc({ controller });
+    errors.write('error', controller, { controller, err: errorMessage(err) }, 'reconcile failed');
+  };
+}
+
+/** The gauges derived from cluster state and the actors, as one more periodic controller. */
+function gaugeRefresher(runtime: () => Runtime, ctx: LeaderRuntimeContext, catalog: InstanceTypeCatalog, wall: Clock): PeriodicController {
+  return {
+    name: 'metrics',
+    intervalMs: METRICS_REFRESH_MS,
+    reconcile: async (): Promise<void> => {
+      refreshActorGauges(runtime(), ctx.azflexMetrics);
+      await refreshClusterGauges(ctx.cluster, catalog, ctx.karpenterMetrics, ctx.azflexMetrics, wall.now());
+    },
+  };
+}
+
+/** The leader's work, built anew each time this replica wins the Lease. */
+export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRuntimeContext) => LeaderRuntime {
   const { clock, random, userData, eventLog, live, log } = o;
   const wall = o.controllersClock ?? clock;
   // Hooked once per process: a re-elected leader builds a new runtime on the same log.
@@ -105,12 +128,6 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
     if (!metricsHooked) eventLog.subscribe(runtimeMetricsListener(ctx.azflexMetrics, ctx.karpenterMetrics, (name) => cluster?.cachedNodeClaim?.(name)?.metadata.labels));
     metricsHooked = true;
     const k = ctx.karpenterMetrics;
-    // A periodic controller that keeps failing logs at error level once a minute, with a count.
-    const errors = new RateLimitedLog(log, wall, 60_000);
-    const onControllerError = (controller: string, err: unknown): void => {
-      k.reconcileErrors.inc({ controller });
-      errors.write('error', controller, { controller, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed');
-    };
     const runtime: Runtime = new Runtime({
       arm,
       cluster: ctx.cluster,
@@ -123,7 +140,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
       statusClock: wall,
       eventLog,
       isLeader: ctx.isLeader,
-      onControllerError,
+      onControllerError: reconcileErrorReporter(k, log, wall),
       observer: runtimeMetricsObserver(ctx.azflexMetrics, k, log, (name) => cluster?.cachedNodeClaim?.(name)),
       controllers: [
         ...periodicControllers({
@@ -133,14 +150,7 @@ export function controllerRuntimeFactory(o: ControllerRuntimeOptions): (ctx: Lea
           skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
           ...karpenterControllerMetrics(k),
         }).map((c) => (wall === clock ? c : paced(c, wall))),
-        {
-          name: 'metrics',
-          intervalMs: METRICS_REFRESH_MS,
-          reconcile: async (): Promise<void> => {
-            refreshActorGauges(runtime, ctx.azflexMetrics);
-            await refreshClusterGauges(ctx.cluster, catalog, k, ctx.azflexMetrics, wall.now());
-          },
-        },
+        gaugeRefresher(() => runtime, ctx, catalog, wall),
       ],
       config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName, ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}) },
     });

@@ -8,10 +8,10 @@
  *  - `degraded` issues leave it provisioning with a documented, more conservative behaviour
  *    (FullySupported=False).
  */
-import type { NodePool, SelectorOperator } from '../../ports/cluster.js';
-import { parseCron } from '../../disruption/budgets.js';
-import { Requirements, WELL_KNOWN_LABELS, WELL_KNOWN_VALUES } from '../../provisioning/requirements.js';
-import { AZURE_RESTRICTED_LABELS, AZURE_RESTRICTED_LABEL_DOMAIN } from '../../apis/well-known.js';
+import type { NodePool, SelectorOperator } from '../ports/cluster.js';
+import { parseCron } from '../utils/cron.js';
+import { Requirements, WELL_KNOWN_LABELS, WELL_KNOWN_VALUES } from './requirements.js';
+import { AZURE_RESTRICTED_LABELS, AZURE_RESTRICTED_LABEL_DOMAIN } from '../apis/well-known.js';
 
 export interface SupportIssue {
   /** CamelCase, used as the condition reason and the Event reason. */

@@ -1,4 +1,4 @@
-import type { Condition } from '../../ports/cluster.js';
+import type { Condition } from '../ports/cluster.js';
 
 /**
  * Sets a condition, keeping lastTransitionTime when the status did not change (so the time

@@ -2,21 +2,21 @@
  * NodePool status as upstream Karpenter publishes it, so `kubectl get nodepools` fills its
  * NODES and READY columns: `nodes`, `resources` (what limits count), and the conditions
  * ValidationSucceeded, NodeClassReady and Ready, plus azflex's FullySupported for what it
- * honours only partly (src/controllers/nodepool/support.ts). A condition turning False, or
+ * honours only partly (nodepool-support.ts). A condition turning False, or
  * its message changing, gets one Warning Event on that NodePool.
  *
  * The provisioner calls this at the end of each pass with the lists it already read, so the
  * status costs no extra list calls and is written only when it changed.
  */
-import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, NodeSelectorRequirement, ResourceList } from '../../ports/cluster.js';
-import type { InstanceType } from '../../catalog/skus.js';
-import { addInto, resourcesFromList, resourcesToList, type Resources } from '../../provisioning/resources.js';
-import { instanceTypeCapacity } from '../../provisioning/overhead.js';
-import { Requirements } from '../../provisioning/requirements.js';
-import { conditionsEqual, rfc3339, setCondition } from '../nodeclass/conditions.js';
-import { nodePoolSupport, type SupportIssue } from './support.js';
-import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../../apis/well-known.js';
-import { walkAlongside } from '../../utils/list-walk.js';
+import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, NodeSelectorRequirement, ResourceList } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+import { addInto, resourcesFromList, resourcesToList, type Resources } from './resources.js';
+import { instanceTypeCapacity } from './overhead.js';
+import { Requirements } from './requirements.js';
+import { conditionsEqual, rfc3339, setCondition } from '../apis/conditions.js';
+import { nodePoolSupport, type SupportIssue } from './nodepool-support.js';
+import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
+import { walkAlongside } from '../utils/list-walk.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_NODECLASS_READY = 'NodeClassReady';

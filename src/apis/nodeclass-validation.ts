@@ -1,4 +1,4 @@
-import type { AzureFlexNodeClassSpec } from '../../ports/cluster.js';
+import type { AzureFlexNodeClassSpec } from '../ports/cluster.js';
 import { ArmIdError, isGuid, isResourceGroupName, parseImageId, parseSubnetId } from './arm-id.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PeriodicLoop } from '../../src/runtime/loop.js';
+import { PeriodicLoop } from '../../src/utils/periodic-loop.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 
 /** A run that takes `ms` of (virtual) time, recording when it started and ended. */

@@ -1,0 +1,53 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
+import { KubeBootstrapSource, type KubeBootstrapOptions } from '../k8s/bootstrap.js';
+import { KubeClient } from '../k8s/client.js';
+import { RuntimeLiveSource } from '../live/runtime-source.js';
+import { startLiveServer } from '../live/server.js';
+import type { Clock } from '../ports/clock.js';
+import { MemoryEventLog } from '../runtime/event-log.js';
+import { createUserDataRenderer } from '../runtime/userdata.js';
+import { leaderRuntimeFactory, type LeaderRuntimeOptions } from './leader-runtime.js';
+import { startControllerProcess, type ControllerProcess, type ControllerProcessOptions } from './process.js';
+
+/**
+ * One azflex replica, the same for `azflex controller` (production.ts) and the controller
+ * `azflex dev` runs in-process (dev.ts): node bootstrap from the cluster's bootstrap-token
+ * Secret, one event log that debug logs, metrics and the live view read, and the controller
+ * process with the leader's work plugged in.
+ */
+export interface ReplicaOptions {
+  kubeConfig: KubeConfig;
+  /** This replica's identity (the pod name). */
+  identity: string;
+  /** The process's clock: Lease, informers, NodeClass loops. */
+  clock: Clock;
+  log: Logger;
+  bootstrap: KubeBootstrapOptions;
+  /** The live view's title and clock (the runtime's: in `azflex dev`, the simulated cloud's). */
+  live: { title: string; clock: Clock; port?: number };
+  process: Omit<ControllerProcessOptions, 'kubeConfig' | 'clock' | 'identity' | 'log' | 'runtimeFactory'>;
+  leader: Omit<LeaderRuntimeOptions, 'userData' | 'eventLog' | 'live' | 'log'>;
+}
+
+export async function startReplica(o: ReplicaOptions): Promise<ControllerProcess> {
+  const { log, identity } = o;
+  const bootstrap = new CachedBootstrapSource(new KubeBootstrapSource(new KubeClient(o.kubeConfig, { userAgent: `azflex/${identity}` }), o.bootstrap));
+  // One event log for the process: metrics, debug logs and the live view read it.
+  const eventLog = new MemoryEventLog(false);
+  eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
+  const live = new RuntimeLiveSource(o.live.title, o.live.clock, eventLog);
+  if (o.live.port) {
+    const server = await startLiveServer({ source: live, port: o.live.port });
+    log.info({ url: server.url }, 'live view');
+  }
+  return startControllerProcess({
+    ...o.process,
+    kubeConfig: o.kubeConfig,
+    clock: o.clock,
+    identity,
+    log: (level, msg) => log[level](msg),
+    runtimeFactory: leaderRuntimeFactory({ ...o.leader, userData: createUserDataRenderer(bootstrap), eventLog, live, log }),
+  });
+}
