@@ -17,6 +17,7 @@ import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
 import { createUserDataRenderer } from '../runtime/userdata.js';
+import { SIM_NODE_AGENT } from '../sim/userdata.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';
@@ -191,7 +192,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
           clock: served.clock,
           controllersClock: clock,
           random: new CryptoRandom(),
-          userData: createUserDataRenderer(bootstrap),
+          userData: createUserDataRenderer(bootstrap, SIM_NODE_AGENT),
           eventLog,
           live: new RuntimeLiveSource(`dev ${identity}`, served.clock, eventLog),
           log: clog,

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
+import { CachedBootstrapSource, DEFAULT_BOOTSTRAP_REFRESH_MS } from '../azure/userdata/bootstrap.js';
+import type { NodeArch } from '../azure/userdata/node-agent.js';
+import { secrets } from '../log/redact.js';
 import { StaticInstanceTypeCatalog } from '../catalog/skus.js';
 import { DEFAULT_INTERVALS } from '../controllers/periodic.js';
 import { RuntimeLiveSource } from '../live/runtime-source.js';
@@ -40,6 +42,10 @@ export interface ControllerSettings {
   apiServerEndpoint?: string;
   clusterCaFile: string;
   bootstrapTokenSecret: string;
+  /** aks-flex-node release tag, its tarballs' sha256 per architecture, and an optional mirror. */
+  nodeAgentVersion: string;
+  nodeAgentSha256: Partial<Record<NodeArch, string>>;
+  nodeAgentUrl?: string;
   liveViewPort?: number;
   skuCatalog: 'live' | 'static';
   skuCatalogRefreshMs: number;
@@ -63,7 +69,11 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       namespace: s.leaderElectionNamespace,
       secretName: s.bootstrapTokenSecret,
     }),
+    secrets,
+    { clock, maxAgeMs: DEFAULT_BOOTSTRAP_REFRESH_MS },
   );
+  const nodeAgent = { version: s.nodeAgentVersion, sha256: s.nodeAgentSha256, ...(s.nodeAgentUrl ? { baseUrl: s.nodeAgentUrl } : {}) };
+  if (Object.keys(nodeAgent.sha256).length === 0) log.warn('no --node-agent-sha256: no VM can be created until the node agent is pinned (chart value nodeAgent.sha256)');
   // One event log for the process: metrics, debug logs and the live view read it.
   const eventLog = new MemoryEventLog(false);
   eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
@@ -91,7 +101,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       ...(s.skuCatalog === 'static' ? { catalog: new StaticInstanceTypeCatalog() } : {}),
       prices: s.prices,
       catalogRefreshMs: s.skuCatalogRefreshMs,
-      userData: createUserDataRenderer(bootstrap),
+      userData: createUserDataRenderer(bootstrap, nodeAgent),
       eventLog,
       live,
       log,
