@@ -14,6 +14,7 @@ import { controllerRuntimeFactory } from '../runtime/leader.js';
 import { createUserDataRenderer } from '../runtime/userdata.js';
 import { KubeBootstrapSource } from './bootstrap.js';
 import { KubeClient, loadKubeConfig } from './client.js';
+import { metricsSecurity } from '../metrics/tls.js';
 import { startControllerProcess, type ControllerProcess } from './controller-process.js';
 
 /**
@@ -30,6 +31,10 @@ export interface ControllerSettings {
   context?: string;
   logLevel: string;
   metricsPort: number;
+  /** Serve /metrics over HTTPS to authenticated, authorized scrapers only (probes stay open). */
+  metricsSecure: boolean;
+  /** tls.crt and tls.key for the secure metrics endpoint; none: a self-signed pair made at start. */
+  metricsCertDir?: string;
   leaderElect: boolean;
   leaderElectionNamespace: string;
   leaderElectionLease: string;
@@ -94,6 +99,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
     renewDeadlineMs: s.renewDeadlineMs,
     retryPeriodMs: s.retryPeriodMs,
     metricsPort: s.metricsPort,
+    ...(s.metricsSecure ? { metricsSecurity: await metricsSecurity(s.metricsCertDir, new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), clock) } : {}),
     log: (level, msg) => log[level](msg),
     runtimeFactory: controllerRuntimeFactory({
       clock,

@@ -4,7 +4,7 @@ import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
 import { NodeTerminationController } from '../controllers/node/termination.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
-import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
+import { startMetricsServer, type MetricsSecurity, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { PeriodicLoop } from '../runtime/loop.js';
 import { KubeCluster } from './cluster.js';
@@ -55,6 +55,8 @@ export interface ControllerProcessOptions {
   retryPeriodMs?: number;
   metricsPort: number;
   metricsHost?: string;
+  /** HTTPS, and TokenReview + SubjectAccessReview for /metrics (controller-runtime's secure serving). */
+  metricsSecurity?: MetricsSecurity;
   nodeClassStatusIntervalMs?: number;
   nodeClassTerminationIntervalMs?: number;
   /**
@@ -215,6 +217,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
       registry,
       port: o.metricsPort,
       ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
+      ...(o.metricsSecurity ? { secure: o.metricsSecurity } : {}),
       healthChecks: [
         { name: 'informers', check: () => cluster.staleInformers(informerStaleMs).length === 0 },
         { name: 'leader-loops', check: leaderLoopsProgressing },

@@ -93,6 +93,8 @@ export function register(program: Command): void {
     .option('--context <name>', 'kubeconfig context')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .option('--metrics-port <port>', '/metrics, /healthz, /readyz', bounded('--metrics-port', 1, 65535), 8080)
+    .option('--metrics-secure <bool>', 'serve over HTTPS; /metrics only to bearer tokens a TokenReview authenticates and a SubjectAccessReview allows get on /metrics (probes stay open)', bool, false)
+    .option('--metrics-cert-dir <dir>', 'tls.crt and tls.key for --metrics-secure (default: a self-signed pair made at start)')
     .option('--leader-elect <bool>', 'run active/standby on a Lease', bool, true)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', process.env.POD_NAMESPACE ?? 'azflex')
     .option('--leader-election-lease <name>', 'name of the Lease', 'azflex-controller')
