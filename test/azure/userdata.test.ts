@@ -143,6 +143,30 @@ describe('cloud-init rendering', () => {
     expect(mirrored).not.toContain('github.com');
   });
 
+  it('the rendered check passes the pinned tarball and stops the script on any other (run with bash and sha256sum)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(`${tmpdir()}/azflex-agent-`);
+    const tarball = `${dir}/aks-flex-node.tar.gz`;
+    writeFileSync(tarball, 'the release tarball');
+    const digest = createHash('sha256').update('the release tarball').digest('hex');
+    const checkLine = (pin: string) => {
+      const text = (parse(renderCloudInit({ ...h200, agent: { ...AGENT, sha256: { amd64: pin } } })) as { write_files: Array<{ path: string; content: string }> }).write_files.find((f) => f.path === '/usr/local/sbin/azflex-bootstrap')!.content;
+      return text.split('\n').find((l) => l.includes('sha256sum -c'))!.replace('/opt/aks-flex-node/aks-flex-node.tar.gz', tarball);
+    };
+    const run = (pin: string) => {
+      try {
+        execFileSync('bash', ['-c', `set -euo pipefail\n${checkLine(pin)}\necho unpacked`], { stdio: 'pipe' });
+        return 'unpacked';
+      } catch {
+        return 'refused';
+      }
+    };
+    expect(run(digest)).toBe('unpacked');
+    expect(run('0'.repeat(64))).toBe('refused');
+  });
+
   it('refuses to render for an architecture with no pinned sha256, or a mirror URL that is not plain https', () => {
     expect(() => renderCloudInit({ ...h200, agent: { version: AKS_FLEX_NODE_VERSION, sha256: { arm64: 'b'.repeat(64) } } })).toThrow(/no sha256 pinned for aks-flex-node v0\.0\.18 linux\/amd64 \(set the chart value nodeAgent\.sha256\.amd64\)/);
     expect(() => renderCloudInit({ ...h200, agent: { ...AGENT, sha256: { amd64: 'xyz' } } })).toThrow(UserDataError);
