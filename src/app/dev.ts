@@ -7,6 +7,7 @@ import type { Clock } from '../ports/clock.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
 import type { ControllerProcess } from './process.js';
 import { startReplica } from './replica.js';
+import { SIM_NODE_AGENT } from '../sim/userdata.js';
 import type { SignalSource } from './shutdown.js';
 
 export const DEV_CLUSTER_NAME = 'azflex-dev';
@@ -52,6 +53,7 @@ export async function startDevController(o: DevControllerOptions): Promise<Contr
     clock,
     log,
     bootstrap: { apiServerEndpoint: o.apiServer.endpoint, caCertFile: o.apiServer.caCertFile, namespace: o.namespace, secretName: o.bootstrapSecret },
+    nodeAgent: SIM_NODE_AGENT,
     live: { title: `dev ${o.identity}`, clock: o.arm.clock },
     process: {
       namespace: o.namespace,

@@ -4,7 +4,7 @@ import { NodeClassTerminationController } from '../controllers/nodeclass/termina
 import { NodeTerminationController } from '../controllers/node/termination.js';
 import type { PeriodicController } from '../controllers/periodic.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics } from '../metrics/karpenter.js';
-import { startMetricsServer, type MetricsServer } from '../metrics/server.js';
+import { startMetricsServer, type MetricsSecurity, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { errorMessage } from '../utils/error-message.js';
 import { KubeCluster } from '../k8s/cluster.js';
@@ -38,6 +38,8 @@ export interface ControllerProcessOptions {
   retryPeriodMs?: number;
   metricsPort: number;
   metricsHost?: string;
+  /** HTTPS, and TokenReview + SubjectAccessReview for /metrics (controller-runtime's secure serving). */
+  metricsSecurity?: MetricsSecurity;
   nodeClassStatusIntervalMs?: number;
   nodeClassTerminationIntervalMs?: number;
   /**
@@ -211,6 +213,7 @@ function startHealthServer(o: ControllerProcessOptions, registry: Registry, clus
     registry,
     port: o.metricsPort,
     ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
+    ...(o.metricsSecurity ? { secure: o.metricsSecurity } : {}),
     healthChecks: [
       { name: 'informers', check: () => cluster.staleInformers(informerStaleMs).length === 0 },
       { name: 'leader-loops', check: () => !leadership.stalled(stallGraceMs) },

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { NodeArch } from '../azure/userdata/node-agent.js';
 import { StaticInstanceTypeCatalog } from '../catalog/skus.js';
 import { DEFAULT_INTERVALS } from '../controllers/periodic.js';
-import { loadKubeConfig } from '../k8s/client.js';
+import { KubeClient, loadKubeConfig } from '../k8s/client.js';
 import { createRedactingLogger } from '../log/redact.js';
+import { metricsSecurity } from '../metrics/tls.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { ControllerProcess } from './process.js';
 import { startReplica } from './replica.js';
@@ -20,6 +22,10 @@ export interface ControllerSettings {
   context?: string;
   logLevel: string;
   metricsPort: number;
+  /** Serve /metrics over HTTPS to authenticated, authorized scrapers only (probes stay open). */
+  metricsSecure: boolean;
+  /** tls.crt and tls.key for the secure metrics endpoint; none: a self-signed pair made at start. */
+  metricsCertDir?: string;
   leaderElect: boolean;
   leaderElectionNamespace: string;
   leaderElectionLease: string;
@@ -32,6 +38,10 @@ export interface ControllerSettings {
   apiServerEndpoint?: string;
   clusterCaFile: string;
   bootstrapTokenSecret: string;
+  /** aks-flex-node release tag, its tarballs' sha256 per architecture, and an optional mirror. */
+  nodeAgentVersion: string;
+  nodeAgentSha256: Partial<Record<NodeArch, string>>;
+  nodeAgentUrl?: string;
   liveViewPort?: number;
   skuCatalog: 'live' | 'static';
   skuCatalogRefreshMs: number;
@@ -48,6 +58,8 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
   const kubeConfig = loadKubeConfig({ ...(s.kubeconfig ? { file: s.kubeconfig } : {}), ...(s.context ? { context: s.context } : {}) });
   const identity = env.POD_NAME ?? hostname();
   const armTlsCa = s.armCaFile ? readFileSync(s.armCaFile) : undefined;
+  const nodeAgent = { version: s.nodeAgentVersion, sha256: s.nodeAgentSha256, ...(s.nodeAgentUrl ? { baseUrl: s.nodeAgentUrl } : {}) };
+  if (Object.keys(nodeAgent.sha256).length === 0) log.warn('no --node-agent-sha256: no VM can be created until the node agent is pinned (chart value nodeAgent.sha256)');
   const proc = await startReplica({
     kubeConfig,
     identity,
@@ -59,6 +71,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       namespace: s.leaderElectionNamespace,
       secretName: s.bootstrapTokenSecret,
     },
+    nodeAgent,
     live: { title: `controller ${s.clusterName} (${identity})`, clock, ...(s.liveViewPort ? { port: s.liveViewPort } : {}) },
     process: {
       namespace: s.leaderElectionNamespace,
@@ -68,6 +81,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       renewDeadlineMs: s.renewDeadlineMs,
       retryPeriodMs: s.retryPeriodMs,
       metricsPort: s.metricsPort,
+      ...(s.metricsSecure ? { metricsSecurity: await metricsSecurity(s.metricsCertDir, new KubeClient(kubeConfig, { userAgent: `azflex/${identity}` }), clock) } : {}),
     },
     leader: {
       clock,

@@ -1,10 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { CachedBootstrapSource } from '../azure/userdata/bootstrap.js';
+import { CachedBootstrapSource, DEFAULT_BOOTSTRAP_REFRESH_MS } from '../azure/userdata/bootstrap.js';
+import type { NodeAgentPin } from '../azure/userdata/index.js';
 import { KubeBootstrapSource, type KubeBootstrapOptions } from '../k8s/bootstrap.js';
 import { KubeClient } from '../k8s/client.js';
 import { RuntimeLiveSource } from '../live/runtime-source.js';
 import { startLiveServer } from '../live/server.js';
+import { secrets } from '../log/redact.js';
 import type { Clock } from '../ports/clock.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
 import { createUserDataRenderer } from '../runtime/userdata.js';
@@ -25,6 +27,8 @@ export interface ReplicaOptions {
   clock: Clock;
   log: Logger;
   bootstrap: KubeBootstrapOptions;
+  /** The node agent every VM's cloud-init downloads, pinned by version and sha256. */
+  nodeAgent: NodeAgentPin;
   /** The live view's title and clock (the runtime's: in `azflex dev`, the simulated cloud's). */
   live: { title: string; clock: Clock; port?: number };
   process: Omit<ControllerProcessOptions, 'kubeConfig' | 'clock' | 'identity' | 'log' | 'runtimeFactory'>;
@@ -33,7 +37,11 @@ export interface ReplicaOptions {
 
 export async function startReplica(o: ReplicaOptions): Promise<ControllerProcess> {
   const { log, identity } = o;
-  const bootstrap = new CachedBootstrapSource(new KubeBootstrapSource(new KubeClient(o.kubeConfig, { userAgent: `azflex/${identity}` }), o.bootstrap));
+  // Re-read on the process clock, so a rotated token reaches the next VM without a restart.
+  const bootstrap = new CachedBootstrapSource(new KubeBootstrapSource(new KubeClient(o.kubeConfig, { userAgent: `azflex/${identity}` }), o.bootstrap), secrets, {
+    clock: o.clock,
+    maxAgeMs: DEFAULT_BOOTSTRAP_REFRESH_MS,
+  });
   // One event log for the process: metrics, debug logs and the live view read it.
   const eventLog = new MemoryEventLog(false);
   eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
@@ -48,6 +56,6 @@ export async function startReplica(o: ReplicaOptions): Promise<ControllerProcess
     clock: o.clock,
     identity,
     log: (level, msg) => log[level](msg),
-    runtimeFactory: leaderRuntimeFactory({ ...o.leader, userData: createUserDataRenderer(bootstrap), eventLog, live, log }),
+    runtimeFactory: leaderRuntimeFactory({ ...o.leader, userData: createUserDataRenderer(bootstrap, o.nodeAgent), eventLog, live, log }),
   });
 }

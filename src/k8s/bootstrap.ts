@@ -20,7 +20,7 @@ interface SecretObject {
 
 /**
  * Reads what a new node needs to join from the cluster itself. Wrap it in
- * CachedBootstrapSource: it is read once per process, not on every VM create.
+ * CachedBootstrapSource with a refresh: it is read every few minutes, not on every VM create.
  */
 export class KubeBootstrapSource implements BootstrapSource {
   constructor(
@@ -36,6 +36,11 @@ export class KubeBootstrapSource implements BootstrapSource {
     const decode = (key: string): string | undefined => (data[key] ? Buffer.from(data[key], 'base64').toString('utf8').trim() : undefined);
     const token = decode('token') ?? (decode('token-id') && decode('token-secret') ? `${decode('token-id')}.${decode('token-secret')}` : undefined);
     if (!token) throw new Error(`secret ${namespace}/${secretName} has neither "token" nor "token-id"/"token-secret"`);
+    // kubeadm's own token Secrets carry `expiration` (RFC 3339); copied here, the controller
+    // stops using the token when it runs out instead of creating VMs that cannot join.
+    const expiration = decode('expiration');
+    const expiresAt = expiration ? Date.parse(expiration) : undefined;
+    if (expiresAt !== undefined && Number.isNaN(expiresAt)) throw new Error(`secret ${namespace}/${secretName}: "expiration" is not an RFC 3339 time`);
     // /version is readable by every authenticated user (system:public-info-viewer), outside our RBAC.
     const version = this.options.kubernetesVersion ?? (await client.call('get /version', (o) => client.version.getCode(undefined, o))).gitVersion ?? '';
     return sealBootstrapConfig({
@@ -43,6 +48,7 @@ export class KubeBootstrapSource implements BootstrapSource {
       caCertData: Buffer.from(readFileSync(this.options.caCertFile)).toString('base64'),
       token,
       kubernetesVersion: version.replace(/^v/, '').replace(/[-+].*$/, ''),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
     });
   }
 }

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import {
   ApiException,
   AppsV1Api,
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -189,6 +191,9 @@ export class KubeClient {
   readonly events: EventsV1Api;
   readonly storage: StorageV1Api;
   readonly version: VersionApi;
+  /** TokenReview and SubjectAccessReview: the secure metrics endpoint's authentication and authorization. */
+  readonly authentication: AuthenticationV1Api;
+  readonly authorization: AuthorizationV1Api;
   private readonly hooks: RequestHooks[];
 
   constructor(
@@ -206,6 +211,8 @@ export class KubeClient {
     this.events = new EventsV1Api(config);
     this.storage = new StorageV1Api(config);
     this.version = new VersionApi(config);
+    this.authentication = new AuthenticationV1Api(config);
+    this.authorization = new AuthorizationV1Api(config);
   }
 
   get server(): string {

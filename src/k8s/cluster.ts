@@ -1,5 +1,6 @@
 import type { EventsV1Event } from '@kubernetes/client-node';
 import type { Clock } from '../ports/clock.js';
+import { redactString } from '../log/redact.js';
 import {
   ClusterError,
   type AzureFlexNodeClass,
@@ -313,7 +314,9 @@ export class KubeCluster implements ClusterPort {
       reportingInstance: this.o.reportingInstance,
       action: event.reason,
       reason: event.reason,
-      note: event.message.slice(0, 1024),
+      // Every Event any controller writes passes here: its text is scrubbed like a log line
+      // (Events are readable far more widely than the controller's logs).
+      note: redactString(event.message).slice(0, 1024),
       type: event.type,
       regarding,
     };

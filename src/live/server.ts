@@ -28,6 +28,12 @@ export interface LiveServer {
 /** Rows pushed at most per batch; a page that missed some can fetch the actor's timeline. */
 const MAX_ROWS_PER_PUSH = 500;
 const HEARTBEAT_MS = 15_000;
+/**
+ * Bytes the server may hold for one SSE client that does not read: past it the client is
+ * dropped (its EventSource reconnects and starts again from a whole snapshot). Without it a
+ * stalled client buffered every push: 40 of them grew memory by 110 MiB in 30 s.
+ */
+export const MAX_CLIENT_BUFFER_BYTES = 4 * 1024 * 1024;
 const MAX_BODY_BYTES = 1_024;
 const ROUTES: ReadonlySet<string> = new Set(['/', '/events', '/api/state', '/api/timeline', '/api/clock']);
 
@@ -91,7 +97,12 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
   };
   const broadcast = (chunk: string): void => {
     lastWrite = performance.now();
-    for (const res of clients) res.write(chunk);
+    for (const res of clients) {
+      if (res.writableLength + chunk.length > MAX_CLIENT_BUFFER_BYTES) {
+        clients.delete(res);
+        res.destroy();
+      } else res.write(chunk);
+    }
   };
   const timer = setInterval(push, options.pushIntervalMs ?? 200);
 

@@ -3,11 +3,15 @@ import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'p
 /**
  * Secrets out of logs and error messages. A VM's customData carries the cluster's bootstrap
  * token (it can join nodes to the cluster), and kubeconfigs carry credentials: none of them
- * may reach a log line, an event message or an error string. Three layers:
- *  - keys: any property whose name says secret (customData, token, kubeconfig...) is censored
- *    wherever it sits in an object;
- *  - shapes: strings are scrubbed of kubeadm bootstrap tokens, bearer tokens, gzip+base64
- *    blobs (rendered cloud-init), PEM private keys and kubeconfig credential fields;
+ * may reach a log line, an event message or an error string. Kubernetes Events get it too:
+ * the real ClusterPort scrubs every Event's text where it writes it (src/k8s/cluster.ts).
+ * Three layers:
+ *  - keys: any property whose name says secret (customData, token, kubeconfig, anything ending
+ *    in secret, password or token such as AZURE_CLIENT_SECRET...) is censored wherever it sits
+ *    in an object;
+ *  - shapes: strings are scrubbed of kubeadm bootstrap tokens, bearer tokens, JWTs (OAuth
+ *    access tokens), gzip+base64 blobs (rendered cloud-init), PEM private keys, kubeconfig and
+ *    OAuth credential fields and secret environment assignments (AZURE_CLIENT_SECRET=...);
  *  - values: exact secrets registered at runtime (the token read from the cluster) are
  *    scrubbed wherever they appear, whatever their shape.
  */
@@ -42,8 +46,12 @@ function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_]/g, '');
 }
 
+/** Endings that make any name secret: AZURE_CLIENT_SECRET, db_password, x-ms-token... */
+const SECRET_KEY_ENDINGS = /(secret|password|token)$/;
+
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEYS.has(normalizeKey(key));
+  const k = normalizeKey(key);
+  return SECRET_KEYS.has(k) || SECRET_KEY_ENDINGS.test(k);
 }
 
 /** Secret shapes in free text, each with how to censor it (keeping field names readable). */
@@ -52,13 +60,20 @@ const STRING_PATTERNS: ReadonlyArray<{ re: RegExp; replace: (match: string, ...g
   { re: /\b[a-z0-9]{6}\.[a-z0-9]{16}\b/g, replace: () => REDACTED },
   // Authorization headers and bearer tokens.
   { re: /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, replace: (_m, scheme) => `${scheme} ${REDACTED}` },
+  // JWTs (Entra ID access and ID tokens, ServiceAccount tokens): header.payload.signature, base64url.
+  { re: /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, replace: () => REDACTED },
+  // Secret environment assignments, as a shell, a .env file or a process dump shows them.
+  {
+    re: /\b([A-Z][A-Z0-9_]*(?:SECRET|PASSWORD|TOKEN))(\s*=\s*["']?|"?\s*:\s*"?)[^\s"',}]+/g,
+    replace: (_m, name, sep) => `${name}${sep}${REDACTED}`,
+  },
   // gzip + base64 (rendered customData starts with H4sI).
   { re: /H4sI[A-Za-z0-9+/=]{16,}/g, replace: () => REDACTED },
   // PEM private keys.
   { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, replace: () => REDACTED },
   // kubeconfig / YAML / JSON credential fields: token: x, client-key-data: x, "token":"x".
   {
-    re: /\b(token|client-key-data|client-certificate-data|password|tokenSecret|bootstrapToken)("?\s*[:=]\s*"?)[^\s",}]+/gi,
+    re: /\b(token|access_token|refresh_token|id_token|client_secret|client-key-data|client-certificate-data|password|tokenSecret|bootstrapToken)("?\s*[:=]\s*"?)[^\s",}&]+/gi,
     replace: (_m, field, sep) => `${field}${sep}${REDACTED}`,
   },
   // kubeadm join --token x.

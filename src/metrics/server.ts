@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { MetricsAuthorizer } from './auth.js';
 
 /**
  * /metrics, /healthz and /readyz on one port (what the chart's probes and Service use).
@@ -8,6 +10,9 @@ import type { Registry } from 'prom-client';
  *  - healthz (liveness): the process can still make progress; failing restarts the pod.
  *  - readyz (readiness): caches synced; both replicas are ready, leader or not, so a
  *    standby is never killed for not leading.
+ * With `secure`, everything is served over HTTPS and /metrics (which names subscriptions, nodes
+ * and pod owners) needs a bearer token the authorizer accepts; the probes stay open, as the
+ * kubelet sends no token and they disclose nothing but check names.
  */
 export interface HealthCheck {
   name: string;
@@ -20,6 +25,14 @@ export interface MetricsServerOptions {
   host?: string;
   healthChecks?: HealthCheck[];
   readyChecks?: HealthCheck[];
+  secure?: MetricsSecurity;
+}
+
+export interface MetricsSecurity {
+  /** PEM certificate chain and key for HTTPS. */
+  cert: string | Buffer;
+  key: string | Buffer;
+  authorizer: MetricsAuthorizer;
 }
 
 export interface MetricsServer {
@@ -61,6 +74,16 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     }
     switch (url.pathname) {
       case '/metrics':
+        if (o.secure) {
+          const access = await o.secure.authorizer.check(req.headers.authorization, url.pathname, 'get');
+          if (!access.allowed) {
+            res.statusCode = access.status;
+            if (access.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+            res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+            res.end(`${access.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${access.reason}\n`);
+            return;
+          }
+        }
         res.setHeader('Content-Type', o.registry.contentType);
         res.end(await o.registry.metrics());
         return;
@@ -76,12 +99,13 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
         res.end('not found\n');
     }
   };
-  const server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((e: unknown) => {
       res.statusCode = 500;
       res.end(`${e instanceof Error ? e.message : String(e)}\n`);
     });
-  });
+  };
+  const server = o.secure ? createHttpsServer({ cert: o.secure.cert, key: o.secure.key, minVersion: 'TLSv1.2' }, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());

@@ -10,6 +10,7 @@ import { fitsWithin, podRequests, resourcesFromList, type Resources } from '../p
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
 import type { FakeArm } from './arm/fake-arm.js';
+import type { JoinAuthority } from './bootstrap-token.js';
 import { hasPodTopology, type FakeCluster } from './cluster.js';
 import { walkAlongside } from '../utils/list-walk.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
@@ -58,6 +59,8 @@ export class SimKubelet {
     private readonly bootMs: { min: number; max: number },
     /** Fraction of booted VMs whose node never registers (failed bootstrap, expired join token). */
     private readonly neverJoinRate = 0,
+    /** Whether a booted VM's token still lets it join (absent: every token does). */
+    private readonly tokens?: JoinAuthority,
   ) {
     cluster.nodes.watch((name) => this.nodesWritten.add(name));
   }
@@ -103,8 +106,13 @@ export class SimKubelet {
           this.readyAt.set(pid, at);
         }
         if (now < at) continue;
-        this.readyAt.delete(pid);
         const vm = reg.vms.get(pid)!.vm;
+        if (this.tokens && !this.tokens.joins(vm.name, now)) {
+          // kubeadm join is refused (expired or deleted token): the node never registers.
+          this.readyAt.set(pid, Number.POSITIVE_INFINITY);
+          continue;
+        }
+        this.readyAt.delete(pid);
         this.cluster.putNode(this.nodeFor(vm.id, vm.name, vm.vmSize, vm.location, vm.tags, now, vm.zone));
       }
       reg.nextBootAt = Number.POSITIVE_INFINITY;

@@ -4,6 +4,7 @@ import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
 import { DurationError, parseDuration } from '../utils/duration.js';
 import { fitsWithin, parseQuantity, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
+import { BootstrapTokenSchema } from './bootstrap-token.js';
 
 /**
  * A scenario: the world (ARM regions, quota, subnets, faults), the cluster (NodeClasses,
@@ -302,6 +303,8 @@ export const ScenarioSchema = z.strictObject({
   defaultSubnetPrefix: subnetCidr.default(DEFAULT_SUBNET_PREFIX),
   faults: FaultsSchema,
   controller: ControllerSchema,
+  /** A bootstrap token that expires and rotates (bootstrap-token.ts); absent: one token that never does. */
+  bootstrapToken: BootstrapTokenSchema.optional(),
 });
 
 export type Scenario = z.output<typeof ScenarioSchema>;

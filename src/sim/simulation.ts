@@ -16,6 +16,7 @@ import { scenarioSubnetId, type Scenario } from './scenario.js';
 import { clusterOfScenario, type ClusterSetup } from './cluster-setup.js';
 import { ControllerSession } from './session.js';
 import { renderSimUserData } from './userdata.js';
+import { SimBootstrapTokens } from './bootstrap-token.js';
 import { SeededRandom, VirtualClock } from './virtual-clock.js';
 import { Workload } from './workload.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
@@ -150,6 +151,8 @@ export interface SimulationRun {
   cluster: FakeCluster;
   /** Problems the world shows after settling (empty when all is well). */
   invariantViolations: string[];
+  /** The scenario's rotating bootstrap token, when it has one. */
+  bootstrapTokens?: SimBootstrapTokens;
 }
 
 export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArmConfig {
@@ -240,6 +243,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   const cluster = new FakeCluster(clock, { informerLagMs: scenario.controller.informerLagSeconds * 1000 });
   seedCluster(cluster, setup);
   const catalog = new StaticInstanceTypeCatalog();
+  const tokens = scenario.bootstrapToken ? new SimBootstrapTokens(clock, scenario.bootstrapToken) : undefined;
   const kubelet = new SimKubelet(
     arm,
     cluster,
@@ -248,6 +252,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     new Map(STATIC_INSTANCE_TYPES.map((t) => [t.name.toLowerCase(), t])),
     { min: scenario.controller.bootSeconds[0] * 1000, max: scenario.controller.bootSeconds[1] * 1000 },
     scenario.faults.nodeNeverJoinsRate,
+    tokens,
   );
   const workload = new Workload(cluster, clock, setup.workloads);
   const every = (ms: number, fn: () => void): void => {
@@ -319,7 +324,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       random: controllerRandom,
       catalog,
       offerings,
-      userData: (req) => renderSimUserData(req),
+      userData: tokens ? tokens.renderer(s.clock) : (req) => renderSimUserData(req),
       drain: drainWith(simCluster, s.clock),
       eventLog,
       controllers,
@@ -403,7 +408,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     eventLogSha256: hash.digest(),
     transitions,
   };
-  return { result, eventLog, arm, cluster, invariantViolations: settledInvariants(arm, cluster) };
+  return { result, eventLog, arm, cluster, invariantViolations: settledInvariants(arm, cluster), ...(tokens ? { bootstrapTokens: tokens } : {}) };
 }
 
 /**

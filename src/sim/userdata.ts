@@ -1,4 +1,5 @@
-import { StaticBootstrapSource } from '../azure/userdata/index.js';
+import { createHash } from 'node:crypto';
+import { AKS_FLEX_NODE_VERSION, StaticBootstrapSource, type NodeAgentPin } from '../azure/userdata/index.js';
 import { createUserDataRenderer } from '../runtime/userdata.js';
 
 /**
@@ -12,4 +13,16 @@ export const SIM_BOOTSTRAP = new StaticBootstrapSource({
   kubernetesVersion: '1.34.2',
 });
 
-export const renderSimUserData = createUserDataRenderer(SIM_BOOTSTRAP);
+/**
+ * The node agent simulated nodes "run": nothing is ever downloaded in the simulator or in
+ * `azflex dev`, so its pin is the digest of a name, not of a release tarball.
+ */
+export const SIM_NODE_AGENT: NodeAgentPin = {
+  version: AKS_FLEX_NODE_VERSION,
+  sha256: {
+    amd64: createHash('sha256').update('azflex simulated aks-flex-node linux/amd64').digest('hex'),
+    arm64: createHash('sha256').update('azflex simulated aks-flex-node linux/arm64').digest('hex'),
+  },
+};
+
+export const renderSimUserData = createUserDataRenderer(SIM_BOOTSTRAP, SIM_NODE_AGENT);

@@ -14,6 +14,7 @@ const input: UserDataInput = {
   nodeClass: 'h200',
   maxPods: 110,
   nvidiaRuntime: true,
+  agent: { version: 'v0.0.18', sha256: { amd64: 'c'.repeat(64) } },
 };
 const KUBECONFIG = `apiVersion: v1
 kind: Config
@@ -98,5 +99,33 @@ describe('redaction', () => {
     expect(out).toMatchObject({ type: 'Error', message: `boom ${REDACTED}`, code: 'E1' });
     expect(out).not.toHaveProperty('request');
     expect(String(out.stack)).not.toContain(TOKEN);
+  });
+
+  it('JWT-shaped OAuth tokens, AZURE_CLIENT_SECRET assignments and keys ending in secret, password or token', () => {
+    const jwt = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL21hbmFnZW1lbnQuYXp1cmUuY29tIn0.${'s1Gn4tur3_-'.repeat(8)}`;
+    const body = JSON.stringify({ token_type: 'Bearer', expires_in: 3599, access_token: jwt });
+    const scrubbedBody = redactString(body);
+    expect(scrubbedBody).not.toContain(jwt.slice(0, 30));
+    expect(scrubbedBody).not.toContain('s1Gn4tur3');
+    expect(scrubbedBody).toContain('"access_token":"[REDACTED]"');
+    expect(scrubbedBody).toContain('"expires_in":3599');
+    // A JWT alone, anywhere in free text.
+    expect(redactString(`got ${jwt} from IMDS`)).toBe(`got ${REDACTED} from IMDS`);
+    // An opaque (non-JWT) OAuth token as a form or JSON field.
+    expect(redactString('refresh_token=0.AAAAopaque-value&client_id=x')).toBe(`refresh_token=${REDACTED}&client_id=x`);
+    // Environment assignments, as a process dump or a .env file shows them; the name stays readable.
+    const env = 'AZURE_CLIENT_ID=22222222-2222 AZURE_CLIENT_SECRET=Q~abc.def_ghi-123 AZURE_TENANT_ID=t';
+    expect(redactString(env)).toBe(`AZURE_CLIENT_ID=22222222-2222 AZURE_CLIENT_SECRET=${REDACTED} AZURE_TENANT_ID=t`);
+    expect(redactString('export AZURE_CLIENT_SECRET="Q~abc.def"')).toBe(`export AZURE_CLIENT_SECRET="${REDACTED}"`);
+    expect(redactString('{"AZURE_CLIENT_SECRET":"Q~abc.def"}')).toBe(`{"AZURE_CLIENT_SECRET":"${REDACTED}"}`);
+    // As an object key, in any case or separator style; neighbours survive.
+    expect(redact({ env: { AZURE_CLIENT_SECRET: 'Q~abc.def', AZURE_CLIENT_ID: 'id', azureClientSecret: 'x1', DB_PASSWORD: 'p', session_token: 't', clientSecretName: 'azflex-sp' } })).toEqual({
+      env: { AZURE_CLIENT_SECRET: REDACTED, AZURE_CLIENT_ID: 'id', azureClientSecret: REDACTED, DB_PASSWORD: REDACTED, session_token: REDACTED, clientSecretName: 'azflex-sp' },
+    });
+    // And through the logger.
+    const out = capture();
+    createRedactingLogger({ level: 'info' }, out.stream).info({ env: { AZURE_CLIENT_SECRET: 'Q~abc.def' }, body }, `token reply ${body}`);
+    expect(out.lines()).not.toContain('Q~abc.def');
+    expect(out.lines()).not.toContain(jwt.slice(40, 70));
   });
 });

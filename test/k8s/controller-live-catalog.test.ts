@@ -102,7 +102,7 @@ describe('azflex controller × azflex sim serve-arm: the live SKU catalog', () =
       path.join(repo, 'bin/azflex.mjs'), 'controller',
       '--cluster-name=live-catalog', `--kubeconfig=${kubeconfig}`, '--leader-elect=false', `--leader-election-namespace=${ns}`,
       `--metrics-port=${await freePort()}`, `--arm-endpoint=${arm.endpoint}`, `--arm-ca-file=${arm.caCertPath}`,
-      `--api-server-endpoint=${info.server}`, `--cluster-ca-file=${caFile}`,
+      `--api-server-endpoint=${info.server}`, `--cluster-ca-file=${caFile}`, `--node-agent-sha256=amd64=${'0'.repeat(64)}`,
     ], {
       // The node resource group as the Azure provider's chart passes it (controller.env), parentheses and all.
       env: { ...process.env, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'live-catalog-secret', AZURE_SUBSCRIPTION_ID: arm.subscriptionId, AZURE_NODE_RESOURCE_GROUP: 'MC_live(catalog)' },

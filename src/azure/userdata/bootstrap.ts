@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import type { Clock } from '../../ports/clock.js';
 import { REDACTED, secrets as defaultSecrets, type SecretRegistry } from '../../log/redact.js';
 
 /**
@@ -14,7 +15,27 @@ export interface BootstrapConfig {
   token: string;
   /** Kubernetes version of the binaries the agent installs, e.g. 1.34.2. */
   kubernetesVersion: string;
+  /** When the token stops working (ms since the epoch; a kubeadm token Secret's `expiration`). Absent: it does not expire. */
+  expiresAt?: number;
 }
+
+/** The only token there is has expired: a VM created with it would never join, so none is created. */
+export class BootstrapTokenExpiredError extends Error {
+  override readonly name = 'BootstrapTokenExpiredError';
+  constructor(readonly expiresAt: number) {
+    super(`the bootstrap token expired at ${new Date(expiresAt).toISOString()}: rotate it (docs/security.md)`);
+  }
+}
+
+/** How often a cached token is read again, so a rotated one is used without a restart. */
+export interface BootstrapRefresh {
+  clock: Clock;
+  /** A cached read older than this is read again on the next get(). */
+  maxAgeMs: number;
+}
+
+/** Five minutes: a rotated token reaches new VMs within one boot time, for one Secret GET each. */
+export const DEFAULT_BOOTSTRAP_REFRESH_MS = 5 * 60_000;
 
 /**
  * Reads the bootstrap config from the cluster. The real implementation (src/k8s, with the
@@ -36,39 +57,34 @@ export class StaticBootstrapSource implements BootstrapSource {
 }
 
 /**
- * Reads once per process and caches (the upstream design: "cache the FromAKS result per
- * controller process to avoid hammering the bootstrap secret on every Create"). Concurrent
- * callers share one in-flight read; a failed read is not cached, so the next call retries.
- * The token is registered with the secret registry so it is scrubbed from every log line.
+ * Caches the cluster read (the upstream design: "cache the FromAKS result per controller
+ * process to avoid hammering the bootstrap secret on every Create"), but not forever: with a
+ * refresh, a read older than maxAgeMs, or one whose token has since expired, is dropped and
+ * read again, so a rotated token reaches the next VM without a restart. Concurrent callers
+ * share one in-flight read; a failed read is not cached, so the next call retries. An expired
+ * token fails get() (re-read at most once per maxAgeMs) rather than create a VM that can never
+ * join. Every token read is registered with the secret registry, so it is scrubbed from logs.
  */
 export class CachedBootstrapSource implements BootstrapSource {
-  private cached: Promise<BootstrapConfig> | undefined;
+  private cached: { config: Promise<BootstrapConfig>; readAt: number; expiresAt?: number } | undefined;
   private reads = 0;
 
   constructor(
     private readonly inner: BootstrapSource,
     private readonly secrets: SecretRegistry = defaultSecrets,
+    private readonly refresh?: BootstrapRefresh,
   ) {}
 
-  get(): Promise<BootstrapConfig> {
-    if (!this.cached) {
-      this.reads++;
-      const pending = this.inner.get().then(
-        (config) => {
-          this.secrets.add(config.token);
-          return sealBootstrapConfig(config);
-        },
-        (err: unknown) => {
-          this.cached = undefined;
-          throw err;
-        },
-      );
-      this.cached = pending;
-    }
-    return this.cached;
+  async get(): Promise<BootstrapConfig> {
+    const now = this.refresh?.clock.now();
+    if (this.cached && now !== undefined && this.stale(this.cached, now)) this.invalidate();
+    const entry = this.cached ?? this.read(now ?? 0);
+    const config = await entry.config;
+    if (now !== undefined && config.expiresAt !== undefined && now >= config.expiresAt) throw new BootstrapTokenExpiredError(config.expiresAt);
+    return config;
   }
 
-  /** Drop the cache (e.g. the token expired or was rotated); the next get() reads again. */
+  /** Drop the cache (the token expired or was rotated); the next get() reads again. */
   invalidate(): void {
     this.cached = undefined;
   }
@@ -76,6 +92,32 @@ export class CachedBootstrapSource implements BootstrapSource {
   /** How many times the cluster was read (for tests and metrics). */
   get readCount(): number {
     return this.reads;
+  }
+
+  private stale(entry: { readAt: number; expiresAt?: number }, now: number): boolean {
+    if (now - entry.readAt >= this.refresh!.maxAgeMs) return true;
+    // Expired since it was read: read once more at once (a rotation may already be there).
+    return entry.expiresAt !== undefined && entry.readAt < entry.expiresAt && now >= entry.expiresAt;
+  }
+
+  private read(now: number): NonNullable<CachedBootstrapSource['cached']> {
+    this.reads++;
+    const entry: NonNullable<CachedBootstrapSource['cached']> = {
+      readAt: now,
+      config: this.inner.get().then(
+        (config) => {
+          this.secrets.add(config.token);
+          if (config.expiresAt !== undefined) entry.expiresAt = config.expiresAt;
+          return sealBootstrapConfig(config);
+        },
+        (err: unknown) => {
+          if (this.cached === entry) this.cached = undefined;
+          throw err;
+        },
+      ),
+    };
+    this.cached = entry;
+    return entry;
   }
 }
 
@@ -88,6 +130,7 @@ export function sealBootstrapConfig(config: BootstrapConfig): BootstrapConfig {
     apiServerEndpoint: config.apiServerEndpoint,
     caCertData: config.caCertData,
     kubernetesVersion: config.kubernetesVersion,
+    ...(config.expiresAt !== undefined ? { expiresAt: config.expiresAt } : {}),
   } as BootstrapConfig;
   const token = config.token;
   Object.defineProperty(sealed, 'token', { get: () => token, enumerable: false });

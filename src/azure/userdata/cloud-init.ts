@@ -11,7 +11,8 @@ import {
   renderCniFixScript,
   renderContainerdConfig,
 } from './containerd.js';
-import { AKS_LABEL_ROLE, AKS_ROLE_AGENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODECLASS, LABEL_NODEPOOL, LABEL_REGION } from '../../apis/well-known.js';
+import { AKS_LABEL_ROLE, AKS_ROLE_AGENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODECLASS, LABEL_NODEPOOL, LABEL_REGION, UNREGISTERED_TAINT_KEY } from '../../apis/well-known.js';
+import { agentDownloadUrl, agentSha256, nodeAgentProblem, type NodeAgentPin } from './node-agent.js';
 
 /**
  * Cloud-init for an azflex node: install the AKS flex node agent, let it join the cluster
@@ -20,8 +21,6 @@ import { AKS_LABEL_ROLE, AKS_ROLE_AGENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYP
  * same bytes, so golden tests pin it and drift hashes stay stable.
  */
 
-/** The agent version proven on the H200 nodes (seed PR: bumped from v0.0.17). */
-export const AKS_FLEX_NODE_VERSION = 'v0.0.18';
 /** What aks-flex-node v0.0.18 installs next to itself (upstream flex.go). */
 export const CONTAINERD_VERSION = '2.0.4';
 export const RUNC_VERSION = '1.2.5';
@@ -52,6 +51,8 @@ export interface UserDataInput {
   nvidiaRuntime: boolean;
   arch?: 'amd64' | 'arm64';
   sandboxImage?: string;
+  /** Which aks-flex-node to run and the sha256 it must have: the node refuses any other. */
+  agent: NodeAgentPin;
 }
 
 export class UserDataError extends Error {
@@ -68,7 +69,7 @@ export class CustomDataTooLargeError extends UserDataError {
 export function renderCloudInit(input: UserDataInput): string {
   validate(input);
   const { labels } = nodeLabels(input);
-  const taints = [...(input.taints ?? []), ...(input.startupTaints ?? [])].map(formatTaint);
+  const taints = registerTaints(input).map(formatTaint);
   const arch = input.arch ?? 'amd64';
   const cloudConfig = {
     package_update: true,
@@ -88,7 +89,7 @@ export function renderCloudInit(input: UserDataInput): string {
       { path: CNI_FIX_SCRIPT_PATH, owner: 'root:root', permissions: '0755', content: renderCniFixScript() },
       { path: '/etc/systemd/system/azflex-containerd-cni-fix.path', owner: 'root:root', permissions: '0644', content: CNI_FIX_PATH_UNIT },
       { path: '/etc/systemd/system/azflex-containerd-cni-fix.service', owner: 'root:root', permissions: '0644', content: CNI_FIX_SERVICE_UNIT },
-      { path: BOOTSTRAP_SCRIPT_PATH, owner: 'root:root', permissions: '0700', content: bootstrapScript(arch) },
+      { path: BOOTSTRAP_SCRIPT_PATH, owner: 'root:root', permissions: '0700', content: bootstrapScript(input.agent, arch) },
     ],
     runcmd: [[BOOTSTRAP_SCRIPT_PATH]],
   };
@@ -166,6 +167,16 @@ export function nodeLabels(input: UserDataInput): { labels: Record<string, strin
   return { labels, dropped: dropped.sort() };
 }
 
+/**
+ * What the kubelet registers with (kubeadm's nodeRegistration.taints, i.e. --register-with-taints):
+ * the NodePool's taints, its startup taints, and karpenter.sh/unregistered, which keeps every pod
+ * off the node until registration has synced the NodeClaim's labels and taints and removed it
+ * (upstream Karpenter's registration contract).
+ */
+export function registerTaints(input: Pick<UserDataInput, 'taints' | 'startupTaints'>): Taint[] {
+  return [...(input.taints ?? []), ...(input.startupTaints ?? []), { key: UNREGISTERED_TAINT_KEY, effect: 'NoExecute' }];
+}
+
 export function formatTaint(taint: Taint): string {
   return taint.value !== undefined && taint.value !== '' ? `${taint.key}=${taint.value}:${taint.effect}` : `${taint.key}:${taint.effect}`;
 }
@@ -198,7 +209,7 @@ function flexActions(input: UserDataInput, labels: Record<string, string>, taint
         kubelet: {
           bootstrapAuthInfo: { token: input.bootstrap.token },
           nodeLabels: labels,
-          ...(taints.length > 0 ? { k8sRegisterTaints: taints } : {}),
+          k8sRegisterTaints: taints,
         },
       },
     },
@@ -206,22 +217,34 @@ function flexActions(input: UserDataInput, labels: Record<string, string>, taint
   return `${JSON.stringify(steps, null, 2)}\n`;
 }
 
-function bootstrapScript(arch: string): string {
-  const release = `https://github.com/Azure/AKSFlexNode/releases/download/${AKS_FLEX_NODE_VERSION}/aks-flex-node-linux-${arch}.tar.gz`;
+/**
+ * Cloud-init keeps its own copies of the user data (and so of the token) under /var/lib/cloud:
+ * the raw text and its processed form are deleted after the join; what cannot be deleted without
+ * breaking a reboot (its cached datasource, obj.pkl, and the Azure agent's ovf-env.xml, both
+ * root-only) is listed in docs/security.md, with why the token's expiry is what protects it.
+ */
+const CLOUD_INIT_USER_DATA_COPIES = '/var/lib/cloud/instance/user-data.txt /var/lib/cloud/instance/user-data.txt.i';
+
+function bootstrapScript(agent: NodeAgentPin, arch: 'amd64' | 'arm64'): string {
+  const tarball = '/opt/aks-flex-node/aks-flex-node.tar.gz';
   return `#!/bin/bash
-# azflex node bootstrap: install aks-flex-node ${AKS_FLEX_NODE_VERSION}, join, repair containerd.
+# azflex node bootstrap: install aks-flex-node ${agent.version}, join, repair containerd.
 set -euo pipefail
 exec >>/var/log/azflex-bootstrap.log 2>&1
 
 mkdir -p /opt/aks-flex-node
-curl -fsSL --retry 10 --retry-delay 5 --retry-all-errors -o /opt/aks-flex-node/aks-flex-node.tar.gz ${release}
-tar -xzf /opt/aks-flex-node/aks-flex-node.tar.gz -C /opt/aks-flex-node
+curl -fsSL --retry 10 --retry-delay 5 --retry-all-errors -o ${tarball} ${agentDownloadUrl(agent, arch)}
+# Runs as root: refuse any tarball but the pinned one (set -e stops the bootstrap here).
+echo "${agentSha256(agent, arch)}  ${tarball}" | sha256sum -c --strict -
+tar -xzf ${tarball} -C /opt/aks-flex-node
 install -m 0755 /opt/aks-flex-node/aks-flex-node /usr/local/bin/aks-flex-node
 
 # Installs containerd/runc/kube binaries and runs kubeadm join with the bootstrap token.
 /usr/local/bin/aks-flex-node apply -f ${FLEX_CONFIG_PATH}
-# The token has done its job; do not leave it on disk.
+# The join is done: delete the agent's copy of the token and cloud-init's plain copies of the
+# user data (the copies that remain are in docs/security.md).
 shred -u ${FLEX_CONFIG_PATH} || rm -f ${FLEX_CONFIG_PATH}
+shred -u ${CLOUD_INIT_USER_DATA_COPIES} 2>/dev/null || rm -f ${CLOUD_INIT_USER_DATA_COPIES}
 
 # The agent writes a v1-schema containerd config that containerd 2.x half-ignores (empty CNI
 # bin_dir): replace it after the agent, not before (the agent would clobber it).
@@ -266,6 +289,8 @@ function validate(input: UserDataInput): void {
     if (!LABEL_VALUE.test(v)) throw new UserDataError(`invalid value for node label ${JSON.stringify(k)}`);
   }
   if (!/^[a-z0-9]+$/.test(input.region.toLowerCase())) throw new UserDataError('region must be an Azure region name like eastus2');
+  const agentProblem = nodeAgentProblem(input.agent, input.arch ?? 'amd64');
+  if (agentProblem) throw new UserDataError(agentProblem);
   for (const t of [...(input.taints ?? []), ...(input.startupTaints ?? [])]) {
     if (!validLabelKey(t.key)) throw new UserDataError(`invalid taint key ${JSON.stringify(t.key)}`);
     if (t.value !== undefined && !LABEL_VALUE.test(t.value)) throw new UserDataError(`invalid value for taint ${JSON.stringify(t.key)}`);

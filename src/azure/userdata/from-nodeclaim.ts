@@ -1,6 +1,7 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import type { UserDataInput } from './cloud-init.js';
+import type { NodeAgentPin } from './node-agent.js';
 import { LABEL_NODEPOOL } from '../../apis/well-known.js';
 
 /**
@@ -16,7 +17,7 @@ export interface NodeUserDataRequest {
   instanceType: InstanceType;
 }
 
-export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataInput['bootstrap']): UserDataInput {
+export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataInput['bootstrap'], agent: NodeAgentPin): UserDataInput {
   const { nodeClaim, nodeClass, instanceType } = req;
   const labels: Record<string, string> = { ...nodeClaim.metadata.labels };
   for (const r of nodeClaim.spec.requirements) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
@@ -33,5 +34,6 @@ export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataIn
     maxPods: Math.min(nodeClass.spec.maxPodsPerNode, instanceType.maxPods),
     nvidiaRuntime: instanceType.gpuCount > 0 && !/^MI/i.test(instanceType.gpuModel ?? ''),
     arch: instanceType.arch,
+    agent,
   };
 }

@@ -3,3 +3,4 @@ export * from './bootstrap.js';
 export * from './cloud-init.js';
 export * from './containerd.js';
 export * from './from-nodeclaim.js';
+export * from './node-agent.js';

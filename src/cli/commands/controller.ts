@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parsePriceOverrides } from '../../catalog/prices.js';
 import { parseDuration } from '../../utils/duration.js';
 import { IN_CLUSTER_SA_DIR } from '../../apis/well-known.js';
+import { AKS_FLEX_NODE_VERSION, parseAgentSha256 } from '../../azure/userdata/node-agent.js';
 import type { ControllerSettings } from '../../app/production.js';
 import { UsageError } from '../errors.js';
 import { bounded } from '../flags.js';
@@ -64,6 +65,14 @@ function httpsUrl(raw: string): string {
   return raw;
 }
 
+function agentSha256Flag(raw: string): ControllerSettings['nodeAgentSha256'] {
+  try {
+    return parseAgentSha256(raw);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
 function bool(raw: string): boolean {
   if (raw === 'true') return true;
   if (raw === 'false') return false;
@@ -84,6 +93,8 @@ export function register(program: Command): void {
     .option('--context <name>', 'kubeconfig context')
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .option('--metrics-port <port>', '/metrics, /healthz, /readyz', bounded('--metrics-port', 1, 65535), 8080)
+    .option('--metrics-secure <bool>', 'serve over HTTPS; /metrics only to bearer tokens a TokenReview authenticates and a SubjectAccessReview allows get on /metrics (probes stay open)', bool, false)
+    .option('--metrics-cert-dir <dir>', 'tls.crt and tls.key for --metrics-secure (default: a self-signed pair made at start)')
     .option('--leader-elect <bool>', 'run active/standby on a Lease', bool, true)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', process.env.POD_NAMESPACE ?? 'azflex')
     .option('--leader-election-lease <name>', 'name of the Lease', 'azflex-controller')
@@ -94,7 +105,10 @@ export function register(program: Command): void {
     .option('--arm-ca-file <file>', 'extra CA to trust for --arm-endpoint (the simulator’s self-signed CA)')
     .option('--api-server-endpoint <url>', 'API server URL as nodes in other regions reach it (the AKS FQDN)', process.env.AZFLEX_API_SERVER_ENDPOINT ?? '')
     .option('--cluster-ca-file <file>', 'cluster CA for node bootstrap', `${IN_CLUSTER_SA_DIR}/ca.crt`)
-    .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token', 'azflex-bootstrap-token')
+    .option('--bootstrap-token-secret <name>', 'Secret (in the leader-election namespace) holding a kubeadm bootstrap token (re-read every 5 minutes and when it expires)', 'azflex-bootstrap-token')
+    .option('--node-agent-version <tag>', 'aks-flex-node release the nodes run', AKS_FLEX_NODE_VERSION)
+    .option('--node-agent-sha256 <arch=hex,...>', 'sha256 of each architecture\'s aks-flex-node tarball (amd64=…,arm64=…); a node refuses any other, and no VM of an unpinned architecture is created', agentSha256Flag, {})
+    .option('--node-agent-url <url>', 'where aks-flex-node releases are downloaded from (<url>/<tag>/aks-flex-node-linux-<arch>.tar.gz; a mirror for air-gapped clusters)', httpsUrl)
     .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
     .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed (1m … 168h)', duration(REFRESH_MIN_MS, REFRESH_MAX_MS), 60 * 60_000)
     .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')

@@ -32,22 +32,7 @@ export function register(program: Command): void {
       const armConfig = await resolveArmConfig(flags.scenario);
       const { startDev } = await import('../../dev/dev.js');
       const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel });
-      const metricsPort = dev.controller()?.metricsPort;
-      const lines = [
-        `kubeconfig:   ${dev.kubeconfigPath}`,
-        `ARM endpoint: ${dev.armEndpoint} (CA ${dev.armCaCertPath}; POST /_sim/faults, /_sim/clock/advance)`,
-        `metrics:      http://127.0.0.1:${metricsPort ?? '?'}/metrics (Karpenter's karpenter_* and azflex_*; /healthz, /readyz)`,
-        `examples:     ${dev.examplesDir} (examples/ retargeted at the fake ARM)`,
-        `logs:         ${path.join(flags.stateDir, 'control-plane')}/*.log`,
-        '',
-        `  export KUBECONFIG=${dev.kubeconfigPath}`,
-        `  kubectl apply -f ${dev.examplesDir}`,
-        '  kubectl get nodeclaims,nodes,pods -A -w',
-        '',
-        "  # skip ARM's 180 s NIC reservation (the fake ARM's clock and the controller's move together):",
-        `  curl --cacert ${dev.armCaCertPath} -X POST '${dev.armEndpoint}/_sim/clock/advance?seconds=181'`,
-        '',
-      ];
+      const lines = devSummary({ kubeconfigPath: dev.kubeconfigPath, armEndpoint: dev.armEndpoint, armCaCertPath: dev.armCaCertPath, examplesDir: dev.examplesDir, metricsPort: dev.controller()?.metricsPort, logsDir: path.join(flags.stateDir, 'control-plane') });
       process.stdout.write(`${lines.join('\n')}\n`);
       await new Promise<void>((resolve) => {
         const stop = (): void => {
@@ -60,4 +45,24 @@ export function register(program: Command): void {
         process.on('SIGTERM', stop);
       });
     });
+}
+
+/** What `azflex dev` prints: where everything is, and the commands to start with. */
+export function devSummary(d: { kubeconfigPath: string; armEndpoint: string; armCaCertPath: string; examplesDir: string; metricsPort: number | undefined; logsDir: string }): string[] {
+  return [
+    `kubeconfig:   ${d.kubeconfigPath}`,
+    `ARM endpoint: ${d.armEndpoint} (CA ${d.armCaCertPath}; POST /_sim/faults, /_sim/clock/advance)`,
+    `metrics:      http://127.0.0.1:${d.metricsPort ?? '?'}/metrics (Karpenter's karpenter_* and azflex_*; /healthz, /readyz)`,
+    `examples:     ${d.examplesDir} (examples/ retargeted at the fake ARM)`,
+    `logs:         ${d.logsDir}/*.log`,
+    '',
+    `  export KUBECONFIG=${d.kubeconfigPath}`,
+    `  kubectl apply -f ${d.examplesDir}`,
+    '  kubectl get nodeclaims,nodes,pods -A -w',
+    '',
+    // True of this in-process controller only: `azflex controller` against `sim serve-arm` keeps its own wall clock.
+    "  # skip ARM's 180 s NIC reservation (the fake ARM's clock and this in-process controller's move together):",
+    `  curl --cacert ${d.armCaCertPath} -X POST '${d.armEndpoint}/_sim/clock/advance?seconds=181'`,
+    '',
+  ];
 }
