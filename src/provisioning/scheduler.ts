@@ -30,7 +30,7 @@ import { PlannedClaims } from './scheduling/nodeclaim.js';
 import { NewNodeClaims } from './scheduling/new-nodeclaims.js';
 import { ClusterTopology } from './scheduling/cluster-topology.js';
 import { Preferences } from './scheduling/preferences.js';
-import { splitPending, type ConstrainedPod } from './scheduling/queue.js';
+import { splitPending, untilNoProgress, type ConstrainedPod } from './scheduling/queue.js';
 import { Explainer } from './scheduling/explain.js';
 import { PlanWriter } from './scheduling/plans.js';
 import type { PoolTemplate, SchedulingInput, SchedulingResult, UnschedulablePod } from './scheduling/types.js';
@@ -51,7 +51,7 @@ class Scheduler {
   private readonly planned: PlannedClaims;
   private readonly newClaims: NewNodeClaims;
   private readonly topology: ClusterTopology;
-  private readonly preferences = new Preferences(this.cache);
+  private readonly preferences: Preferences;
   private readonly explainer: Explainer;
   private readonly unschedulable: UnschedulablePod[] = [];
 
@@ -63,6 +63,7 @@ class Scheduler {
     this.existing = new ExistingNodes(input, this.pools, this.cache, { typesByName: basis.typesByName, kubeReserved, cluster });
     this.inFlight = this.existing.all;
     this.planned = new PlannedClaims(this.pools, this.cache);
+    this.preferences = new Preferences(this.cache, this.pools);
     this.newClaims = new NewNodeClaims(this.pools, this.cache, this.planned);
     this.topology = new ClusterTopology(input, this.pools, this.cache);
     this.explainer = new Explainer(this.pools, this.cache, basis.catalogMax);
@@ -73,9 +74,11 @@ class Scheduler {
     // first; the rest keep the bulk path, which topology cannot see.
     const invalid = this.topology.build();
     const { plain, constrained } = splitPending(this.input, this.topology.groups, invalid);
-    for (const group of groupPods([...constrained.keys()])) {
-      for (const pod of group.pods) this.placeConstrained(pod, group, constrained.get(pod)!);
-    }
+    const queue: Array<{ pod: Pod; group: PodGroup }> = [];
+    for (const group of groupPods([...constrained.keys()])) for (const pod of group.pods) queue.push({ pod, group });
+    // A pod may need one placed after it (pod affinity to a later pod): retried while others land.
+    const left = untilNoProgress(queue, ({ pod, group }) => this.placeConstrained(pod, group, constrained.get(pod)!));
+    for (const { item, reason } of left) this.refuse({ ...item.group, pods: [item.pod] }, 0, reason);
     const groups = groupPods(plain);
     let limitRefused: Array<{ group: PodGroup; from: number }> = [];
     for (const group of groups) {
@@ -111,57 +114,67 @@ class Scheduler {
    * reason are recorded as unschedulable here.
    */
   private placeGroup(group: PodGroup, from: number, retrying = false): number | undefined {
-    let next = from;
     if (group.invalid !== undefined) {
-      this.refuse(group, next, group.invalid);
+      this.refuse(group, from, group.invalid);
       return undefined;
     }
     if (group.terms.length === 0) {
-      this.refuse(group, next, 'required node affinity has no term with match expressions');
+      this.refuse(group, from, 'required node affinity has no term with match expressions');
       return undefined;
     }
+    let next = from;
+    let last = group;
+    // Plain pods have one relaxation only: tolerating PreferNoSchedule taints, last of all.
+    for (let g: PodGroup | undefined = group; g && next < group.pods.length; g = this.preferences.tolerant(g)) {
+      next = this.placeAll(g, next, retrying);
+      last = g;
+    }
+    if (next === group.pods.length) return undefined;
+    if (this.explainer.limitsBlocked(last)) return next;
+    this.refuse(last, next, this.explainer.explain(last));
+    return undefined;
+  }
+
+  /** Existing NodeClaims, then claims planned before, then new ones; returns the first pod not placed. */
+  private placeAll(group: PodGroup, from: number, retrying: boolean): number {
+    let next = from;
     if (!retrying) next = this.existing.placeGroup(group, next);
     const plannedBefore = this.pools.map((pool) => pool.planned.length);
     if (next < group.pods.length) next = this.planned.placeGroup(group, next, plannedBefore);
     while (next < group.pods.length) {
       const placed = this.newClaims.open(group, next);
-      if (placed === 0) {
-        if (this.explainer.limitsBlocked(group)) return next;
-        this.refuse(group, next, this.explainer.explain(group));
-        return undefined;
-      }
+      if (placed === 0) return next;
       next += placed;
     }
-    return undefined;
+    return next;
   }
 
-  /** Places one pod under its topology, relaxing preferences the way Karpenter does when it cannot. */
-  private placeConstrained(pod: Pod, shape: PodGroup, constrained: ConstrainedPod): void {
+  /**
+   * Places one pod under its topology, relaxing preferences the way Karpenter does when it
+   * cannot; returns why not when even the last relaxation leaves it nowhere (undefined: placed).
+   */
+  private placeConstrained(pod: Pod, shape: PodGroup, constrained: ConstrainedPod): string | undefined {
     const { topology, volumes, error } = constrained;
-    const single: PodGroup = { ...shape, pods: [pod] };
-    if (error !== undefined || shape.invalid !== undefined) {
-      this.refuse(single, 0, error ?? shape.invalid!);
-      return;
-    }
+    if (error !== undefined || shape.invalid !== undefined) return error ?? shape.invalid!;
     const baseTerms = volumes ? shape.terms.map((t) => this.cache.intersect(t, volumes)) : shape.terms;
-    if (baseTerms.length === 0) {
-      this.refuse(single, 0, 'required node affinity has no term with match expressions');
-      return;
-    }
-    let r: Relaxation | undefined = NO_RELAXATION;
-    while (r) {
+    if (baseTerms.length === 0) return 'required node affinity has no term with match expressions';
+    let single: PodGroup = { ...shape, pods: [pod] };
+    let r: Relaxation = NO_RELAXATION;
+    for (;;) {
       const group: PodGroup = { ...single, terms: this.preferences.termsUnder(baseTerms, topology, r) };
-      if (this.existing.placeOne(group, topology, r) || this.planned.placeOne(group, topology, r) || this.newClaims.openOne(group, topology, r)) return;
+      if (this.existing.placeOne(group, topology, r) || this.planned.placeOne(group, topology, r) || this.newClaims.openOne(group, topology, r)) return undefined;
       const next = relax(topology, r);
-      if (!next) this.refuse(group, 0, this.whyNot(group, constrained, r));
-      r = next;
+      const tolerant = next ? undefined : this.preferences.tolerant(single);
+      if (next) r = next;
+      else if (tolerant) single = tolerant;
+      else return this.whyNot(group, constrained, r);
     }
   }
 
   /** Why a constrained pod found no place even with every preference relaxed. */
   private whyNot(group: PodGroup, { topology, volumes }: ConstrainedPod, r: Relaxation): string {
     const resources = this.explainer.explain(group);
-    const constrained = topology !== EMPTY_TOPOLOGY && this.explainer.someClaimHasRoom(group);
+    const constrained = topology !== EMPTY_TOPOLOGY && this.explainer.someClaimHasRoom(group) && !this.explainer.limitsBlocked(group);
     const reason = constrained ? `no node satisfies ${describeTopology(topology, r)}` : resources;
     // Volumes pin where the node must be; say so, since the pod itself asks for none of it.
     return volumes ? `its volumes require ${volumes.toString()}; ${reason}` : reason;

@@ -3,7 +3,7 @@
  * pending pods' spreads and (anti-)affinities, the running pods' required anti-affinity, the
  * bound pods counted where they run, and the domains each spread may use.
  */
-import type { Pod } from '../../ports/cluster.js';
+import type { Node, Pod } from '../../ports/cluster.js';
 import { Requirements, firstUntoleratedTaint } from '../requirements.js';
 import { podRequirementTerms } from '../pod-groups.js';
 import type { RequirementsCache } from '../requirements-cache.js';
@@ -14,6 +14,8 @@ import type { PoolTemplate, SchedulingInput } from './types.js';
 
 export class ClusterTopology {
   readonly groups = new Topology((pod) => podRequirementTerms(pod));
+  /** Running pods with required anti-affinity, and the copy their rules were registered as. */
+  private readonly boundRules = new Map<Pod, Pod>();
 
   constructor(
     private readonly input: SchedulingInput,
@@ -51,11 +53,17 @@ export class ClusterTopology {
     return invalid;
   }
 
-  /** Only a running pod's required anti-affinity binds newcomers; its other rules are history. */
+  /**
+   * Only a running pod's required anti-affinity binds newcomers; its other rules are history.
+   * The rules are registered on a copy that holds only them, and the pod is recorded through
+   * that copy, so its node becomes a domain its group's owners keep others out of.
+   */
   private addBoundAntiAffinity(): void {
     for (const pod of this.boundWithAntiAffinity()) {
+      const rules: Pod = { ...pod, spec: { ...pod.spec, topologySpreadConstraints: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: pod.spec.affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution } } } };
       try {
-        this.groups.add({ ...pod, spec: { ...pod.spec, topologySpreadConstraints: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: pod.spec.affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution } } } });
+        this.groups.add(rules);
+        this.boundRules.set(pod, rules);
       } catch (error) {
         if (!(error instanceof TopologyError)) throw error;
       }
@@ -73,7 +81,7 @@ export class ClusterTopology {
   /** Counts the bound pods in the topology groups that select them. */
   private recordBound(bound: readonly Pod[]): void {
     for (const pod of bound) {
-      const topology = this.groups.of(pod);
+      const topology = this.groups.of(this.boundRules.get(pod) ?? pod);
       if (topology) record(pod, topology, requiredOnly(topology), this.nodeSource(pod.spec.nodeName!));
     }
   }
@@ -126,12 +134,14 @@ export class ClusterTopology {
   }
 
   private readonly nodeSources = new Map<string, DomainSource>();
+  private nodesByName: Map<string, Node> | undefined;
 
   /** Topology view of an existing node, from its labels (or its NodeClaim's, before it is listed). */
   private nodeSource(nodeName: string): DomainSource {
     let source = this.nodeSources.get(nodeName);
     if (source) return source;
-    const node = this.input.nodes?.find((n) => n.metadata.name === nodeName);
+    this.nodesByName ??= new Map((this.input.nodes ?? []).map((n) => [n.metadata.name, n]));
+    const node = this.nodesByName.get(nodeName);
     const claim = node ? undefined : this.input.existingNodeClaims.find((c) => c.status.nodeName === nodeName);
     const labels: Record<string, string> = { ...(node?.metadata.labels ?? claim?.metadata.labels ?? {}) };
     labels[LABEL_HOSTNAME] ??= nodeName;

@@ -11,7 +11,7 @@ import { indexVector } from '../first-fit-index.js';
 import { domainsFor, type DomainSource } from '../topology.js';
 import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE } from '../../apis/well-known.js';
 import { candidateOf, type KubeReserved } from './nodepools.js';
-import { maxCapacity } from './limits.js';
+import { claimLimitUsage, maxCapacity } from './limits.js';
 import type { NodeUsage } from './bound-pods.js';
 import type { ExistingClaimState, InFlightClaim } from './memo.js';
 import type { Candidate, PoolTemplate } from './types.js';
@@ -32,7 +32,7 @@ export interface CatalogLookup {
 export function existingClaimState(claim: NodeClaim, pool: PoolTemplate, context: string, catalog: CatalogLookup): ExistingClaimState {
   const version = { uid: claim.metadata.uid, resourceVersion: claim.metadata.resourceVersion, object: claim };
   const options = resolveInstanceTypes(claim, pool, catalog);
-  const limitUsage = pool.limits ? (claim.status.capacity ? resourcesFromList(claim.status.capacity) : maxCapacity(options, pool.limits)) : undefined;
+  const limitUsage = pool.limits ? (claim.status.capacity ? claimLimitUsage(resourcesFromList(claim.status.capacity), pool.limits) : maxCapacity(options, pool.limits)) : undefined;
   if (claim.metadata.deletionTimestamp) return { version, context, limitUsage, capacity: undefined };
   let allocatable: Resources | undefined;
   const baseUsed: Resources = {};

@@ -266,7 +266,7 @@ export class ExistingNodes {
       for (let position = pool.inFlightIndex.findFirst(group.requestVector, 0); position !== -1 && next < group.pods.length;
         position = pool.inFlightIndex.findFirst(group.requestVector, position + 1)) {
         const claim = pool.inFlight[position]!;
-        if (firstUntoleratedTaint(group.tolerations, claim.taints)) continue;
+        if (firstUntoleratedTaint(group.tolerations, claim.taints, true)) continue;
         const fit = copiesThatFit(group.requests, claim.used, claim.allocatable);
         if (fit === 0) continue;
         if (!this.acceptsAll(claim.variants, group.terms)) continue;
@@ -289,7 +289,7 @@ export class ExistingNodes {
       for (let position = pool.inFlightIndex.findFirst(group.requestVector, 0); position !== -1;
         position = pool.inFlightIndex.findFirst(group.requestVector, position + 1)) {
         const claim = pool.inFlight[position]!;
-        if (firstUntoleratedTaint(group.tolerations, claim.taints)) continue;
+        if (firstUntoleratedTaint(group.tolerations, claim.taints, true)) continue;
         if (copiesThatFit(group.requests, claim.used, claim.allocatable) === 0) continue;
         if (!claim.variants.every((variant) => firstCompatibleTerm(variant, group.terms, this.cache))) continue;
         const narrowed = decide(pod, topology, r, claim.source);

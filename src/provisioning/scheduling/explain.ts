@@ -34,7 +34,7 @@ export class Explainer {
   }
 
   private poolVerdict(pool: PoolTemplate, group: PodGroup): { reason: string; limited: boolean } {
-    const taint = firstUntoleratedTaint(group.tolerations, pool.taints);
+    const taint = firstUntoleratedTaint(group.tolerations, pool.taints, true);
     if (taint) return { reason: `NodePool ${pool.name}: did not tolerate taint ${formatTaint(taint)}`, limited: false };
     let incompatibility: string | undefined;
     const matching = new Set<Candidate>();
@@ -80,7 +80,7 @@ export class Explainer {
 
   /** Whether resources alone would allow the pod somewhere (so topology is what refused it). */
   someClaimHasRoom(group: PodGroup): boolean {
-    return this.pools.some((pool) => !firstUntoleratedTaint(group.tolerations, pool.taints) && group.terms.some((term) =>
+    return this.pools.some((pool) => !firstUntoleratedTaint(group.tolerations, pool.taints, true) && group.terms.some((term) =>
       this.cache.compatible(pool.requirements, term) === undefined &&
       pool.candidates.some((c) => this.cache.intersects(c.requirements, this.cache.intersect(pool.requirements, term)) &&
         copiesThatFit(group.requests, pool.daemonOverhead, c.allocatable) > 0)));

@@ -9,7 +9,7 @@ import type { RequirementsCache } from '../requirements-cache.js';
 import { decide, domainsFor, record, type DomainSource, type PodTopology, type Relaxation } from '../topology.js';
 import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 import { maxCapacity, withinLimits } from './limits.js';
-import { satisfiesMinValues, scratchSource, type PlannedClaims } from './nodeclaim.js';
+import { fewerForMinValues, satisfiesMinValues, scratchSource, type PlannedClaims } from './nodeclaim.js';
 import type { Candidate, PlannedClaim, PoolTemplate } from './types.js';
 
 export class NewNodeClaims {
@@ -29,7 +29,7 @@ export class NewNodeClaims {
   open(group: PodGroup, from: number): number {
     const left = group.pods.length - from;
     for (const pool of this.pools) {
-      if (firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      if (firstUntoleratedTaint(group.tolerations, pool.taints, true)) continue;
       for (const term of group.terms) {
         if (this.cache.compatible(pool.requirements, term) !== undefined) continue;
         const requirements = this.cache.intersect(pool.requirements, term);
@@ -51,19 +51,24 @@ export class NewNodeClaims {
             bestCount = count;
           }
         }
-        const options = fits.filter((f) => f.copies >= bestCount).map((f) => f.option);
-        if (!satisfiesMinValues(requirements, options)) continue;
+        let count = bestCount;
+        let options = fits.filter((f) => f.copies >= count).map((f) => f.option);
+        if (!satisfiesMinValues(requirements, options)) {
+          // Fewer pods keep more options: as many as still leave minValues' choice of types.
+          ({ count, options } = fewerForMinValues(requirements, fits.map((f) => f.option), (i) => fits[i]!.copies, count));
+          if (count === 0) continue;
+        }
         const used = addInto({}, pool.daemonOverhead);
-        addInto(used, group.requests, bestCount);
+        addInto(used, group.requests, count);
         const reservation = pool.limits ? maxCapacity(options, pool.limits) : {};
         if (pool.remaining) for (const name in reservation) pool.remaining[name]! -= reservation[name]!;
-        const podKeys: string[] = new Array<string>(bestCount);
-        for (let i = 0; i < bestCount; i++) podKeys[i] = podKey(group.pods[from + i]!);
+        const podKeys: string[] = new Array<string>(count);
+        for (let i = 0; i < count; i++) podKeys[i] = podKey(group.pods[from + i]!);
         const claim: PlannedClaim = {
           pool, hostname: `planned-${this.planned.all.length}`, domainCache: new Map(), requirements, options, used, reservation, podKeys, position: pool.planned.length,
         };
         this.planned.track(claim);
-        return bestCount;
+        return count;
       }
     }
     return 0;
@@ -73,7 +78,7 @@ export class NewNodeClaims {
   openOne(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
     const pod = group.pods[0]!;
     for (const pool of this.pools) {
-      if (firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      if (firstUntoleratedTaint(group.tolerations, pool.taints, true)) continue;
       for (const term of group.terms) {
         if (this.cache.compatible(pool.requirements, term) !== undefined) continue;
         const requirements = this.cache.intersect(pool.requirements, term);

@@ -45,7 +45,7 @@ export class PlannedClaims {
     for (let p = 0; p < this.pools.length && next < group.pods.length; p++) {
       const pool = this.pools[p]!;
       const end = plannedBefore[p]!;
-      if (end === 0 || firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      if (end === 0 || firstUntoleratedTaint(group.tolerations, pool.taints, true)) continue;
       if (!firstCompatibleTerm(pool.requirements, group.terms, this.cache)) continue;
       for (let position = pool.plannedIndex.findFirst(group.requestVector, 0, end); position !== -1 && next < group.pods.length;
         position = pool.plannedIndex.findFirst(group.requestVector, position + 1, end)) {
@@ -71,11 +71,14 @@ export class PlannedClaims {
       if (copies > most) most = copies;
     }
     if (most === 0) return 0;
-    const count = Math.min(most, group.pods.length - from);
+    let count = Math.min(most, group.pods.length - from);
     let keepsAll = true;
     for (let i = 0; i < claim.options.length; i++) if (copiesPerOption[i]! < count) keepsAll = false;
-    const options = keepsAll ? claim.options : claim.options.filter((_, i) => copiesPerOption[i]! >= count);
-    if (!satisfiesMinValues(requirements, options)) return 0;
+    let options = keepsAll ? claim.options : claim.options.filter((_, i) => copiesPerOption[i]! >= count);
+    if (!satisfiesMinValues(requirements, options)) {
+      ({ count, options } = fewerForMinValues(requirements, claim.options, (i) => copiesPerOption[i]!, count));
+      if (count === 0) return 0;
+    }
     if (claim.requirements !== requirements || claim.options !== options) claim.domainCache.clear();
     claim.requirements = requirements;
     this.narrow(claim, options);
@@ -101,7 +104,7 @@ export class PlannedClaims {
   /** Places one constrained pod on the first planned claim, pool by pool, that its topology allows. */
   placeOne(group: PodGroup, topology: PodTopology, r: Relaxation): boolean {
     for (const pool of this.pools) {
-      if (pool.planned.length === 0 || firstUntoleratedTaint(group.tolerations, pool.taints)) continue;
+      if (pool.planned.length === 0 || firstUntoleratedTaint(group.tolerations, pool.taints, true)) continue;
       if (!firstCompatibleTerm(pool.requirements, group.terms, this.cache)) continue;
       const rules = topology === EMPTY_TOPOLOGY ? [] : this.hostnameRules.rulesFor(pool, group.pods[0]!, topology, r);
       // Alternate the two skips until they agree: the index skips claims without room, the
@@ -218,6 +221,22 @@ export function anyHolds(options: readonly Candidate[], used: Resources, request
 export function hasMinValues(requirements: Requirements): boolean {
   for (const r of requirements.values()) if (r.minValues !== undefined) return true;
   return false;
+}
+
+/**
+ * The most pods, fewer than `count`, a claim can take with the options that hold that many
+ * still satisfying minValues (Karpenter, adding pods one at a time, stops there and opens
+ * another claim); count 0 when not even one pod leaves enough.
+ */
+export function fewerForMinValues(
+  requirements: Requirements, options: readonly Candidate[], copiesOf: (i: number) => number, count: number,
+): { count: number; options: Candidate[] } {
+  const thresholds = [...new Set(options.map((_, i) => copiesOf(i)))].filter((c) => c > 0 && c < count).sort((a, b) => b - a);
+  for (const threshold of thresholds) {
+    const kept = options.filter((_, i) => copiesOf(i) >= threshold);
+    if (satisfiesMinValues(requirements, kept)) return { count: threshold, options: kept };
+  }
+  return { count: 0, options: [] };
 }
 
 /** karpenter.sh/v1 minValues: enough distinct values of the key must remain among the options. */

@@ -35,3 +35,22 @@ export function splitPending(input: SchedulingInput, groups: Topology, invalid: 
   }
   return { plain, constrained };
 }
+
+/**
+ * Karpenter's queue: each item is tried in turn, and one that fails goes to the back; the
+ * round ends once every item left has failed since the last one placed. Returns those
+ * items, in queue order, with the reason each last failed.
+ */
+export function untilNoProgress<T>(items: readonly T[], place: (item: T) => string | undefined): Array<{ item: T; reason: string }> {
+  // placed: how many items had been placed when this one last failed (-1: not tried yet).
+  const queue = items.map((item) => ({ item, reason: '', placed: -1 }));
+  let placed = 0;
+  let head = 0;
+  while (head < queue.length && queue[head]!.placed !== placed) {
+    const entry = queue[head++]!;
+    const reason = place(entry.item);
+    if (reason === undefined) placed++;
+    else queue.push({ item: entry.item, reason, placed });
+  }
+  return queue.slice(head).map(({ item, reason }) => ({ item, reason }));
+}
