@@ -14,15 +14,15 @@
  *
  * The parts live in scheduling/, along Karpenter's lines: the NodePools as templates
  * (nodepools.ts), existing NodeClaims (existing-nodes.ts), the claims planned this pass
- * (nodeclaim.ts, new-nodeclaims.ts), topology (cluster-topology.ts, hostname-rules.ts),
+ * (nodeclaim.ts, new-nodeclaims.ts), topology (topology.ts, cluster-topology.ts, hostname-rules.ts),
  * preferences, the queue, and the messages for pods left pending (explain.ts).
  */
 import type { Pod } from '../ports/cluster.js';
-import { groupPods, podKey, podRequirementTerms, type PodGroup } from './pod-groups.js';
-import { RequirementsCache } from './requirements-cache.js';
+import { groupPods, podKey, podRequirementTerms, type PodGroup } from './scheduling/pod-groups.js';
+import { RequirementsCache } from './scheduling/requirements-cache.js';
 import { clusterLabelValue } from './requirements.js';
 import { defaultKubeReserved } from './overhead.js';
-import { EMPTY_TOPOLOGY, NO_RELAXATION, describeTopology, relax, type Relaxation } from './topology.js';
+import { EMPTY_TOPOLOGY, NO_RELAXATION, describeTopology, relax, type Relaxation } from './scheduling/topology.js';
 import { basisOf, type InFlightClaim } from './scheduling/memo.js';
 import { buildPools } from './scheduling/nodepools.js';
 import { ExistingNodes } from './scheduling/existing-nodes.js';

@@ -5,9 +5,9 @@
  */
 import type { Node, Pod } from '../../ports/cluster.js';
 import { Requirements, firstUntoleratedTaint } from '../requirements.js';
-import { podRequirementTerms } from '../pod-groups.js';
-import type { RequirementsCache } from '../requirements-cache.js';
-import { Topology, TopologyError, record, requiredOnly, type DomainSource } from '../topology.js';
+import { podRequirementTerms } from './pod-groups.js';
+import type { RequirementsCache } from './requirements-cache.js';
+import { Topology, TopologyError, record, requiredOnly, type DomainSource } from './topology.js';
 import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 import { hasRequiredAntiAffinity, isRunningBound } from './bound-pods.js';
 import type { PoolTemplate, SchedulingInput } from './types.js';

@@ -7,8 +7,8 @@ import type { AzureFlexNodeClass, NodeClaim, NodeSelectorRequirement } from '../
 import type { InstanceType } from '../../catalog/skus.js';
 import { addInto, resourcesFromList, subtractResources, type Resources } from '../resources.js';
 import { Requirements, instanceTypeRequirements } from '../requirements.js';
-import { indexVector } from '../first-fit-index.js';
-import { domainsFor, type DomainSource } from '../topology.js';
+import { indexVector } from './first-fit-index.js';
+import { domainsFor, type DomainSource } from './topology.js';
 import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE } from '../../apis/well-known.js';
 import { candidateOf, type KubeReserved } from './nodepools.js';
 import { claimLimitUsage, maxCapacity } from './limits.js';

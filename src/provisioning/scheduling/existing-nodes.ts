@@ -6,10 +6,10 @@
 import type { NodeClaim } from '../../ports/cluster.js';
 import { addInto, copiesThatFit, podRequests, subtractResources, type Resources } from '../resources.js';
 import { type Requirements, firstUntoleratedTaint } from '../requirements.js';
-import { FirstFitIndex, indexVector } from '../first-fit-index.js';
-import { podKey, type PodGroup } from '../pod-groups.js';
-import { firstCompatibleTerm, type RequirementsCache } from '../requirements-cache.js';
-import { decide, record, type PodTopology, type Relaxation } from '../topology.js';
+import { FirstFitIndex, indexVector } from './first-fit-index.js';
+import { podKey, type PodGroup } from './pod-groups.js';
+import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
+import { decide, record, type PodTopology, type Relaxation } from './topology.js';
 import { LABEL_NODEPOOL } from '../../apis/well-known.js';
 import type { NodeUsage } from './bound-pods.js';
 import { sortedClaims } from './claim-order.js';

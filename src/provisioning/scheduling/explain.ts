@@ -4,8 +4,8 @@
  */
 import { copiesThatFit, formatQuantity, type Resources } from '../resources.js';
 import { firstUntoleratedTaint, formatTaint } from '../requirements.js';
-import type { PodGroup } from '../pod-groups.js';
-import type { RequirementsCache } from '../requirements-cache.js';
+import type { PodGroup } from './pod-groups.js';
+import type { RequirementsCache } from './requirements-cache.js';
 import { CAPACITY_TYPE_ON_DEMAND, NODECLASS_KIND } from '../../apis/well-known.js';
 import { capacityForLimits } from './limits.js';
 import type { Candidate, PoolTemplate } from './types.js';

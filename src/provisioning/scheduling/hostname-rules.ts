@@ -3,7 +3,7 @@
  * anti-affinity groups, and hostname spreads, each a run of claims closed to it for good.
  */
 import type { Pod } from '../../ports/cluster.js';
-import type { PodTopology, Relaxation } from '../topology.js';
+import type { PodTopology, Relaxation } from './topology.js';
 import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 import type { PlannedClaim, PoolTemplate } from './types.js';
 

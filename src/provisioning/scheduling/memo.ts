@@ -7,8 +7,8 @@ import type { InstanceType } from '../../catalog/skus.js';
 import { maxInto, type Resources } from '../resources.js';
 import type { Requirements } from '../requirements.js';
 import { instanceTypeCapacity } from '../overhead.js';
-import type { FirstFitIndex } from '../first-fit-index.js';
-import type { DomainSource } from '../topology.js';
+import type { FirstFitIndex } from './first-fit-index.js';
+import type { DomainSource } from './topology.js';
 import { BoundUsage } from './bound-pods.js';
 
 /**

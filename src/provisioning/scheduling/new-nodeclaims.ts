@@ -4,9 +4,9 @@
  */
 import { addInto, copiesThatFit, maxInto, type Resources } from '../resources.js';
 import { type Requirements, firstUntoleratedTaint } from '../requirements.js';
-import { podKey, type PodGroup } from '../pod-groups.js';
-import type { RequirementsCache } from '../requirements-cache.js';
-import { decide, domainsFor, record, type DomainSource, type PodTopology, type Relaxation } from '../topology.js';
+import { podKey, type PodGroup } from './pod-groups.js';
+import type { RequirementsCache } from './requirements-cache.js';
+import { decide, domainsFor, record, type DomainSource, type PodTopology, type Relaxation } from './topology.js';
 import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 import { maxCapacity, withinLimits } from './limits.js';
 import { fewerForMinValues, satisfiesMinValues, scratchSource, type PlannedClaims } from './nodeclaim.js';

@@ -6,10 +6,10 @@
 import type { Taint } from '../../ports/cluster.js';
 import { addInto, copiesThatFit, fitsOnTop, fitsWithin, type Resources } from '../resources.js';
 import { Requirement, Requirements, firstUntoleratedTaint } from '../requirements.js';
-import { INDEX_DIMENSIONS, indexVector } from '../first-fit-index.js';
-import { podKey, type PodGroup } from '../pod-groups.js';
-import { firstCompatibleTerm, type RequirementsCache } from '../requirements-cache.js';
-import { EMPTY_TOPOLOGY, decide, domainsFor, record, type DomainSource, type PodTopology, type Relaxation } from '../topology.js';
+import { INDEX_DIMENSIONS, indexVector } from './first-fit-index.js';
+import { podKey, type PodGroup } from './pod-groups.js';
+import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
+import { EMPTY_TOPOLOGY, decide, domainsFor, record, type DomainSource, type PodTopology, type Relaxation } from './topology.js';
 import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 import { HostnameRules, firstOpenToAll } from './hostname-rules.js';
 import { maxCapacity } from './limits.js';

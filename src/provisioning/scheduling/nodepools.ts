@@ -7,9 +7,9 @@ import { isOffered, type InstanceType } from '../../catalog/skus.js';
 import { addInto, limitsFromList, podRequests, subtractResources, type Resources } from '../resources.js';
 import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements } from '../requirements.js';
 import { instanceTypeCapacity, maxPodsFor } from '../overhead.js';
-import { FirstFitIndex } from '../first-fit-index.js';
-import { podRequirementTerms } from '../pod-groups.js';
-import { firstCompatibleTerm, type RequirementsCache } from '../requirements-cache.js';
+import { FirstFitIndex } from './first-fit-index.js';
+import { podRequirementTerms } from './pod-groups.js';
+import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
 import { CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
 import type { Candidate, PoolTemplate, SchedulingInput } from './types.js';
 

@@ -5,7 +5,7 @@
 import type { NodeSelectorRequirement } from '../../ports/cluster.js';
 import { resourcesToList } from '../resources.js';
 import { Requirement, Requirements } from '../requirements.js';
-import { domainsFor } from '../topology.js';
+import { domainsFor } from './topology.js';
 import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE } from '../../apis/well-known.js';
 import type { Candidate, NodeClaimPlan, PlannedClaim } from './types.js';
 

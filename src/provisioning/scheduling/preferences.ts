@@ -6,9 +6,9 @@
  */
 import type { NodeAffinityTerm, Toleration } from '../../ports/cluster.js';
 import { Requirements } from '../requirements.js';
-import type { RequirementsCache } from '../requirements-cache.js';
-import type { PodGroup } from '../pod-groups.js';
-import type { PodTopology, Relaxation } from '../topology.js';
+import type { RequirementsCache } from './requirements-cache.js';
+import type { PodGroup } from './pod-groups.js';
+import type { PodTopology, Relaxation } from './topology.js';
 import type { PoolTemplate } from './types.js';
 
 const PREFER_NO_SCHEDULE: Toleration = { operator: 'Exists', effect: 'PreferNoSchedule' };

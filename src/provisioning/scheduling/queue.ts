@@ -5,7 +5,7 @@
  */
 import type { Pod } from '../../ports/cluster.js';
 import { Requirements } from '../requirements.js';
-import { EMPTY_TOPOLOGY, type PodTopology, type Topology } from '../topology.js';
+import { EMPTY_TOPOLOGY, type PodTopology, type Topology } from './topology.js';
 import type { SchedulingInput } from './types.js';
 
 export interface ConstrainedPod {

@@ -8,8 +8,8 @@ import type {
 import type { InstanceType } from '../../catalog/skus.js';
 import type { Resources } from '../resources.js';
 import type { Requirements } from '../requirements.js';
-import type { FirstFitIndex } from '../first-fit-index.js';
-import type { DomainSource } from '../topology.js';
+import type { FirstFitIndex } from './first-fit-index.js';
+import type { DomainSource } from './topology.js';
 import type { InFlightClaim, SchedulingMemo } from './memo.js';
 
 export interface SchedulingInput {
