@@ -220,6 +220,30 @@ describe('upstream topology_test.go: Pod Affinity/Anti-Affinity', () => {
     for (const p of batch) expect(c.nodeOf(p)?.metadata.labels[LABEL_ZONE]).toBe(ZONES[2]);
   });
 
+  it('should allow violation of preferred pod affinity', () => {
+    const c = new UpstreamCluster();
+    const prefers = pod({}, { affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: term(LABEL_HOSTNAME, { security: 's2' }) }] } } });
+    c.provision(...pods(10, labels, { topologySpreadConstraints: [spread(LABEL_HOSTNAME, labels)] }), prefers);
+    expect(c.nodeOf(prefers)).toBeDefined();
+  });
+
+  it('should allow violation of preferred pod anti-affinity', () => {
+    const c = new UpstreamCluster();
+    const avoiders = pods(10, {}, { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: term(LABEL_ZONE, labels) }] } } });
+    c.provision(...pods(3, labels, { topologySpreadConstraints: [spread(LABEL_ZONE, labels)] }), ...avoiders);
+    for (const p of avoiders) expect(c.nodeOf(p)).toBeDefined();
+  });
+
+  it('should violate preferred pod anti-affinity on zone (inverse)', () => {
+    const c = new UpstreamCluster();
+    const sec = { security: 's2' };
+    const preferAway = { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, podAffinityTerm: term(LABEL_ZONE, sec) }] } } };
+    const owners = ZONES.map((zone) => pod({}, { ...preferAway, nodeSelector: { [LABEL_ZONE]: zone } }, { requests: { cpu: '2', memory: '128Mi' } }));
+    const target = pod(sec);
+    c.provision(...owners, target);
+    for (const p of [...owners, target]) expect(c.nodeOf(p)).toBeDefined();
+  });
+
   it('should separate nodes using simple pod anti-affinity on hostname', () => {
     const c = new UpstreamCluster();
     const sec = { security: 's2' };
