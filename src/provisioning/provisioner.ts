@@ -186,8 +186,9 @@ export class Provisioner {
   private async plan(): Promise<void> {
     // Read before the lists: a write landing in between makes the next pass differ, never this one match.
     const versions = this.cacheVersions();
-    const [pods, nodePools, nodeClasses, listedNodeClaims, instanceTypes, claims, volumes, classes] = await Promise.all([
+    const [pods, nodes, nodePools, nodeClasses, listedNodeClaims, instanceTypes, claims, volumes, classes] = await Promise.all([
       this.cluster.listPods(),
+      this.cluster.listNodes(),
       this.cluster.listNodePools(),
       this.cluster.listNodeClasses(),
       this.cluster.listNodeClaims(),
@@ -237,6 +238,9 @@ export class Provisioner {
         instanceTypes,
         existingNodeClaims: nodeClaims,
         boundPods: fromPods.bound,
+        // Where bound pods run, also before their NodeClaim records status.nodeName. Not part of
+        // the skip key: Node writes are mostly heartbeats, and a pod binding changes the pods.
+        nodes,
         daemonSetPods: fromPods.daemonSets,
         isOfferingUnavailable,
         isZoneUnavailable,

@@ -425,12 +425,14 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
 
 /**
  * The first taint that keeps the pod off the node, or undefined. PreferNoSchedule only
- * discourages, so it never blocks; callers pass NodePool `taints`, not `startupTaints`
- * (those are removed once the node is initialised, so pods need not tolerate them).
+ * discourages, so it blocks only when `preferNoSchedule` says so (the scheduler, which
+ * tolerates it as its last relaxation, as Karpenter does); callers pass NodePool `taints`,
+ * not `startupTaints` (those are removed once the node is initialised, so pods need not
+ * tolerate them).
  */
-export function firstUntoleratedTaint(tolerations: readonly Toleration[], taints: readonly Taint[]): Taint | undefined {
+export function firstUntoleratedTaint(tolerations: readonly Toleration[], taints: readonly Taint[], preferNoSchedule = false): Taint | undefined {
   for (const taint of taints) {
-    if (taint.effect === 'PreferNoSchedule') continue;
+    if (taint.effect === 'PreferNoSchedule' && !preferNoSchedule) continue;
     if (!tolerations.some((t) => toleratesTaint(t, taint))) return taint;
   }
   return undefined;

@@ -5,7 +5,7 @@ import type { Condition, Node, Pod } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { podRequirementTerms } from '../provisioning/scheduler.js';
 import { Requirements, firstUntoleratedTaint } from '../provisioning/requirements.js';
-import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/topology.js';
+import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/scheduling/topology.js';
 import { fitsWithin, podRequests, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';

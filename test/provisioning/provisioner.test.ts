@@ -197,5 +197,23 @@ describe('Provisioner', () => {
     expect(cluster.nodeClaims.size).toBe(10);
     expect(mayLandInZone2()).toHaveLength(1);
   });
+  it('counts pods just bound to a Node whose NodeClaim has not recorded it, by the Node\'s labels', async () => {
+    const { cluster, provisioner } = setup();
+    const node = 'aks-cpu-just-registered';
+    cluster.putNode({
+      metadata: { name: node, uid: 'n1', labels: { [LABEL_ZONE]: 'eastus2-1', 'kubernetes.io/hostname': node }, annotations: {}, finalizers: [], creationTimestamp: new Date(T0).toISOString() },
+      spec: { taints: [] }, status: { capacity: { cpu: '8' }, allocatable: { cpu: '8' }, conditions: [] },
+    });
+    const spread = { maxSkew: 1, topologyKey: LABEL_ZONE, whenUnsatisfiable: 'DoNotSchedule' as const, labelSelector: { matchLabels: { app: 'web' } } };
+    const web = (name: string, nodeName?: string) => {
+      const pod = makePod(name, { requests: { cpu: '1', memory: '1Gi' }, ...(nodeName ? { nodeName } : {}) });
+      return { ...pod, metadata: { ...pod.metadata, labels: { app: 'web' } }, spec: { ...pod.spec, topologySpreadConstraints: [spread] } };
+    };
+    setPods(cluster, [web('web-0', node), web('web-1', node), web('web-2'), web('web-3')]);
+    await provisioner.reconcile();
+    const zones = [...cluster.nodeClaims.values()].flatMap((c) => c.spec.requirements.filter((r) => r.key === LABEL_ZONE).flatMap((r) => r.values ?? []));
+    // eastus2-1 holds two replicas already: the new ones go to the other zones.
+    expect(zones.sort()).toEqual(['eastus2-2', 'eastus2-3']);
+  });
 });
 

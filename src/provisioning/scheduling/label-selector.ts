@@ -2,7 +2,7 @@
  * metav1.LabelSelector matching, as pod affinity and topology spread use it: matchLabels and
  * matchExpressions are AND'ed, an empty selector matches every pod and an absent one none.
  */
-import type { LabelSelector, LabelSelectorRequirement } from '../ports/cluster.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../../ports/cluster.js';
 
 export type LabelMatcher = (labels: Readonly<Record<string, string>>) => boolean;
 

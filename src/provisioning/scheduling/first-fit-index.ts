@@ -8,7 +8,7 @@
  * the candidate in full (other resources, requirements, taints) and resumes after it if it
  * does not fit.
  */
-import { RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, RESOURCE_PODS, type Resources } from './resources.js';
+import { RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, RESOURCE_PODS, type Resources } from '../resources.js';
 
 const DIMENSIONS = [RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS, RESOURCE_GPU] as const;
 const D = DIMENSIONS.length;

@@ -5,9 +5,9 @@
  * comparison; neither allocates, which matters because at 10,000 pods building string keys
  * was the largest source of garbage.
  */
-import type { NodeSelectorRequirement, Pod } from '../ports/cluster.js';
-import { RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, podRequests, type Resources } from './resources.js';
-import { Requirements } from './requirements.js';
+import type { NodeSelectorRequirement, Pod } from '../../ports/cluster.js';
+import { RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, podRequests, type Resources } from '../resources.js';
+import { Requirements } from '../requirements.js';
 import { indexVector } from './first-fit-index.js';
 
 export interface PodGroup {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { InstanceType } from '../../src/catalog/skus.js';
-import type { Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../src/ports/cluster.js';
-import { Requirements } from '../../src/provisioning/requirements.js';
-import { schedule, type SchedulingInput, type SchedulingResult } from '../../src/provisioning/scheduler.js';
-import { makeNodeClaim, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
-import { LABEL_HOSTNAME, LABEL_ZONE } from '../../src/apis/well-known.js';
+import type { InstanceType } from '../../../src/catalog/skus.js';
+import type { Pod, PodAffinityTerm, TopologySpreadConstraint } from '../../../src/ports/cluster.js';
+import { Requirements } from '../../../src/provisioning/requirements.js';
+import { schedule, type SchedulingInput, type SchedulingResult } from '../../../src/provisioning/scheduler.js';
+import { makeNodeClaim, makeNodeClass, makeNodePool, makePod } from '../fixtures.js';
+import { LABEL_HOSTNAME, LABEL_ZONE } from '../../../src/apis/well-known.js';
 
 const ZONES = ['eastus2-1', 'eastus2-2', 'eastus2-3'];
 const TYPES: InstanceType[] = [4, 16, 64].map((vcpu) => ({

@@ -3,7 +3,7 @@
  * immutable and shared (per NodePool, per pod placement, per planned claim), so answers
  * keyed by object identity are reused thousands of times in a large run.
  */
-import type { Requirements } from './requirements.js';
+import type { Requirements } from '../requirements.js';
 
 export class RequirementsCache {
   private readonly intersections = new Map<Requirements, Map<Requirements, Requirements>>();

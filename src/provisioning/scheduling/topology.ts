@@ -10,10 +10,10 @@
  */
 import type {
   LabelSelectorRequirement, NodeAffinityTerm, Pod, PodAffinityTerm, Taint, Toleration, TopologySpreadConstraint,
-} from '../ports/cluster.js';
+} from '../../ports/cluster.js';
 import { compileSelector, selectorKey, type LabelMatcher } from './label-selector.js';
-import { Requirements, firstUntoleratedTaint } from './requirements.js';
-import { LABEL_HOSTNAME } from '../apis/well-known.js';
+import { Requirements, firstUntoleratedTaint } from '../requirements.js';
+import { LABEL_HOSTNAME } from '../../apis/well-known.js';
 
 export type TopologyType = 'spread' | 'affinity' | 'anti-affinity';
 

@@ -1,0 +1,98 @@
+/**
+ * NodePools as templates for new NodeClaims (Karpenter's NodeClaimTemplate): their order,
+ * requirements, taints and DaemonSet overhead, and the instance types each may launch.
+ */
+import type { AzureFlexNodeClass, NodePool, Pod, Taint } from '../../ports/cluster.js';
+import { isOffered, type InstanceType } from '../../catalog/skus.js';
+import { addInto, limitsFromList, podRequests, subtractResources, type Resources } from '../resources.js';
+import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements } from '../requirements.js';
+import { instanceTypeCapacity, maxPodsFor } from '../overhead.js';
+import { FirstFitIndex } from './first-fit-index.js';
+import { podRequirementTerms } from './pod-groups.js';
+import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
+import type { Candidate, PoolTemplate, SchedulingInput } from './types.js';
+
+export type KubeReserved = (instanceType: InstanceType, maxPods: number) => Resources;
+
+export function isFlexNodePool(nodePool: NodePool): boolean {
+  const ref = nodePool.spec.template.spec.nodeClassRef;
+  return ref.kind === NODECLASS_KIND && (ref.group === NODECLASS_GROUP || ref.group === '');
+}
+
+/** NodePools in the order Karpenter tries them: weight descending, then name. */
+export function orderNodePools(nodePools: readonly NodePool[]): NodePool[] {
+  return [...nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || a.metadata.name.localeCompare(b.metadata.name));
+}
+
+/** NodePool requirements plus what the template pins: its own name and template labels. */
+export function nodePoolRequirements(nodePool: NodePool): Requirements {
+  return Requirements.fromSelectors(nodePool.spec.template.spec.requirements)
+    .intersect(Requirements.fromLabels(nodePool.spec.template.metadata.labels))
+    .intersect(Requirements.of([Requirement.in(LABEL_NODEPOOL, [nodePool.metadata.name])]));
+}
+
+/** An instance type as a NodeClass launches it: capacity, and allocatable after kube-reserved. */
+export function candidateOf(instanceType: InstanceType, nodeClass: AzureFlexNodeClass, requirements: Requirements, kubeReserved: KubeReserved): Candidate {
+  const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);
+  const reserved = kubeReserved(instanceType, maxPodsFor(instanceType, nodeClass.spec));
+  return { instanceType, requirements, capacity, allocatable: subtractResources(capacity, reserved) };
+}
+
+/** The pools a pass may launch from, in Karpenter's order, each with its candidates cheapest first. */
+export function buildPools(input: SchedulingInput, cache: RequirementsCache, kubeReserved: KubeReserved, cluster: string | undefined): PoolTemplate[] {
+  const classes = new Map(input.nodeClasses.map((nc) => [nc.metadata.name, nc]));
+  const pools: PoolTemplate[] = [];
+  for (const nodePool of orderNodePools(input.nodePools.filter(isFlexNodePool))) {
+    if (nodePool.metadata.deletionTimestamp) continue;
+    const nodeClass = classes.get(nodePool.spec.template.spec.nodeClassRef.name);
+    if (!nodeClass || nodeClass.metadata.deletionTimestamp) continue;
+    const region = nodeClass.spec.location;
+    const requirements = nodePoolRequirements(nodePool);
+    const taints = nodePool.spec.template.spec.taints;
+    const daemonOverhead = daemonOverheadOf(input.daemonSetPods, requirements, taints, cache);
+    const candidates: Candidate[] = [];
+    const unavailable: Candidate[] = [];
+    for (const instanceType of input.instanceTypes) {
+      if (!isOffered(instanceType, nodeClass.spec.subscriptionID, region)) continue;
+      // A type the pool cannot take with all its zones cannot with fewer either: skip it
+      // before asking about each zone's marks (a pool of one size asked about the whole catalog).
+      if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
+      const zones = offeredZones(instanceType, region, input.isZoneUnavailable);
+      const itRequirements = instanceTypeRequirements(instanceType, region, zones, cluster);
+      if (requirements.intersects(itRequirements) !== undefined) continue;
+      const candidate = candidateOf(instanceType, nodeClass, itRequirements, kubeReserved);
+      if (zones?.length === 0 || input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
+      else candidates.push(candidate);
+    }
+    candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
+    const hasLimits = Object.keys(nodePool.spec.limits ?? {}).length > 0;
+    const limits = hasLimits ? limitsFromList(nodePool.spec.limits) : undefined;
+    pools.push({
+      nodePool, name: nodePool.metadata.name, nodeClass, region, requirements, taints, daemonOverhead, candidates,
+      unavailable, limits, remaining: limits ? { ...limits } : undefined,
+      inFlight: [], inFlightIndex: new FirstFitIndex(), planned: [], plannedIndex: new FirstFitIndex(),
+    });
+  }
+  return pools;
+}
+
+/** The type's zones in the region minus those marked unavailable (undefined: none marked, use the catalog's list). */
+function offeredZones(
+  instanceType: InstanceType, region: string, marked: SchedulingInput['isZoneUnavailable'],
+): readonly string[] | undefined {
+  const all = instanceType.zones?.[region];
+  if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z))) return undefined;
+  return all.filter((z) => !marked(instanceType.name, region, z));
+}
+
+/** DaemonSet pods that tolerate the pool's taints and accept its labels run on each node. */
+function daemonOverheadOf(daemonSetPods: readonly Pod[], requirements: Requirements, taints: readonly Taint[], cache: RequirementsCache): Resources {
+  const overhead: Resources = {};
+  for (const pod of daemonSetPods) {
+    if (firstUntoleratedTaint(pod.spec.tolerations, taints)) continue;
+    if (!firstCompatibleTerm(requirements, podRequirementTerms(pod), cache)) continue;
+    addInto(overhead, podRequests(pod));
+  }
+  return overhead;
+}
