@@ -388,3 +388,11 @@ export function diskView(rec: DiskRecord): Disk {
   if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
   return (rec.view = Object.freeze(d));
 }
+
+/** Whether two tag sets hold the same pairs (a PUT or PATCH with the same tags changes nothing). */
+export function sameTags(a: Tags, b: Tags): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
+}
