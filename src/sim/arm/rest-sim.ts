@@ -18,6 +18,13 @@ const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('spotEviction'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), evictFraction: z.number().min(0).max(1).optional(), ratePerHour: z.number().min(0).max(60).optional() }),
 ]);
 
+/**
+ * The longest single step of POST /_sim/clock/advance: 30 days, beyond any reservation, token
+ * lifetime or retry a scenario waits out. Without a bound, `seconds=1e308` set the clock to
+ * Infinity and every later answer failed.
+ */
+export const MAX_CLOCK_ADVANCE_SECONDS = 30 * 24 * 3600;
+
 /** The simulator's own routes: advance the clock, read the state, inject a fault. */
 export async function simRoute(arm: FakeArm, clock: VirtualClock | undefined, method: string, segs: string[], url: URL, body: string | undefined): Promise<ArmHttpResponse> {
   const path = segs.join('/');
@@ -25,8 +32,13 @@ export async function simRoute(arm: FakeArm, clock: VirtualClock | undefined, me
     requireMethod(method, 'POST');
     if (!clock) throw new HttpError(501, 'NotImplemented', 'This fake ARM has no manual clock to advance.');
     const seconds = Number(url.searchParams.get('seconds'));
-    if (!Number.isFinite(seconds) || seconds < 0) throw new HttpError(400, 'InvalidParameter', "Query parameter 'seconds' must be a non-negative number.");
-    await clock.runUntil(clock.now() + seconds * 1000);
+    if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_CLOCK_ADVANCE_SECONDS) {
+      throw new HttpError(400, 'InvalidParameter', `Query parameter 'seconds' must be a number from 0 to ${MAX_CLOCK_ADVANCE_SECONDS}.`);
+    }
+    // Each step is bounded, yet many steps could still carry the clock past what a Date can show.
+    const target = clock.now() + seconds * 1000;
+    if (Number.isNaN(new Date(target).getTime())) throw new HttpError(400, 'InvalidParameter', 'Advancing the clock that far leaves the range of dates ARM can show.');
+    await clock.runUntil(target);
     return json(200, { t: clock.now(), now: new Date(clock.now()).toISOString() });
   }
   if (path === '_sim/state') {

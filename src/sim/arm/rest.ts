@@ -95,7 +95,7 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     try {
       const url = new URL(req.url, 'https://fake-arm.invalid');
       const method = req.method.toUpperCase();
-      const segs = url.pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+      const segs = url.pathname.split('/').filter((s) => s.length > 0).map(decodeSegment);
       if (segs[0] === '_sim') return withHeaders(await simRoute(arm, opts.clock, method, segs, url, req.body), common);
       if (requireAuth) checkAuthorization(headers['authorization']);
       const apiVersion = url.searchParams.get('api-version');
@@ -195,4 +195,13 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
 
 
   return handle;
+}
+
+/** A path segment, percent-decoded; a malformed escape (`%zz`, a lone `%E2`) is the client's error, not the server's. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, 'BadRequest', `The request URI is invalid: the path segment '${segment}' has a malformed percent-encoding.`);
+  }
 }
