@@ -4,7 +4,15 @@ import type { ArmHttpResponse } from './rest.js';
 
 /** Raised inside the handler for REST-level refusals that are not FakeArm answers. */
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}, readonly target?: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    readonly target?: string,
+    /** ARM's error.details[], where its answer carries them. */
+    readonly details?: ReadonlyArray<{ code: string; message: string; target?: string }>,
+  ) {
     super(message);
   }
 }
@@ -18,7 +26,11 @@ export function withHeaders(res: ArmHttpResponse, extra: Record<string, string>)
 }
 
 export function errorResponse(err: unknown): ArmHttpResponse {
-  if (err instanceof HttpError) return json(err.status, errorJson(err.code, err.message, err.target), err.headers);
+  if (err instanceof HttpError) {
+    const body = errorJson(err.code, err.message, err.target);
+    if (err.details) (body['error'] as { [key: string]: Json })['details'] = err.details.map((d) => ({ ...d }));
+    return json(err.status, body, err.headers);
+  }
   if (err instanceof AzureError) {
     const prefix = `${err.code}: `;
     const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;

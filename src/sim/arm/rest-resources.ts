@@ -4,6 +4,7 @@ import { optStr, parseBody, parseVmPut, patchedTags, requiredLocation, sameLocat
 import { checkPreconditions, DISK_TYPE, NIC_TYPE, vmListView, VM_TYPE } from './rest-checks.js';
 import { HttpError, json, locationNotServed, lower, methodNotAllowed, notModelled, requireMethod, resourceNotFound } from './rest-errors.js';
 import { diskJson, errorJson, nicJson, operationJson, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
+import { validateNicPut, validateVmPut } from './request-validation.js';
 import { resourceSkuList, vmSizeList } from './resource-skus.js';
 import type { ArmHttpResponse } from './rest.js';
 
@@ -151,6 +152,7 @@ export class ArmResourceRoutes {
       case 'PUT': {
         const doc = parseBody(body);
         const location = requiredLocation(doc);
+        validateNicPut(doc);
         sameLocation(ref, this.arm.nicLocation(ref), location);
         const subnetId = str(doc, ['properties', 'ipConfigurations', 0, 'properties', 'subnet', 'id'], 'properties.ipConfigurations[0].properties.subnet.id');
         const { nic, created } = this.arm.nicPut({ ref, location, subnetId, tags: tagsOf(doc) });
@@ -191,7 +193,9 @@ export class ArmResourceRoutes {
       case 'PUT': {
         checkPreconditions(headers, this.arm.vmEtag(ref));
         const doc = parseBody(body);
-        sameLocation(ref, this.arm.vmLocation(ref), requiredLocation(doc));
+        const location = requiredLocation(doc);
+        validateVmPut(doc);
+        sameLocation(ref, this.arm.vmLocation(ref), location);
         const request = parseVmPut(ref, doc);
         const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
         if (customData !== undefined) request.customDataHash = digest(customData);
