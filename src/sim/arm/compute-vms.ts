@@ -93,6 +93,7 @@ export class Vms {
       for (const nic of nics) this.state.attach(nic, key);
       this.p.quotas.addCores(vm, 1);
       const op = this.p.ops.start('create');
+      op.target = req.ref;
       vm.createOp = op;
       this.scheduleCreateOutcome(vm, op);
       return { status: 201, value: { vm: toVmDetails(vm), operationId: op.id, created: true } };
@@ -252,6 +253,7 @@ export class Vms {
     vm.coresHeld = true;
     this.p.quotas.addCores(vm, 1);
     const op = this.p.ops.start('create');
+    op.target = req.ref;
     vm.createOp = op;
     this.scheduleCreateOutcome(vm, op);
     return { vm: toVmDetails(vm), operationId: op.id, created: false };

@@ -114,6 +114,8 @@ export interface OperationInfo {
   /** Virtual ms. */
   startedAt: number;
   endedAt?: number;
+  /** The VM a create makes: where the operation's Location ("monitor") URL leads once it succeeded. */
+  target?: ResourceRef;
 }
 
 export interface SnapshotJson {
@@ -253,6 +255,8 @@ export interface OpRecord {
   endedAt?: number;
   status: OperationStatus;
   result?: Vm;
+  /** See OperationInfo.target. */
+  target?: ResourceRef;
   waiters: Array<() => void>;
 }
 

@@ -61,6 +61,7 @@ export class Operations {
       if (!op) return { status: 404, value: undefined };
       const info: OperationInfo = { id: op.id, kind: op.kind, status: op.status, startedAt: op.startedAt };
       if (op.endedAt !== undefined) info.endedAt = op.endedAt;
+      if (op.target !== undefined) info.target = op.target;
       return { status: 200, value: info };
     });
   }

@@ -200,7 +200,8 @@ export class ArmResourceRoutes {
         const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
         if (customData !== undefined) request.customDataHash = digest(customData);
         const begun = this.arm.beginCreateVm(request);
-        const lro = begun.operationId === undefined ? {} : this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, false);
+        // The spec declares both for a VM create (final-state-via: location); Location leads to the VM once it is done.
+        const lro = begun.operationId === undefined ? {} : this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, begun.vm.location, begun.operationId, apiVersion, true);
         return json(begun.created ? 201 : 200, vmJson(begun.vm), lro);
       }
       case 'PATCH': {
@@ -247,6 +248,11 @@ export class ArmResourceRoutes {
     // The Location ("monitor") flavour answers 202 while running and the outcome after.
     if (op.status.status === 'InProgress') return { status: 202, headers: { location: self, ...progress } };
     if (op.status.status === 'Failed') return json(failedStatus(op), errorJson(op.status.error.code, op.status.error.message));
+    if (op.target !== undefined) {
+      const vm = this.arm.vmGet(op.target);
+      if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', op.target);
+      return json(200, vmJson(vm));
+    }
     // A finished VM action (start, deallocate, …) answers 200 there, as the SDK's action LROs expect; a delete 204.
     return { status: op.kind === 'action' ? 200 : 204, headers: {} };
   }
