@@ -94,6 +94,8 @@ export class FakeArm implements AzurePort {
    * on every VM PUT of a quota storm showed in its profile.
    */
   private lastCustomData: { text: string; digest: string } | undefined;
+  /** Request bodies the REST face refused against the published REST model (request-validation.ts). */
+  private readonly refusedBodies: string[] = [];
 
   constructor(opts: FakeArmOptions) {
     const { config } = opts;
@@ -325,6 +327,16 @@ export class FakeArm implements AzurePort {
   }
 
   // ------------------------------------------------------------ stats & control
+
+  /** The REST face refused a request body (see refusedRequestBodies). */
+  noteRefusedBody(what: string): void {
+    this.refusedBodies.push(what);
+  }
+
+  /** Every request body refused as invalid so far: a controller's own request should never be among them. */
+  refusedRequestBodies(): string[] {
+    return [...this.refusedBodies];
+  }
 
   currentVms(): Vm[] {
     return this.vms.current();

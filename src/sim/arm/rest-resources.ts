@@ -152,7 +152,7 @@ export class ArmResourceRoutes {
       case 'PUT': {
         const doc = parseBody(body);
         const location = requiredLocation(doc);
-        validateNicPut(doc);
+        this.validated('nic.put', ref.name, () => validateNicPut(doc));
         sameLocation(ref, this.arm.nicLocation(ref), location);
         const subnetId = str(doc, ['properties', 'ipConfigurations', 0, 'properties', 'subnet', 'id'], 'properties.ipConfigurations[0].properties.subnet.id');
         const { nic, created } = this.arm.nicPut({ ref, location, subnetId, tags: tagsOf(doc) });
@@ -194,7 +194,7 @@ export class ArmResourceRoutes {
         checkPreconditions(headers, this.arm.vmEtag(ref));
         const doc = parseBody(body);
         const location = requiredLocation(doc);
-        validateVmPut(doc);
+        this.validated('vm.put', ref.name, () => validateVmPut(doc));
         sameLocation(ref, this.arm.vmLocation(ref), location);
         const request = parseVmPut(ref, doc);
         const customData = optStr(doc, ['properties', 'osProfile', 'customData']);
@@ -283,6 +283,16 @@ export class ArmResourceRoutes {
     }
     if (this.retryAfter > 0 && !done) out['retry-after'] = String(this.retryAfter);
     return out;
+  }
+
+  /** Runs a body check; a refusal is also noted in the fake ARM, where a run can tell the controller sent a body ARM refuses. */
+  private validated(op: 'nic.put' | 'vm.put', name: string, check: () => void): void {
+    try {
+      check();
+    } catch (err) {
+      if (err instanceof HttpError) this.arm.noteRefusedBody(`${op} ${name}: ${err.code}: ${err.details?.[0]?.message ?? err.message}`);
+      throw err;
+    }
   }
 }
 
