@@ -65,51 +65,65 @@ export interface ArmRestOptions {
 export type ArmRestHandler = (req: ArmHttpRequest) => Promise<ArmHttpResponse>;
 
 export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRestHandler {
-  const routes = new ArmResourceRoutes(arm, opts.baseUrl.replace(/\/+$/, ''), opts.lroRetryAfterSeconds ?? 10);
-  const requireAuth = opts.requireAuth ?? true;
-  let requestSeq = 0;
-  const instance = opts.instanceId ?? 'in-process';
+  const face = new ArmRestFace(arm, opts);
+  return (req) => face.handle(req);
+}
 
-  const handle = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
-    const res = await answer(req);
+/** The REST face: common headers, authentication, api-version and content checks, then routing. */
+class ArmRestFace {
+  private readonly routes: ArmResourceRoutes;
+  private readonly requireAuth: boolean;
+  private readonly instance: string;
+  private readonly clock: VirtualClock | undefined;
+  private requestSeq = 0;
+
+  constructor(private readonly arm: FakeArm, opts: ArmRestOptions) {
+    this.routes = new ArmResourceRoutes(arm, opts.baseUrl.replace(/\/+$/, ''), opts.lroRetryAfterSeconds ?? 10);
+    this.requireAuth = opts.requireAuth ?? true;
+    this.instance = opts.instanceId ?? 'in-process';
+    this.clock = opts.clock;
+  }
+
+  async handle(req: ArmHttpRequest): Promise<ArmHttpResponse> {
+    const res = await this.answer(req);
     if (req.method.toUpperCase() !== 'HEAD') return res;
     // A HEAD answer never has a body, errors included.
     const headers = { ...res.headers };
     delete headers['content-type'];
     return { status: res.status, headers };
-  };
+  }
 
-  const answer = async (req: ArmHttpRequest): Promise<ArmHttpResponse> => {
+  private async answer(req: ArmHttpRequest): Promise<ArmHttpResponse> {
     const headers = lowerKeys(req.headers);
-    const requestId = stableGuid(`${instance}/request-${++requestSeq}`);
+    const requestId = stableGuid(`${this.instance}/request-${++this.requestSeq}`);
     const common: Record<string, string> = {
       'x-ms-request-id': requestId,
       'x-ms-correlation-request-id': headers['x-ms-correlation-request-id'] ?? requestId,
     };
     // Rate-limit headers only when this request reached ARM's counters (the fake keeps the last call's).
-    const before = arm.lastCallHeaders().seq;
+    const before = this.arm.lastCallHeaders().seq;
     const limits = (): Record<string, string> => {
-      const last = arm.lastCallHeaders();
+      const last = this.arm.lastCallHeaders();
       return last.seq === before ? {} : last.headers;
     };
     try {
       const url = new URL(req.url, 'https://fake-arm.invalid');
       const method = req.method.toUpperCase();
       const segs = url.pathname.split('/').filter((s) => s.length > 0).map(decodeSegment);
-      if (segs[0] === '_sim') return withHeaders(await simRoute(arm, opts.clock, method, segs, url, req.body), common);
-      if (requireAuth) checkAuthorization(headers['authorization']);
+      if (segs[0] === '_sim') return withHeaders(await simRoute(this.arm, this.clock, method, segs, url, req.body), common);
+      if (this.requireAuth) checkAuthorization(headers['authorization']);
       const apiVersion = url.searchParams.get('api-version');
       if (!apiVersion) {
         throw new HttpError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
       }
-      if (arm.validateApiVersions) checkApiVersion(method, segs, apiVersion, () => writeLocation(method, segs, req.body));
+      if (this.arm.validateApiVersions) checkApiVersion(method, segs, apiVersion, () => this.writeLocation(method, segs, req.body));
       if (method === 'PUT' || method === 'PATCH') checkContentType(headers['content-type']);
-      const res = method === 'HEAD' ? headRoute(segs, url, apiVersion, headers) : armRoute(method, segs, url, apiVersion, req.body, headers);
+      const res = method === 'HEAD' ? this.headRoute(segs, url, apiVersion, headers) : this.armRoute(method, segs, url, apiVersion, req.body, headers);
       return withHeaders(res, { ...common, ...limits() });
     } catch (err) {
       return withHeaders(errorResponse(err), { ...common, ...limits() });
     }
-  };
+  }
 
   // ------------------------------------------------------------------ ARM routes
 
@@ -117,18 +131,18 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
    * HEAD: ARM answers it for resource groups (Check Existence: 204 or 404, no body); the
    * resource providers the fake models do not serve it (405, no body).
    */
-  function headRoute(segs: string[], url: URL, apiVersion: string, headers: Record<string, string>): ArmHttpResponse {
+  private headRoute(segs: string[], url: URL, apiVersion: string, headers: Record<string, string>): ArmHttpResponse {
     if (segs.length !== 4 || lower(segs[2]) !== 'resourcegroups') return { status: 405, headers: {} };
-    const res = armRoute('GET', segs, url, apiVersion, undefined, headers);
+    const res = this.armRoute('GET', segs, url, apiVersion, undefined, headers);
     return { ...res, status: res.status === 200 ? 204 : res.status };
   }
 
-  function armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined, headers: Record<string, string>): ArmHttpResponse {
+  private armRoute(method: string, segs: string[], url: URL, apiVersion: string, body: string | undefined, headers: Record<string, string>): ArmHttpResponse {
     // Tenant-level routes (/providers, /tenants, …) are ARM's too, but not modelled.
     if (lower(segs[0]) !== 'subscriptions' || segs[1] === undefined) throw notModelled(method, url);
     const sub = segs[1];
-    if (arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
-    if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && segs.length === 4) return routes.resourceGroupRoute(method, sub, segs[3], body, url);
+    if (this.arm.regionsOf(sub).length === 0) throw new HttpError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
+    if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && segs.length === 4) return this.routes.resourceGroupRoute(method, sub, segs[3], body, url);
     if (lower(segs[2]) === 'resourcegroups' && segs[3] !== undefined && lower(segs[4]) === 'providers') {
       const rg = segs[3];
       const ns = lower(segs[5]);
@@ -136,17 +150,17 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       const name = segs[7];
       if (segs.length === 6) throw notModelled(method, url); // the provider's registration
       if (ns === 'microsoft.network' && type === 'virtualnetworks' && segs.length === 10 && lower(segs[8]) === 'subnets' && method === 'GET') {
-        return routes.subnetRoute(sub, `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${segs[7]}/subnets/${segs[9]}`);
+        return this.routes.subnetRoute(sub, `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${segs[7]}/subnets/${segs[9]}`);
       }
       requireServedType(ns, segs[5], segs[6], apiVersion, method, url);
-      if (segs.length === 7) return routes.listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
+      if (segs.length === 7) return this.routes.listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
-      if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return routes.vmChildRoute(method, ref, lower(segs[8]), url, apiVersion);
+      if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return this.routes.vmChildRoute(method, ref, lower(segs[8]), url, apiVersion);
       if (segs.length !== 8) throw notModelled(method, url);
-      if (ns === 'microsoft.network' && type === NIC_TYPE) return routes.nicRoute(method, ref, apiVersion, body, url);
-      if (ns === 'microsoft.compute' && type === VM_TYPE) return routes.vmRoute(method, ref, apiVersion, body, url, headers);
-      if (ns === 'microsoft.compute' && type === DISK_TYPE) return routes.diskRoute(method, ref, apiVersion, url);
+      if (ns === 'microsoft.network' && type === NIC_TYPE) return this.routes.nicRoute(method, ref, apiVersion, body, url);
+      if (ns === 'microsoft.compute' && type === VM_TYPE) return this.routes.vmRoute(method, ref, apiVersion, body, url, headers);
+      if (ns === 'microsoft.compute' && type === DISK_TYPE) return this.routes.diskRoute(method, ref, apiVersion, url);
       throw notModelled(method, url);
     }
     if (lower(segs[2]) === 'providers') {
@@ -156,26 +170,26 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
       requireServedType(ns, segs[3], segs[4], apiVersion, method, url);
       if (segs.length === 5 && ns === 'microsoft.compute' && type === 'skus') {
         requireMethod(method, 'GET');
-        return routes.skuList(sub, url);
+        return this.routes.skuList(sub, url);
       }
-      if (segs.length === 5) return routes.listRoute(method, ns, type, { subscriptionId: sub }, url);
+      if (segs.length === 5) return this.routes.listRoute(method, ns, type, { subscriptionId: sub }, url);
       if (type === 'locations' && segs.length === 7 && ns === 'microsoft.compute' && segs[5] !== undefined) {
         requireMethod(method, 'GET');
-        return routes.computeLocationRoute(sub, segs[5], lower(segs[6]), url);
+        return this.routes.computeLocationRoute(sub, segs[5], lower(segs[6]), url);
       }
       if (type === 'locations' && segs.length === 8 && segs[7] !== undefined) {
         requireMethod(method, 'GET');
         const kind = lower(segs[6]);
         const monitor = kind === 'operationresults' || url.searchParams.get('monitor') === 'true';
         if (kind !== 'operations' && kind !== 'operationresults') throw notModelled(method, url);
-        return routes.operationRoute(sub, segs[7], monitor, url);
+        return this.routes.operationRoute(sub, segs[7], monitor, url);
       }
     }
     throw notModelled(method, url);
   }
 
-
-  function writeLocation(method: string, segs: string[], body: string | undefined): string {
+  /** The location a write names (a PUT's body) or acts in (the resource's), for NoRegisteredProviderFound. */
+  private writeLocation(method: string, segs: string[], body: string | undefined): string {
     if (method === 'PUT' || method === 'PATCH') {
       try {
         const loc = at(JSON.parse(body ?? 'null') as unknown, ['location']);
@@ -189,13 +203,11 @@ export function createArmRestHandler(arm: FakeArm, opts: ArmRestOptions): ArmRes
     const ref = { subscriptionId: sub, resourceGroup: rg, name };
     const key = `${lower(ns)}/${lower(type)}`;
     const found =
-      key === `microsoft.network/${NIC_TYPE}` ? arm.nicLocation(ref) : key === `microsoft.compute/${VM_TYPE}` ? arm.vmLocation(ref) : key === `microsoft.compute/${DISK_TYPE}` ? arm.diskLocation(ref) : undefined;
+      key === `microsoft.network/${NIC_TYPE}` ? this.arm.nicLocation(ref) : key === `microsoft.compute/${VM_TYPE}` ? this.arm.vmLocation(ref) : key === `microsoft.compute/${DISK_TYPE}` ? this.arm.diskLocation(ref) : undefined;
     return found ?? 'global';
   }
-
-
-  return handle;
 }
+
 
 /** A path segment, percent-decoded; a malformed escape (`%zz`, a lone `%E2`) is the client's error, not the server's. */
 function decodeSegment(segment: string): string {
