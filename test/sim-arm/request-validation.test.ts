@@ -27,8 +27,12 @@ afterAll(async () => {
 });
 
 function put(path: string, body: unknown): Promise<Reply> {
+  return send('PUT', path, body);
+}
+
+function send(method: string, path: string, body: unknown): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(`${served.endpoint}${path}`, { method: 'PUT', ca, headers: { authorization: 'Bearer anything', 'content-type': 'application/json' } }, (res) => {
+    const req = request(`${served.endpoint}${path}`, { method, ca, headers: { authorization: 'Bearer anything', 'content-type': 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Reply['body'] }));
@@ -112,6 +116,28 @@ describe('the fake ARM refuses request bodies the published REST model refuses (
       expect(served.arm.snapshot().nics.map((n) => n.name)).not.toContain(name);
     });
   }
+});
+
+describe('PATCH bodies and other values the fake does not repair', () => {
+  it('a tags PATCH with a value that is not a string is refused (Network: InvalidRequestFormat; Compute: InvalidRequestContent), the tags unchanged', async () => {
+    expect((await put(nicUrl('patched'), nicBody())).status).toBe(201);
+    const nic = await send('PATCH', nicUrl('patched'), { tags: { team: 7 } });
+    expect(nic.status).toBe(400);
+    expect(nic.body.error).toMatchObject({ code: 'InvalidRequestFormat' });
+    expect(nic.body.error?.details?.[0]?.message).toMatch(/Path 'tags\.team'/);
+    expect(served.arm.snapshot().nics.find((n) => n.name === 'patched')?.tags).toEqual({});
+    expect((await put(vmUrl('patched'), vmBody('patched'))).status).toBe(201);
+    const vm = await send('PATCH', vmUrl('patched'), { tags: { team: true } });
+    expect(vm.status).toBe(400);
+    expect(vm.body.error?.code).toBe('InvalidRequestContent');
+  });
+
+  it('a VM priority Compute does not know is refused, not taken for Regular', async () => {
+    expect((await put(nicUrl('prio'), nicBody())).status).toBe(201);
+    const res = await put(vmUrl('prio'), { ...vmBody('prio'), properties: { ...(vmBody('prio')['properties'] as Doc), priority: 'Cheap' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'InvalidParameter', target: 'priority' });
+  });
 });
 
 describe('the models come from the SDK packages', () => {

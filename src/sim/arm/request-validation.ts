@@ -46,6 +46,16 @@ export function validateNicPut(body: unknown): void {
   refuse('Microsoft.Network', check(models('Microsoft.Network'), 'NetworkInterface', body));
 }
 
+/** A PATCH of a NIC's tags against Network's TagsObject model. */
+export function validateNicPatch(body: unknown): void {
+  refuse('Microsoft.Network', check(models('Microsoft.Network'), 'TagsObject', body));
+}
+
+/** A PATCH of a VM against Compute's VirtualMachineUpdate model. */
+export function validateVmPatch(body: unknown): void {
+  refuse('Microsoft.Compute', check(models('Microsoft.Compute'), 'VirtualMachineUpdate', body));
+}
+
 /** Every violation of `body` against model `name` (a missing `location` is left to ARM's own LocationRequired). */
 export function check(sdk: SdkModels, name: string, body: unknown): Violation[] {
   const out: Violation[] = [];

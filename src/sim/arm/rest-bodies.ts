@@ -115,6 +115,10 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
   const sshPublicKeys = Array.isArray(keys) ? keys.map((k) => at(k, ['keyData'])).filter((k): k is string => typeof k === 'string') : [];
   const size = at(doc, ['properties', 'storageProfile', 'osDisk', 'diskSizeGB']);
   const priority = optStr(doc, ['properties', 'priority']);
+  // An extensible enum in the SDK's model, but Compute knows three values ('Low' is the old name of Spot).
+  if (priority !== undefined && priority !== 'Regular' && priority !== 'Spot' && priority !== 'Low') {
+    throw new HttpError(400, 'InvalidParameter', `The value '${priority}' of parameter 'priority' is not valid (Regular, Spot or Low).`, {}, 'priority');
+  }
   const evictionPolicy = optStr(doc, ['properties', 'evictionPolicy']);
   if (evictionPolicy !== undefined && evictionPolicy !== 'Delete' && evictionPolicy !== 'Deallocate') {
     throw new HttpError(400, 'InvalidParameter', `The value '${evictionPolicy}' of parameter 'evictionPolicy' is not valid (Delete or Deallocate).`, {}, 'evictionPolicy');

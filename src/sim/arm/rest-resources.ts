@@ -4,7 +4,7 @@ import { optStr, parseBody, parseVmPut, patchedTags, requiredLocation, sameLocat
 import { checkPreconditions, DISK_TYPE, NIC_TYPE, vmListView, VM_TYPE } from './rest-checks.js';
 import { HttpError, json, locationNotServed, lower, methodNotAllowed, notModelled, requireMethod, resourceNotFound } from './rest-errors.js';
 import { diskJson, errorJson, nicJson, operationJson, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
-import { validateNicPut, validateVmPut } from './request-validation.js';
+import { validateNicPatch, validateNicPut, validateVmPatch, validateVmPut } from './request-validation.js';
 import { resourceSkuList, vmSizeList } from './resource-skus.js';
 import type { ArmHttpResponse } from './rest.js';
 
@@ -160,7 +160,9 @@ export class ArmResourceRoutes {
         return json(created ? 201 : 200, nicJson(nic), this.asyncHeaders('Microsoft.Network', ref.subscriptionId, location, opId, apiVersion, false, true));
       }
       case 'PATCH': {
-        const nic = this.arm.nicPatchTags(ref, patchedTags(parseBody(body), url));
+        const doc = parseBody(body);
+        this.validated('nic.patch', ref.name, () => validateNicPatch(doc));
+        const nic = this.arm.nicPatchTags(ref, patchedTags(doc, url));
         if (!nic) throw resourceNotFound('Microsoft.Network/networkInterfaces', ref);
         return json(200, nicJson(nic));
       }
@@ -205,7 +207,9 @@ export class ArmResourceRoutes {
         return json(begun.created ? 201 : 200, vmJson(begun.vm), lro);
       }
       case 'PATCH': {
-        const vm = this.arm.vmPatchTags(ref, patchedTags(parseBody(body), url));
+        const doc = parseBody(body);
+        this.validated('vm.patch', ref.name, () => validateVmPatch(doc));
+        const vm = this.arm.vmPatchTags(ref, patchedTags(doc, url));
         if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
         // Compute answers an update as an LRO; the fake's is done at once.
         return json(200, vmJson(vm), this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, this.arm.completedOperation('create'), apiVersion, false));
@@ -286,7 +290,7 @@ export class ArmResourceRoutes {
   }
 
   /** Runs a body check; a refusal is also noted in the fake ARM, where a run can tell the controller sent a body ARM refuses. */
-  private validated(op: 'nic.put' | 'vm.put', name: string, check: () => void): void {
+  private validated(op: 'nic.put' | 'vm.put' | 'nic.patch' | 'vm.patch', name: string, check: () => void): void {
     try {
       check();
     } catch (err) {
