@@ -1,6 +1,6 @@
 import { AzureError } from '../../ports/azure.js';
 import { errorJson, type Json } from './rest-shapes.js';
-import type { ArmHttpResponse } from './rest.js';
+import type { ArmHttpResponse } from './rest-http.js';
 
 /** Raised inside the handler for REST-level refusals that are not FakeArm answers. */
 export class HttpError extends Error {

@@ -6,7 +6,7 @@ import { HttpError, json, locationNotServed, lower, methodNotAllowed, notModelle
 import { diskJson, errorJson, nicJson, operationJson, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
 import { validateNicPatch, validateNicPut, validateVmPatch, validateVmPut } from './request-validation.js';
 import { resourceSkuList, vmSizeList } from './resource-skus.js';
-import type { ArmHttpResponse } from './rest.js';
+import type { ArmHttpResponse } from './rest-http.js';
 
 /** The VM power actions the fake serves, by their lower-cased path segment. */
 const POWER_ACTIONS: Readonly<Record<string, PowerAction>> = { deallocate: 'deallocate', poweroff: 'powerOff', start: 'start', restart: 'restart' };

@@ -4,7 +4,7 @@ import type { FakeArm } from './fake-arm.js';
 import { parseBody } from './rest-bodies.js';
 import { HttpError, json, requireMethod } from './rest-errors.js';
 import type { Json } from './rest-shapes.js';
-import type { ArmHttpResponse } from './rest.js';
+import type { ArmHttpResponse } from './rest-http.js';
 import type { ArmFault } from './types.js';
 
 const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [

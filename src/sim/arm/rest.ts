@@ -6,6 +6,7 @@ import { checkApiVersion, checkAuthorization, checkContentType, DISK_TYPE, NIC_T
 import { errorResponse, HttpError, lower, lowerKeys, notModelled, requireMethod, withHeaders } from './rest-errors.js';
 import { ArmResourceRoutes } from './rest-resources.js';
 import { stableGuid } from './rest-shapes.js';
+import type { ArmHttpRequest, ArmHttpResponse } from './rest-http.js';
 import { simRoute } from './rest-sim.js';
 
 /**
@@ -15,8 +16,9 @@ import { simRoute } from './rest-sim.js';
  *
  * What the SDKs rely on and this face reproduces:
  * - PUT answers 201 (created) or 200 (existing) with the resource body; a VM PUT that
- *   starts work carries `Azure-AsyncOperation` (+ `Retry-After`), which core-lro polls
- *   until `status` is Succeeded/Failed, then GETs the PUT's URL for the final resource.
+ *   starts work carries `Azure-AsyncOperation` and `Location` (+ `Retry-After`); core-lro
+ *   polls the first until `status` is Succeeded/Failed, then GETs the second for the VM.
+ * - Request bodies are checked against the SDKs' own REST models (request-validation.ts).
  * - DELETE answers 202 with `Azure-AsyncOperation` and `Location`, or 204 when the
  *   resource does not exist (ARM's "already gone" answer).
  * - Errors are `{"error":{"code","message"}}` with ARM's statuses; 429 carries
@@ -28,19 +30,7 @@ import { simRoute } from './rest-sim.js';
  * Azure-AsyncOperation URL (already Succeeded) as Microsoft.Network does, so the SDK's
  * polling path is the one production takes.
  */
-export interface ArmHttpRequest {
-  method: string;
-  /** Path and query, e.g. /subscriptions/…?api-version=2024-07-01 */
-  url: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface ArmHttpResponse {
-  status: number;
-  headers: Record<string, string>;
-  body?: string;
-}
+export type { ArmHttpRequest, ArmHttpResponse } from './rest-http.js';
 
 export interface ArmRestOptions {
   /** Scheme + host (+ port) that clients use; prefixes every URL the face hands out. */
