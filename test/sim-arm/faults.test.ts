@@ -19,7 +19,7 @@ describe('FakeArm throttling', () => {
     const h = harness(zero({ throttling: true, subnets: [{ id: SUBNET, addressPrefix: '10.1.0.0/23' }] }));
     const { arm } = h;
     for (let i = 0; i < 200; i++) arm.nicPut(nicSpec(`n${i}`));
-    expect(arm.lastRateLimit()).toEqual({ kind: 'writes', remaining: 0 });
+    expect(arm.lastCallHeaders().headers['x-ms-ratelimit-remaining-subscription-writes']).toBe('0');
     const e = azErr(await h.run(arm.createNic(nicSpec('x'))).catch((x: unknown) => x));
     expect(e.code).toBe('TooManyRequests');
     expect(e.statusCode).toBe(429);

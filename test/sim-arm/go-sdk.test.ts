@@ -144,13 +144,14 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
     for (const n of ['life-a', 'life-b', 'life-c']) {
       expect(step(run, `vm-create ${n}`).result).toMatchObject({ name: n, provisioningState: 'Succeeded', vmSize: 'Standard_D2s_v5', osDisk: `${n}_OsDisk_1` });
     }
-    // As the Go SDK polls: 201 with Azure-AsyncOperation (no Location on a PUT), the operation
-    // until Succeeded, each wait the Retry-After it was given, then the final GET of the VM.
+    // As the Go SDK polls: 201 with Azure-AsyncOperation and Location (the Compute spec declares
+    // both), the operation until Succeeded, each wait the Retry-After it was given, then the final
+    // GET of the VM (at its own URL or through Location, which leads to it once the create is done).
     const vmUrl = '/virtualMachines/life-b';
     const putB = exchanges(run, 'PUT', vmUrl)[0]!;
     expect(putB.status).toBe(201);
     expect(putB.headers?.['azure-asyncoperation']).toMatch(/\/providers\/Microsoft\.Compute\/locations\/eastus2\/operations\/[^/?]+\?api-version=/);
-    expect(putB.headers).not.toHaveProperty('location');
+    expect(putB.headers?.['location']).toMatch(/\/providers\/Microsoft\.Compute\/locations\/eastus2\/operations\/[^/?]+\?monitor=true&api-version=/);
     const opPath = new URL(putB.headers!['azure-asyncoperation']!).pathname;
     const polls = run.http.filter((h) => h.method === 'GET' && h.path === opPath);
     expect(polls.length).toBeGreaterThanOrEqual(1);
@@ -158,7 +159,8 @@ describe('ARM face × Go Azure SDK (azcore, armcompute, armnetwork)', () => {
       const before = i === 0 ? putB : polls[i - 1]!;
       expect(p.atMs - before.atMs).toBeGreaterThanOrEqual(Number(before.headers?.['retry-after'] ?? '0') * 1000 - 50);
     }
-    const finalGet = run.http.find((h) => h.method === 'GET' && h.path.endsWith(vmUrl) && h.atMs >= polls.at(-1)!.atMs);
+    const monitorPath = new URL(putB.headers!['location']!).pathname;
+    const finalGet = run.http.find((h) => h.method === 'GET' && (h.path.endsWith(vmUrl) || (h.path === monitorPath && h.status === 200)) && h.atMs >= polls.at(-1)!.atMs);
     expect(finalGet?.status).toBe(200);
 
     // life-c was finished from its poller's resume token alone: polled to the end, its PUT sent once.

@@ -4,6 +4,7 @@ import { request } from 'node:https';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
+import { MAX_CLOCK_ADVANCE_SECONDS } from '../../src/sim/arm/rest-sim.js';
 import { defaultFakeArmConfig, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID } from '../../src/sim/arm/defaults.js';
 
 interface Reply {
@@ -61,6 +62,30 @@ describe('fake ARM over HTTPS', () => {
     await served.close();
     served = undefined;
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it('refuses a clock advance past its bound (400, clock unchanged, later calls still answer) and a malformed percent-encoding (400, not 500)', async () => {
+    served = await serveArm({ host: '127.0.0.1', scenarioConfig: defaultFakeArmConfig(), seed: 1, clockMode: 'manual' });
+    const ca = readFileSync(served.caCertPath, 'utf8');
+    const before = served.clock.now();
+    for (const seconds of ['1e308', 'Infinity', String(MAX_CLOCK_ADVANCE_SECONDS + 1)]) {
+      const adv = await call(served.endpoint, ca, 'POST', `/_sim/clock/advance?seconds=${seconds}`);
+      expect(adv.status).toBe(400);
+      expect(JSON.parse(adv.body)).toMatchObject({ error: { code: 'InvalidParameter' } });
+    }
+    expect(served.clock.now()).toBe(before);
+    const max = await call(served.endpoint, ca, 'POST', `/_sim/clock/advance?seconds=${MAX_CLOCK_ADVANCE_SECONDS}`);
+    expect(JSON.parse(max.body)).toMatchObject({ t: before + MAX_CLOCK_ADVANCE_SECONDS * 1000 });
+    expect((await call(served.endpoint, ca, 'PUT', nicUrl, {
+      location: 'eastus2',
+      properties: { ipConfigurations: [{ name: 'ipconfig1', properties: { subnet: { id: DEFAULT_SUBNET_ID } } }] },
+    })).status).toBe(201);
+
+    for (const path of [nicUrl.replace('nic-a', 'nic-%zz'), nicUrl.replace('nic-a', 'nic-%E2%82'), '/_sim/st%ate']) {
+      const bad = await call(served.endpoint, ca, 'GET', path);
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bad.body)).toMatchObject({ error: { code: 'BadRequest' } });
+    }
   });
 
   it('realtime mode pumps virtual time with the wall clock', async () => {

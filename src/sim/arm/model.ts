@@ -114,6 +114,8 @@ export interface OperationInfo {
   /** Virtual ms. */
   startedAt: number;
   endedAt?: number;
+  /** The VM a create makes: where the operation's Location ("monitor") URL leads once it succeeded. */
+  target?: ResourceRef;
 }
 
 export interface SnapshotJson {
@@ -253,6 +255,8 @@ export interface OpRecord {
   endedAt?: number;
   status: OperationStatus;
   result?: Vm;
+  /** See OperationInfo.target. */
+  target?: ResourceRef;
   waiters: Array<() => void>;
 }
 
@@ -387,4 +391,12 @@ export function diskView(rec: DiskRecord): Disk {
   const d: Disk = { id: rec.id, name: rec.name, tags: Object.freeze({ ...rec.tags }) };
   if (rec.managedBy !== undefined) d.managedBy = rec.managedBy;
   return (rec.view = Object.freeze(d));
+}
+
+/** Whether two tag sets hold the same pairs (a PUT or PATCH with the same tags changes nothing). */
+export function sameTags(a: Tags, b: Tags): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
 }

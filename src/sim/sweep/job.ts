@@ -55,7 +55,12 @@ export async function runSweepJob(job: SweepJob): Promise<SweepOutcome> {
       keepEventLog: false,
     });
     const leaks = leakSummary(run.result);
-    const problems = [...(leaks !== undefined ? [`--assert-no-leaks refuses: ${leaks}`] : []), ...run.invariantViolations];
+    const problems = [
+      ...(leaks !== undefined ? [`--assert-no-leaks refuses: ${leaks}`] : []),
+      ...run.invariantViolations,
+      // The controller's own requests must be ones ARM accepts (reached only through the REST face, `arm: 'sdk'`).
+      ...run.arm.refusedRequestBodies().map((r) => `ARM refused a request body as invalid: ${r}`),
+    ];
     return { ...base, result: run.result, problems, reapAfterReservationSeconds: run.arm.reapAfterReservationSeconds() };
   } catch (err) {
     return { ...base, problems: [], error: err instanceof Error ? (err.stack ?? err.message) : String(err) };

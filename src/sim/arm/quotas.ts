@@ -1,0 +1,111 @@
+import { zoneLabel, zonesIn } from '../../catalog/skus.js';
+import { isGpuFamily } from './defaults.js';
+import * as msg from './messages.js';
+import { normalizeLocation, type QuotaUsage, type RegionState, type SnapshotJson, type VmCreateRequest, type VmRecord } from './model.js';
+import type { ArmCalls } from './calls.js';
+import type { Regions } from './regions.js';
+import type { ArmState } from './state.js';
+
+/**
+ * Compute quotas and usages: the synchronous admission of a VM PUT (size, SKU availability,
+ * then family, regional or low-priority cores), the cores VMs hold, and the usages API.
+ */
+export class Quotas {
+  constructor(private readonly state: ArmState, private readonly regions: Regions, private readonly calls: ArmCalls) {}
+
+  /** Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota. */
+  admit(req: VmCreateRequest, region: RegionState): void {
+    const type = this.state.types.get(req.vmSize.toLowerCase());
+    if (!type) throw msg.invalid(`The value ${req.vmSize} provided for the VM size is not valid.`);
+    const loc = req.location.toLowerCase();
+    if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) {
+      throw msg.skuNotAvailable(type.name, req.location);
+    }
+    // A zonal PUT is admitted only in a zone the size is offered in there (Resource SKUs'
+    // locationInfo zones); a regional region has none, so any zone is refused.
+    if (req.zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, req.zone))) {
+      throw msg.skuNotAvailable(type.name, req.location, req.zone);
+    }
+    if (req.priority === 'Spot') {
+      const lowPriority = this.lowPriorityLimit(region);
+      if (region.lowPriorityUsed + type.vcpu > lowPriority) {
+        throw msg.quotaExceeded('LowPriorityCores', req.location, lowPriority, region.lowPriorityUsed, type.vcpu, 'spot-quota');
+      }
+      return;
+    }
+    const limit = this.familyLimit(region, type.family);
+    const used = region.familyUsed.get(type.family) ?? 0;
+    if (used + type.vcpu > limit) {
+      throw msg.quotaExceeded(type.family + ' Cores', req.location, limit, used, type.vcpu, 'per-vm-quota-requests');
+    }
+    const regional = this.regionalLimit(region);
+    if (region.totalUsed + type.vcpu > regional) {
+      throw msg.quotaExceeded('Total Regional Cores', req.location, regional, region.totalUsed, type.vcpu, 'regional-quota-requests');
+    }
+  }
+
+  /** Holds (sign 1) or frees (-1) a VM's cores: a Spot VM's in the low-priority quota only, others in their family's and the regional. */
+  addCores(vm: VmRecord, sign: 1 | -1): void {
+    const region = vm.region;
+    const cores = sign * vm.cores;
+    if (vm.priority === 'Spot') {
+      region.lowPriorityUsed += cores;
+      return;
+    }
+    region.familyUsed.set(vm.family, (region.familyUsed.get(vm.family) ?? 0) + cores);
+    region.totalUsed += cores;
+  }
+
+  /**
+   * Compute usages of a region (GET …/locations/{l}/usages, a counted read): cores used and
+   * allowed per VM family (every family offered there, plus any with a quota or usage) and
+   * in total, and the region's VM count. Undefined for a region the fake does not serve.
+   */
+  usage(subscriptionId: string, location: string): QuotaUsage | undefined {
+    const loc = normalizeLocation(location);
+    const region = this.regions.get(subscriptionId, loc);
+    return this.calls.invoke('usage.list', 'reads', subscriptionId, region ? loc : undefined, loc, () => {
+      if (!region) return { status: 404, value: undefined };
+      const families = new Set<string>([...region.familyQuota.keys(), ...region.familyUsed.keys()]);
+      for (const t of this.state.types.values()) if (t.locations.some((l) => l.toLowerCase() === loc)) families.add(t.family);
+      let vms = 0;
+      for (const vm of this.state.vms.values()) if (vm.region === region) vms++;
+      return {
+        status: 200,
+        value: {
+          regional: { used: region.totalUsed, limit: this.regionalLimit(region) },
+          lowPriority: { used: region.lowPriorityUsed, limit: this.lowPriorityLimit(region) },
+          families: [...families].sort().map((family) => ({ family, used: region.familyUsed.get(family) ?? 0, limit: this.familyLimit(region, family) })),
+          virtualMachines: vms,
+        },
+      };
+    });
+  }
+
+  /** Every region's family and regional cores, as the snapshot shows them. */
+  snapshot(): Pick<SnapshotJson, 'quota' | 'regionalCores'> {
+    const quota: SnapshotJson['quota'] = [];
+    const regionalCores: SnapshotJson['regionalCores'] = [];
+    for (const r of this.regions.values()) {
+      const families = new Set([...r.familyQuota.keys(), ...r.familyUsed.keys()]);
+      for (const family of families) {
+        quota.push({ subscriptionId: r.subscriptionId, location: r.location, family, usedCores: r.familyUsed.get(family) ?? 0, limitCores: this.familyLimit(r, family) });
+      }
+      regionalCores.push({ subscriptionId: r.subscriptionId, location: r.location, usedCores: r.totalUsed, limitCores: this.regionalLimit(r) });
+    }
+    return { quota, regionalCores };
+  }
+
+  private familyLimit(region: RegionState, family: string): number {
+    const d = this.state.settings.defaultQuota;
+    return region.familyQuota.get(family) ?? (isGpuFamily(family) ? d.gpuFamilyCores : d.familyCores);
+  }
+
+  private regionalLimit(region: RegionState): number {
+    return region.regionalQuota ?? this.state.settings.defaultQuota.regionalCores;
+  }
+
+  private lowPriorityLimit(region: RegionState): number {
+    return region.lowPriorityQuota ?? this.state.settings.defaultQuota.lowPriorityCores;
+  }
+}
