@@ -16,7 +16,7 @@ import { createRedactingLogger } from '../log/redact.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';

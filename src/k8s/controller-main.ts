@@ -9,7 +9,7 @@ import { createRedactingLogger } from '../log/redact.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
 import { controllerRuntimeFactory } from '../runtime/leader.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import { KubeBootstrapSource } from './bootstrap.js';
 import { KubeClient, loadKubeConfig } from './client.js';
 import { startControllerProcess, type ControllerProcess } from './controller-process.js';

@@ -5,7 +5,7 @@ import type { Clock, Random } from '../ports/clock.js';
 import type { FailureAction } from '../azure/errors.js';
 import type { UnavailableEntry } from '../azure/offerings.js';
 import type { EventLog } from './event-log.js';
-import type { InstanceLoss } from '../machines/nodeclaim.js';
+import type { InstanceLoss } from '../lifecycle/nodeclaim/machine.js';
 
 /** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
 export type StrategyName = 'naive' | 'delayed' | 'machine';

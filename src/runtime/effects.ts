@@ -1,20 +1,20 @@
 import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
 import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../catalog/skus.js';
-import type { InstanceLoss, InstanceState, LaunchFailure } from '../machines/nodeclaim.js';
+import type { InstanceLoss, InstanceState, LaunchFailure } from '../lifecycle/nodeclaim/machine.js';
 import { AzureError, type ResourceRef, type VmProvisioningState } from '../ports/azure.js';
 import { ClusterError, type AzureFlexNodeClass, type Condition, type Node, type NodeClaim } from '../ports/cluster.js';
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { durationOrNever } from '../disruption/duration.js';
-import { LAUNCH_REASON_THROTTLED } from '../disruption/liveness.js';
+import { LAUNCH_REASON_THROTTLED } from '../lifecycle/nodeclaim/liveness.js';
 import { ALLOCATION_TTL_MAX_SECONDS, classifyAzureError } from '../azure/errors.js';
 import type { RuntimeDeps, VmCreateAttempt } from './deps.js';
 import { vmAttemptAt, type WorldView } from './world.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../provisioning/offering-marks.js';
-import { registrationPatch } from './registration.js';
-import { launchLabels } from '../controllers/nodeclaim/launch-labels.js';
-import { withLifecycleConditions } from '../controllers/nodeclaim/conditions.js';
+import { registrationPatch } from '../lifecycle/nodeclaim/registration.js';
+import { launchLabels } from '../lifecycle/nodeclaim/labels.js';
+import { withLifecycleConditions } from '../lifecycle/nodeclaim/conditions.js';
 import { Requirements } from '../provisioning/requirements.js';
-import { NIC_RESERVATION_MS } from '../machines/env.js';
+import { NIC_RESERVATION_MS } from '../lifecycle/timing.js';
 import {
   ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_OFFERING_MARKS, ANNOTATION_VM_ATTEMPT_AT, FINALIZER_TERMINATION,
   LABEL_INITIALIZED, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE,

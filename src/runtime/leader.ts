@@ -14,10 +14,10 @@ import { createArmMetrics } from '../metrics/arm.js';
 import { refreshClusterGauges } from '../metrics/cluster-state.js';
 import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Runtime } from './controller.js';
+import { Runtime } from './runtime.js';
 import { DEFAULT_RUNTIME_CONFIG, type PeriodicController, type RuntimeConfig } from './deps.js';
 import type { MemoryEventLog } from './event-log.js';
-import type { createUserDataRenderer } from './userdata.js';
+import type { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port

@@ -1,5 +1,5 @@
 import { StaticBootstrapSource } from '../azure/userdata/index.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 
 /**
  * The simulated cluster's bootstrap: a fixed endpoint and CA, and a token that is a real

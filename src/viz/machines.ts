@@ -1,7 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
-import { NIC_RESERVATION_MS, type MachineEnv } from '../machines/env.js';
-import { createNicMachine } from '../machines/nic.js';
-import { createNodeClaimMachine } from '../machines/nodeclaim.js';
+import { NIC_RESERVATION_MS, type MachineEnv } from '../lifecycle/timing.js';
+import { createNicMachine } from '../lifecycle/nic/machine.js';
+import { createNodeClaimMachine } from '../lifecycle/nodeclaim/machine.js';
 import { machineToGraph, type MachineGraph } from './graph.js';
 import type { MachineName } from './names.js';
 

@@ -210,7 +210,7 @@ describe('bootstrap source', () => {
 describe('userdata from Karpenter objects', () => {
   it('maps NodeClaim + NodeClass + instance type, reading the bootstrap config once per process', async () => {
     const { userDataInputFor } = await import('../../src/azure/userdata/index.js');
-    const { createUserDataRenderer } = await import('../../src/runtime/userdata.js');
+    const { createUserDataRenderer } = await import('../../src/lifecycle/nodeclaim/userdata.js');
     const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
     const meta = (name: string, labels: Record<string, string> = {}) => ({
       name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z',

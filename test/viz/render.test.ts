@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NIC_RESERVATION_MS } from '../../src/machines/env.js';
+import { NIC_RESERVATION_MS } from '../../src/lifecycle/timing.js';
 import { machineGraph } from '../../src/viz/machines.js';
 import { MACHINE_NAMES } from '../../src/viz/names.js';
 import { renderMachine } from '../../src/viz/render.js';

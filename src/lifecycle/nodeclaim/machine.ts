@@ -1,9 +1,9 @@
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import { classifyAzureError, type FailureAction } from '../azure/errors.js';
+import { classifyAzureError, type FailureAction } from '../../azure/errors.js';
 
 type InsufficientCapacity = Extract<FailureAction, { kind: 'insufficientCapacity' }>;
-import type { VmPowerState, VmProvisioningState } from '../ports/azure.js';
-import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from './env.js';
+import type { VmPowerState, VmProvisioningState } from '../../ports/azure.js';
+import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from '../timing.js';
 
 /**
  * The NodeClaim machine: pending → NIC → VM → launched → registered → initialized →

@@ -10,9 +10,9 @@
  *    NodeClaim's startup taints, and every extended resource the NodeClaim requested (e.g.
  *    nvidia.com/gpu) is allocatable; then karpenter.sh/initialized=true.
  */
-import type { MetadataPatch, Node, NodeClaim, Taint } from '../ports/cluster.js';
-import { parseQuantity } from '../provisioning/resources.js';
-import { FINALIZER_TERMINATION, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';
+import type { MetadataPatch, Node, NodeClaim, Taint } from '../../ports/cluster.js';
+import { parseQuantity } from '../../provisioning/resources.js';
+import { FINALIZER_TERMINATION, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../../apis/well-known.js';
 
 /** Resources every node reports; only the others (device plugins) can be missing at first. */
 const WELL_KNOWN_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);

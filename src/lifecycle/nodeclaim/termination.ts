@@ -15,9 +15,9 @@
  *      deadline; after it everything is evicted regardless and the node counts as drained
  *      (terminationGracePeriod is the upper bound on how long a node may block deletion).
  */
-import type { ClusterPort, Pod, Taint } from '../ports/cluster.js';
-import { podBlocksDisruption } from './do-not-disrupt.js';
-import { TAINT_DISRUPTED } from '../apis/well-known.js';
+import type { ClusterPort, Pod, Taint } from '../../ports/cluster.js';
+import { podBlocksDisruption } from '../../disruption/do-not-disrupt.js';
+import { TAINT_DISRUPTED } from '../../apis/well-known.js';
 
 /** Pods at or above system-cluster-critical's priority are evicted last. */
 export const CRITICAL_PRIORITY = 2_000_000_000;

@@ -1,6 +1,6 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
-import { classifyAzureError, type FailureAction } from '../azure/errors.js';
-import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
+import { classifyAzureError, type FailureAction } from '../../azure/errors.js';
+import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from '../timing.js';
 
 /**
  * The NIC machine: one per network interface azflex owns. It exists to guarantee that a

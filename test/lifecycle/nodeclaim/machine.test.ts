@@ -1,10 +1,10 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { createNodeClaimMachine, INSTANCE_RECHECK_MS, type InstanceLoss, type InstanceState, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
-import { AzureError, type VmProvisioningState } from '../../src/ports/azure.js';
-import { xstateClock } from '../../src/ports/clock.js';
-import { stateName } from '../../src/runtime/event-log.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { createNodeClaimMachine, INSTANCE_RECHECK_MS, type InstanceLoss, type InstanceState, type LaunchFailure, type NodeClaimObservation } from '../../../src/lifecycle/nodeclaim/machine.js';
+import { AzureError, type VmProvisioningState } from '../../../src/ports/azure.js';
+import { xstateClock } from '../../../src/ports/clock.js';
+import { stateName } from '../../../src/runtime/event-log.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
 
 /** Lets invoked promises (the effects) resolve. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));

@@ -7,12 +7,12 @@
  * produce working nodes (bad image, broken bootstrap, unreachable API server).
  * A later successful registration in the pool flips the condition back to True.
  */
-import type { ClusterPort, Condition, NodeClaim, NodePool } from '../ports/cluster.js';
-import type { Clock } from '../ports/clock.js';
-import { isFlexNodePool } from '../provisioning/scheduler.js';
-import type { ProvisionerLog } from '../provisioning/provisioner.js';
-import { LABEL_NODEPOOL } from '../apis/well-known.js';
-import { walkAlongside } from '../utils/list-walk.js';
+import type { ClusterPort, Condition, NodeClaim, NodePool } from '../../ports/cluster.js';
+import type { Clock } from '../../ports/clock.js';
+import { isFlexNodePool } from '../../provisioning/scheduler.js';
+import type { ProvisionerLog } from '../../provisioning/provisioner.js';
+import { LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { walkAlongside } from '../../utils/list-walk.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
 /**

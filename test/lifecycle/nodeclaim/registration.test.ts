@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { notInitializedReason, registrationPatch } from '../../src/runtime/registration.js';
-import type { Node, NodeClaim } from '../../src/ports/cluster.js';
-import { UNREGISTERED_TAINT_KEY } from '../../src/apis/well-known.js';
+import { notInitializedReason, registrationPatch } from '../../../src/lifecycle/nodeclaim/registration.js';
+import type { Node, NodeClaim } from '../../../src/ports/cluster.js';
+import { UNREGISTERED_TAINT_KEY } from '../../../src/apis/well-known.js';
 
 const claim: NodeClaim = {
   metadata: { name: 'h200-abcde', uid: 'u', labels: { 'karpenter.sh/nodepool': 'h200', gpu: 'h200' }, annotations: {}, finalizers: [], creationTimestamp: '' },

@@ -1,9 +1,9 @@
 import { createActor, fromPromise, type Actor, type AnyStateMachine, type EventObject } from 'xstate';
 import { classifyAzureError } from '../azure/errors.js';
 import { nicNameFor, vmNameFor } from '../azure/naming.js';
-import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../machines/nic.js';
-import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../machines/nodeclaim.js';
-import { NIC_RESERVATION_MS } from '../machines/env.js';
+import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../lifecycle/nic/machine.js';
+import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../lifecycle/nodeclaim/machine.js';
+import { NIC_RESERVATION_MS } from '../lifecycle/timing.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
 import type { Node, NodeClaim } from '../ports/cluster.js';
 import type { Nic, ResourceRef, Vm } from '../ports/azure.js';
@@ -13,7 +13,7 @@ import { stateName } from './event-log.js';
 import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
-import { notInitializedReason } from './registration.js';
+import { notInitializedReason } from '../lifecycle/nodeclaim/registration.js';
 import { legacyCleanup, type LegacyCleanup } from './strategies.js';
 import { PeriodicLoop, type LoopProgress } from './loop.js';
 
