@@ -36,3 +36,18 @@ export function backoffMs(env: MachineEnv, attempt: number, baseMs = 1_000, capM
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 16));
   return Math.round(ceiling / 2 + env.random.next() * (ceiling / 2));
 }
+
+/** When ARM lets go of a NIC that a VM PUT sent at `attemptAt` referenced: the one place the deadline is computed. */
+export function reservationEnd(attemptAt: number): number {
+  return attemptAt + NIC_RESERVATION_MS;
+}
+
+/**
+ * The one retry pattern: the state a failed call waits in, until `delay` (context.retryAt,
+ * set by the failure's schedule action, unless named otherwise), before `target` calls again.
+ * A wait is a state of its own because the event log records it; diagrams fold it into the
+ * call's edge (meta.retryOf).
+ */
+export function retryWait<T extends string, D extends string = 'untilRetry'>(target: T, delay?: D) {
+  return { after: { [delay ?? 'untilRetry']: target } as Record<D, T>, meta: { retryOf: target } };
+}

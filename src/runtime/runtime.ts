@@ -1,24 +1,23 @@
-import { createActor, fromPromise, type Actor, type AnyStateMachine, type EventObject } from 'xstate';
-import { classifyAzureError } from '../azure/errors.js';
-import { nicNameFor, vmNameFor } from '../azure/naming.js';
-import { createNicMachine, type NicMachine, type NicObservation, type NicOwner } from '../lifecycle/nic/machine.js';
-import { createNodeClaimMachine, type NodeClaimMachine, type NodeClaimObservation } from '../lifecycle/nodeclaim/machine.js';
-import { NIC_RESERVATION_MS } from '../lifecycle/timing.js';
+import { createActor, type AnyStateMachine, type EventObject } from 'xstate';
+import { PROVIDER_ID_PREFIX, nicNameFor, refFromId, vmNameFor } from '../azure/naming.js';
+import { classified, errorCode } from '../lifecycle/failure.js';
+import { nicMachineFor, nodeClaimMachineFor } from '../lifecycle/machines.js';
+import type { NicMachine, NicObservation, NicOwner } from '../lifecycle/nic/machine.js';
+import type { NodeClaimMachine, NodeClaimObservation } from '../lifecycle/nodeclaim/machine.js';
+import { NIC_ROUTES, NODECLAIM_ROUTES, routeFrom, type NicActor, type NodeClaimActor, type RouteTargets } from '../lifecycle/routing.js';
+import { assertLeader, type LifecycleScope } from '../lifecycle/scope.js';
+import { reservationEnd } from '../lifecycle/timing.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
 import type { Node, NodeClaim } from '../ports/cluster.js';
 import type { Nic, ResourceRef, Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
-import { Effects, PROVIDER_ID_PREFIX, refFromId } from './effects.js';
 import { stateName } from './event-log.js';
 import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
-import { notInitializedReason } from '../lifecycle/nodeclaim/registration.js';
-import { legacyCleanup, type LegacyCleanup } from './strategies.js';
+import { notInitializedReason } from '../lifecycle/nodeclaim/initialization.js';
+import { legacyCleanup, legacyNodeClaimRoutes, type LegacyCleanup } from './strategies.js';
 import { PeriodicLoop, type LoopProgress } from './loop.js';
-
-type NodeClaimActor = Actor<NodeClaimMachine>;
-type NicActor = Actor<NicMachine>;
 
 /**
  * ARM is listed in full (every page) at start and then this often; the passes between look
@@ -57,7 +56,10 @@ export class Runtime {
   private readonly nicOwners = new Map<string, string>();
   /** GC deletes whose request is still unanswered (not a record of what to delete: that is the world). */
   private readonly gcInFlight = new Set<string>();
-  private readonly effects: Effects;
+  /** What the lifecycles' effects reach from here (the ports, the world, a few services). */
+  private readonly scope: LifecycleScope;
+  /** The actors the routing table addresses (lifecycle/routing.ts). */
+  private readonly targets: RouteTargets;
   private readonly nodeClaimMachine: NodeClaimMachine;
   private readonly nicMachine: NicMachine;
   private readonly legacy: LegacyCleanup | undefined;
@@ -90,44 +92,26 @@ export class Runtime {
     this.deps = { ...deps, arm: this.armView.observing(gate, deps.clock) };
     this.actorClock = xstateClock(deps.clock);
     const env = { clock: deps.clock, random: deps.random };
-    this.effects = new Effects(this.deps, () => this.world, (name) => this.kick(name), (subscriptionId) => gate.vmPutRefusal(subscriptionId));
-    this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.effects);
-    const e = this.effects;
-    this.nodeClaimMachine = createNodeClaimMachine(env).provide({
-      actors: {
-        recordVmAttempt: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'recordVmAttempt', () => e.recordVmAttempt(input.name))),
-        createVm: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'createVm', () => e.createVm(input.name))),
-        getVmState: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'getVmState', () => e.vmState(input.name))),
-        getInstanceState: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'getInstanceState', () => e.instanceState(input.name))),
-        disruptLostInstance: fromPromise(({ input }) =>
-          this.traced(`nodeclaim/${input.name}`, 'disruptLostInstance', () => e.disruptLostInstance(input.name, input.loss, input.state))),
-        markLaunched: fromPromise(({ input }) => e.syncStatus(input.name, 'Launched')),
-        markRegistered: fromPromise(({ input }) => e.syncStatus(input.name, 'Registered')),
-        markInitialized: fromPromise(({ input }) => e.syncStatus(input.name, 'Initialized')),
-        failLaunch: fromPromise(({ input }) => this.traced(`nodeclaim/${input.name}`, 'failLaunch', () => e.failLaunch(input.name, input.failure))),
-        drain: fromPromise(({ input }) => e.drain(input.name)),
-        deleteVm: fromPromise(async ({ input }) => {
-          await this.traced(`nodeclaim/${input.name}`, 'deleteVm', () => e.deleteVm(input.name));
-          this.requestResync();
-        }),
-        finalize: fromPromise(({ input }) => e.finalize(input.name)),
-      },
-      // The legacy strategies did not wait for the NIC: that is the bug they reproduce.
-      // Ours also waits for a NIC machine still at work (e.g. a PUT in flight).
-      guards: {
-        nicReleased: this.legacy ? () => true : ({ context }) => context.nicGone && !this.nics.has(context.nicName),
-      },
-    });
-    this.nodeClaimMachine = withEventMemory(this.nodeClaimMachine, this.lastEvent);
-    this.nicMachine = createNicMachine(env).provide({
-      actors: {
-        putNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'putNic', () => e.putNic(input.name, this.ownerOfNic(input.name)))),
-        deleteNic: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'deleteNic', () => e.deleteNic(input.name))),
-        nicExists: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'nicExists', () => e.nicExists(input.name))),
-        nicAttachment: fromPromise(({ input }) => this.traced(`nic/${input.name}`, 'nicAttachment', () => e.nicAttachment(input.name))),
-      },
-    });
-    this.nicMachine = withEventMemory(this.nicMachine, this.lastEvent);
+    this.scope = {
+      deps: this.deps,
+      world: () => this.world,
+      kick: (name) => this.kick(name),
+      vmPutRefusal: (subscriptionId) => gate.vmPutRefusal(subscriptionId),
+      requestResync: () => this.requestResync(),
+      traced: (actor, effect, run) => this.traced(actor, effect, run),
+      ownerOfNic: (nic) => this.ownerOfNic(nic),
+    };
+    this.targets = {
+      nic: (name) => this.nics.get(name),
+      nicOrSpawn: (name) => this.nics.get(name) ?? this.spawnNic(name, { exists: false, attached: false, owner: 'wants' }),
+      ownerOf: (nic) => this.nodeClaimOfNic(nic),
+    };
+    this.legacy = deps.config.strategy === 'machine' ? undefined : legacyCleanup(this.deps, this.scope);
+    // The legacy strategies did not wait for the NIC: that is the bug they reproduce.
+    // Ours also waits for a NIC machine still at work (e.g. a PUT in flight).
+    const nicReleased = this.legacy ? () => true : ({ context }: { context: { nicGone: boolean; nicName: string } }) => context.nicGone && !this.nics.has(context.nicName);
+    this.nodeClaimMachine = withEventMemory(nodeClaimMachineFor(env, this.scope, nicReleased), this.lastEvent);
+    this.nicMachine = withEventMemory(nicMachineFor(env, this.scope), this.lastEvent);
   }
 
   async start(): Promise<void> {
@@ -514,7 +498,7 @@ export class Runtime {
       exists: nic !== undefined,
       attached: nic !== undefined && world.isAttached(nic),
       owner: ownerState,
-      reservedUntil: attemptAt === undefined ? undefined : attemptAt + NIC_RESERVATION_MS,
+      reservedUntil: attemptAt === undefined ? undefined : reservationEnd(attemptAt),
     };
   }
 
@@ -530,14 +514,20 @@ export class Runtime {
     for (const vm of world.vms.values()) {
       if (owned.has(vm.name) || vm.provisioningState === 'Deleting') continue;
       if (world.at - (createdAtTag(vm.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.startGcDelete(`vm/${vm.name}`, 'orphan VM deleted', () => this.effects.deleteVmById(vm.id));
+      this.startGcDelete(`vm/${vm.name}`, 'orphan VM deleted', () => this.deleteOrphan(() => this.deps.arm.deleteVm(refFromId(vm.id))));
     }
     for (const disk of world.disks?.values() ?? []) {
       const ownerVm = disk.managedBy ? world.vms.has(disk.managedBy.slice(disk.managedBy.lastIndexOf('/') + 1)) : false;
       if (ownerVm || owned.has(disk.name.replace(/-osdisk$/, ''))) continue;
       if (world.at - (createdAtTag(disk.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.startGcDelete(`disk/${disk.name}`, 'orphan disk deleted', () => this.effects.deleteDiskById(disk.id));
+      this.startGcDelete(`disk/${disk.name}`, 'orphan disk deleted', () => this.deleteOrphan(() => this.deps.arm.deleteDisk(refFromId(disk.id))));
     }
+  }
+
+  /** An orphan's delete, as every ARM write, only by the leader. */
+  private async deleteOrphan(run: () => Promise<void>): Promise<void> {
+    assertLeader(this.scope);
+    await run();
   }
 
   private startGcDelete(actor: string, why: string, run: () => Promise<void>): void {
@@ -556,12 +546,7 @@ export class Runtime {
     });
     this.claims.set(name, actor);
     this.nicOwners.set(nicNameFor(name), name);
-    actor.on('nic.requested', (e) => this.onNicRequested(e.nodeClaim, e.nic));
-    actor.on('vm.launched', (e) => this.nics.get(e.nic)?.send({ type: 'VM_ATTACHED' }));
-    actor.on('vm.failed', (e) => {
-      if (this.legacy) this.legacy.onVmFailed(e.nic);
-      else this.nics.get(e.nic)?.send({ type: 'VM_FAILED', reservedUntil: e.reservedUntil });
-    });
+    routeFrom(actor, this.legacy ? legacyNodeClaimRoutes(this.legacy, (n) => this.claims.get(n)) : NODECLAIM_ROUTES, this.targets);
     const trace = this.tracer(`nodeclaim/${name}`, actor);
     // Listeners as arguments, not an observer object: tsx keeps the names of an object's
     // methods (a defineProperty each), and XState's bind() of such a function takes V8's slow
@@ -587,9 +572,7 @@ export class Runtime {
   private spawnNic(name: string, observed: NicObservation): NicActor {
     const actor = createActor(this.nicMachine, { input: { name, observed }, clock: this.actorClock });
     this.nics.set(name, actor);
-    actor.on('nic.ready', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_READY' }));
-    actor.on('nic.createFailed', (e) => this.nodeClaimOfNic(name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }));
-    actor.on('nic.reaped', () => this.nodeClaimOfNic(name)?.send({ type: 'NIC_REAPED' }));
+    routeFrom(actor, NIC_ROUTES, this.targets);
     const trace = this.tracer(`nic/${name}`, actor);
     actor.subscribe(
       (snapshot) => {
@@ -604,19 +587,6 @@ export class Runtime {
     );
     actor.start();
     return actor;
-  }
-
-  private onNicRequested(nodeClaim: string, nic: string): void {
-    if (this.legacy) {
-      void this.legacy.createNic(nic, nodeClaim).then(
-        () => this.claims.get(nodeClaim)?.send({ type: 'NIC_READY' }),
-        (err: unknown) => this.claims.get(nodeClaim)?.send({ type: 'NIC_FAILED', code: errorCode(err), kind: classifyAzureError(err).kind }),
-      );
-      return;
-    }
-    const existing = this.nics.get(nic);
-    const actor = existing ?? this.spawnNic(nic, { exists: false, attached: false, owner: 'wants' });
-    actor.send({ type: 'CREATE' });
   }
 
   private ownerOfNic(nic: string): string {
@@ -655,7 +625,7 @@ export class Runtime {
       return out;
     } catch (err) {
       this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'effect', event: effect, detail: errorCode(err) });
-      throw err;
+      throw classified(err);
     }
   }
 
@@ -758,9 +728,3 @@ function computeEventLabel(type: string): string {
   if (after) return `after ${after[1]}`;
   return type === 'xstate.init' ? 'start' : type;
 }
-
-export function errorCode(err: unknown): string {
-  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
-  return err instanceof Error ? err.message : String(err);
-}
-

@@ -29,14 +29,18 @@ describe('graph model', () => {
     expect(nodeclaim.states.find((s) => s.id === 'nodeclaim.deleted')?.kind).toBe('final');
 
     const createVmError = nodeclaim.edges.filter((e) => e.source === 'nodeclaim.launching.creating-vm' && e.kind === 'error');
+    // The retry wait is folded into the edge: a throttled create records a new attempt after it.
     expect(createVmError.map((e) => [e.guard, e.target])).toEqual([
-      ['isThrottledOrTransient', 'nodeclaim.launching.backoff'],
+      ['isThrottledOrTransient', 'nodeclaim.launching.recording-attempt'],
       [undefined, 'nodeclaim.launch-failed'],
     ]);
     expect(createVmError[0]?.invokeSrc).toBe('createVm');
+    expect(createVmError[0]?.label).toBe('error: createVm [isThrottledOrTransient] / scheduleRetry (retry after untilRetry)');
+    expect(nodeclaim.states.some((s) => s.key.endsWith('-backoff') || s.key === 'backoff' || s.key === 'drain-wait')).toBe(false);
 
-    const drainPoll = nodeclaim.edges.find((e) => e.kind === 'after' && e.delay?.name === 'drainPoll');
-    expect(drainPoll?.delay?.ms).toBe(5_000);
+    const drainPoll = nodeclaim.edges.find((e) => e.source === 'nodeclaim.terminating.draining' && e.kind === 'error');
+    expect(drainPoll?.target).toBe('nodeclaim.terminating.draining');
+    expect(drainPoll?.label).toContain('after 5 s (drainPoll)');
 
     // A parameterised guard is drawn with what it is given.
     const suspect = (from: string) => nodeclaim.edges.find((e) => e.source === `nodeclaim.${from}` && e.target === 'nodeclaim.confirming-instance')?.guard;

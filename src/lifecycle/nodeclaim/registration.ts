@@ -1,23 +1,17 @@
-/**
- * Registration and initialization as Karpenter does them (pkg/controllers/nodeclaim/lifecycle
- * registration.go, initialization.go), on the Node a NodeClaim's VM registered:
- *  - registered: the Node gets the NodeClaim's labels (plus karpenter.sh/registered=true)
- *    and the karpenter.sh/termination finalizer (so `kubectl delete node` terminates the
- *    NodeClaim and its VM before the Node goes: src/controllers/node/termination.ts);
- *    if it still carries karpenter.sh/unregistered (the kubelet registers with it), that taint
- *    is removed and the NodeClaim's taints and startup taints are put on in the same write;
- *  - initialized: the Node is Ready, carries neither karpenter.sh/unregistered nor any of the
- *    NodeClaim's startup taints, and every extended resource the NodeClaim requested (e.g.
- *    nvidia.com/gpu) is allocatable; then karpenter.sh/initialized=true.
- */
 import type { MetadataPatch, Node, NodeClaim, Taint } from '../../ports/cluster.js';
-import { parseQuantity } from '../../provisioning/resources.js';
 import { FINALIZER_TERMINATION, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../../apis/well-known.js';
 
-/** Resources every node reports; only the others (device plugins) can be missing at first. */
-const WELL_KNOWN_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
+/**
+ * Registration as Karpenter does it (pkg/controllers/nodeclaim/lifecycle/registration.go), on
+ * the Node a NodeClaim's VM registered: the Node gets the NodeClaim's labels (plus
+ * karpenter.sh/registered=true) and the karpenter.sh/termination finalizer (so `kubectl delete
+ * node` terminates the NodeClaim and its VM before the Node goes: src/controllers/node/termination.ts);
+ * if it still carries karpenter.sh/unregistered (the kubelet registers with it), that taint is
+ * removed and the NodeClaim's taints and startup taints are put on in the same write.
+ * Initialization is initialization.ts; the status writes of every phase are status.ts.
+ */
 
-const sameTaint = (a: Taint, b: Taint): boolean => a.key === b.key && a.effect === b.effect;
+export const sameTaint = (a: Taint, b: Taint): boolean => a.key === b.key && a.effect === b.effect;
 
 export interface NodePatch {
   metadata?: MetadataPatch;
@@ -41,24 +35,4 @@ export function registrationPatch(claim: NodeClaim, node: Node): NodePatch | und
     patch.taints = taints;
   }
   return patch.metadata || patch.taints ? patch : undefined;
-}
-
-/** Why the Node is not initialized yet, or undefined when it is. */
-export function notInitializedReason(claim: NodeClaim, node: Node): string | undefined {
-  if (!node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) return 'node not Ready';
-  if (node.spec.taints.some((t) => t.key === UNREGISTERED_TAINT_KEY)) return `taint ${UNREGISTERED_TAINT_KEY} still on the node`;
-  const startup = claim.spec.startupTaints.find((t) => node.spec.taints.some((x) => sameTaint(x, t)));
-  if (startup) return `startup taint ${startup.key}:${startup.effect} still on the node`;
-  for (const resource of Object.keys(claim.spec.resources.requests)) {
-    if (WELL_KNOWN_RESOURCES.has(resource)) continue;
-    const allocatable = node.status.allocatable[resource];
-    let amount = 0;
-    try {
-      amount = allocatable === undefined ? 0 : parseQuantity(allocatable, resource);
-    } catch {
-      amount = 0;
-    }
-    if (amount <= 0) return `requested resource ${resource} not allocatable yet`;
-  }
-  return undefined;
 }

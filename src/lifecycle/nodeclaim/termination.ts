@@ -1,4 +1,8 @@
 /**
+ * Termination, the karpenter.sh/termination finalizer's work: the node drained, the VM
+ * deleted, and, once ARM's own answers show nothing of the claim left, the Node and the
+ * finalizer released (claimTerminationActors, at the end).
+ *
  * Draining a node before its VM is deleted (the karpenter.sh/termination finalizer's first
  * step). Each call makes progress and says whether the node is drained; the NodeClaim
  * machine calls it again until it is, so the function keeps no state and a restarted
@@ -15,9 +19,15 @@
  *      deadline; after it everything is evicted regardless and the node counts as drained
  *      (terminationGracePeriod is the upper bound on how long a node may block deletion).
  */
-import type { ClusterPort, Pod, Taint } from '../../ports/cluster.js';
+import { fromPromise } from 'xstate';
+import { nicNameFor, osDiskNameFor, refFromId, vmNameFor } from '../../azure/naming.js';
+import { durationOrNever } from '../../disruption/duration.js';
+import { AzureError } from '../../ports/azure.js';
+import { ClusterError, type AzureFlexNodeClass, type ClusterPort, type Node, type Pod, type Taint } from '../../ports/cluster.js';
 import { podBlocksDisruption } from '../../disruption/do-not-disrupt.js';
-import { TAINT_DISRUPTED } from '../../apis/well-known.js';
+import { FINALIZER_TERMINATION, TAINT_DISRUPTED } from '../../apis/well-known.js';
+import { assertLeader, nodeOf, refIn, type LifecycleScope } from '../scope.js';
+import { dropQuotaMarks } from './offerings.js';
 
 /** Pods at or above system-cluster-critical's priority are evicted last. */
 export const CRITICAL_PRIORITY = 2_000_000_000;
@@ -115,4 +125,95 @@ export async function drainStep(cluster: ClusterPort, nodeName: string, options:
  */
 export async function drain(cluster: ClusterPort, nodeName: string, options: DrainOptions): Promise<boolean> {
   return (await drainStep(cluster, nodeName, options)).drained;
+}
+
+/** The NodeClaim's node drained (RuntimeDeps.drain), by its terminationGracePeriod from the deletion. */
+async function drainClaim(s: LifecycleScope, name: string): Promise<boolean> {
+  const nc = s.world()?.nodeClaims.get(name);
+  const node = nc ? nodeOf(s, nc) : undefined;
+  if (!node || !s.deps.drain) return true;
+  const deletedAt = nc?.metadata.deletionTimestamp ? Date.parse(nc.metadata.deletionTimestamp) : s.deps.clock.now();
+  const grace = durationOrNever(nc?.spec.terminationGracePeriod);
+  return s.deps.drain(node.metadata.name, grace === undefined ? Number.POSITIVE_INFINITY : deletedAt + grace);
+}
+
+/** The VM delete, started (a GPU VM's takes minutes): the world shows it finish. */
+async function deleteVm(s: LifecycleScope, name: string): Promise<void> {
+  assertLeader(s);
+  const nc = s.world()?.nodeClaims.get(name);
+  const cls = nc ? s.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+  const vm = s.world()?.vms.get(vmNameFor(name));
+  const ref = cls ? refIn(cls, vmNameFor(name)) : vm ? refFromId(vm.id) : undefined;
+  if (!ref) return;
+  // A read first: a failed launch left no VM, and a DELETE would spend a write token on a
+  // 404; a VM already Deleting needs nothing (the delete runs for minutes; we observe it go).
+  const existing = await s.deps.arm.getVm(ref);
+  if (!existing || existing.provisioningState === 'Deleting') return;
+  const started = s.deps.clock.now();
+  await s.deps.arm.deleteVm(ref).catch((error: unknown) => {
+    s.deps.observer?.cloudProviderCall?.({ method: 'Delete', nodeClaim: name, seconds: (s.deps.clock.now() - started) / 1000, error });
+    throw error;
+  });
+  s.deps.observer?.cloudProviderCall?.({ method: 'Delete', nodeClaim: name, seconds: (s.deps.clock.now() - started) / 1000 });
+  if (existing.provisioningState === 'Succeeded' && s.deps.offerings) {
+    s.deps.offerings.noteCoresFreed(existing.vmSize, existing.location);
+    await dropQuotaMarks(s, existing.vmSize, existing.location);
+  }
+}
+
+/**
+ * Node object goes first (Karpenter's order: deleted, then our karpenter.sh/termination
+ * finalizer on it released, as the instance is gone), then the finalizer that held the NodeClaim.
+ * Before the finalizer goes, ARM's own answers verify that it holds nothing of the claim:
+ * the NIC is gone (its machine's DELETE finished, else a GET), and so is the OS disk (a GET:
+ * a VM delete cascades it; one that survived, detached, is deleted here). Lists cannot be
+ * trusted for this: they lag.
+ */
+async function finalize(s: LifecycleScope, name: string): Promise<void> {
+  const nc = s.world()?.nodeClaims.get(name);
+  const cls = nc ? s.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
+  if (nc && cls && s.deps.config.strategy === 'machine') await verifyNothingLeft(s, name, cls);
+  const node = nc ? nodeOf(s, nc) : undefined;
+  if (node) await releaseNode(s, node);
+  if (nc && nc.metadata.finalizers.includes(FINALIZER_TERMINATION)) {
+    await s.deps.cluster.patchNodeClaimMetadata(name, { finalizers: nc.metadata.finalizers.filter((f) => f !== FINALIZER_TERMINATION) });
+  }
+}
+
+/** Deletes the Node (404 is success) and releases our finalizer on it, if it has it. */
+async function releaseNode(s: LifecycleScope, node: Node): Promise<void> {
+  const name = node.metadata.name;
+  if (!node.metadata.deletionTimestamp) await s.deps.cluster.deleteNode(name);
+  if (!node.metadata.finalizers.includes(FINALIZER_TERMINATION)) return;
+  await s.deps.cluster.patchNode(name, { metadata: { finalizers: node.metadata.finalizers.filter((f) => f !== FINALIZER_TERMINATION) } }).catch((err: unknown) => {
+    if (!(err instanceof ClusterError && err.reason === 'NotFound')) throw err;
+  });
+}
+
+async function verifyNothingLeft(s: LifecycleScope, name: string, cls: AzureFlexNodeClass): Promise<void> {
+  const nicName = nicNameFor(name);
+  // The NIC machine's DELETE finished (or a GET found nothing) and nothing since showed the
+  // NIC: that is ARM's own answer, as good as another GET. A list's absence is not.
+  if (!s.world()?.nicAnsweredGone(nicName)) {
+    const nic = await s.deps.arm.getNic(refIn(cls, nicName));
+    if (nic) throw new AzureError('NicInUse', 409, `NIC ${nic.name} still exists; the finalizer stays until it is reaped`);
+  }
+  const diskRef = refIn(cls, osDiskNameFor(name));
+  const disk = await s.deps.arm.getDisk(diskRef);
+  if (!disk) return;
+  if (disk.managedBy) throw new AzureError('OperationNotAllowed', 409, `disk ${disk.name} is still attached to ${disk.managedBy}`);
+  assertLeader(s);
+  await s.deps.arm.deleteDisk(diskRef);
+}
+
+/** The termination effects as the NodeClaim machine invokes them; a started VM delete asks for an early look. */
+export function claimTerminationActors(s: LifecycleScope) {
+  return {
+    drain: fromPromise<boolean, { name: string }>(({ input }) => drainClaim(s, input.name)),
+    deleteVm: fromPromise<void, { name: string }>(async ({ input }) => {
+      await s.traced(`nodeclaim/${input.name}`, 'deleteVm', () => deleteVm(s, input.name));
+      s.requestResync();
+    }),
+    finalize: fromPromise<void, { name: string }>(({ input }) => finalize(s, input.name)),
+  };
 }
