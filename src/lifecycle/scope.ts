@@ -2,8 +2,7 @@ import { PROVIDER_ID_PREFIX, nicNameFor, ownershipTags, vmNameFor } from '../azu
 import { validateNodeClassSpec } from '../controllers/nodeclass/validation.js';
 import { AzureError, type ResourceRef } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Node, NodeClaim } from '../ports/cluster.js';
-import type { RuntimeDeps } from '../runtime/deps.js';
-import type { WorldView } from '../runtime/world.js';
+import type { LifecycleDeps, WorldView } from './deps.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /**
@@ -13,7 +12,7 @@ import { LABEL_NODEPOOL } from '../apis/well-known.js';
  */
 export interface LifecycleScope {
   /** The ports, ARM behind the runtime's Retry-After gate. */
-  readonly deps: RuntimeDeps;
+  readonly deps: LifecycleDeps;
   world(): WorldView | undefined;
   /** Asks a periodic controller to run now (a refused launch replans at once). */
   kick(controller: string): void;
@@ -53,7 +52,8 @@ export function refIn(cls: AzureFlexNodeClass, name: string): ResourceRef {
   return { subscriptionId: cls.spec.subscriptionID, resourceGroup: cls.spec.resourceGroup, name };
 }
 
-export function assertLeader(s: LifecycleScope): void {
+/** Every ARM write is the leader's alone (a deposed leader's is fenced here and at the ARM gate). */
+export function assertLeader(s: { readonly deps: Pick<LifecycleDeps, 'isLeader'> }): void {
   if (s.deps.isLeader && !s.deps.isLeader()) throw new Error('not the leader: ARM writes are fenced');
 }
 

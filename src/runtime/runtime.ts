@@ -1,21 +1,24 @@
-import { createActor, type AnyStateMachine, type EventObject } from 'xstate';
+import { createActor } from 'xstate';
 import { PROVIDER_ID_PREFIX, nicNameFor, refFromId, vmNameFor } from '../azure/naming.js';
-import { classified, errorCode } from '../lifecycle/failure.js';
+import { errorCode } from '../lifecycle/failure.js';
 import { nicMachineFor, nodeClaimMachineFor } from '../lifecycle/machines.js';
-import type { NicMachine, NicObservation, NicOwner } from '../lifecycle/nic/machine.js';
+import type { NicMachine, NicObservation } from '../lifecycle/nic/machine.js';
+import { observeNic } from '../lifecycle/nic/observation.js';
 import type { NodeClaimMachine, NodeClaimObservation } from '../lifecycle/nodeclaim/machine.js';
+import { GONE_NODECLAIM, observeNodeClaim } from '../lifecycle/nodeclaim/observation.js';
 import { NIC_ROUTES, NODECLAIM_ROUTES, routeFrom, type NicActor, type NodeClaimActor, type RouteTargets } from '../lifecycle/routing.js';
-import { assertLeader, type LifecycleScope } from '../lifecycle/scope.js';
-import { reservationEnd } from '../lifecycle/timing.js';
+import type { LifecycleScope } from '../lifecycle/scope.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
 import type { Node, NodeClaim } from '../ports/cluster.js';
 import type { Nic, ResourceRef, Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
 import { stateName } from './event-log.js';
-import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, vmAttemptAt, worldOf, type ClusterChanges, type ClusterView, type WorldView } from './world.js';
+import { ActorTrail } from './tracing.js';
+import { GarbageCollector } from './garbage.js';
+import { vmAttemptAt, type WorldView } from '../lifecycle/deps.js';
+import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, worldOf, type ClusterChanges, type ClusterView } from './world.js';
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
-import { notInitializedReason } from '../lifecycle/nodeclaim/initialization.js';
 import { legacyCleanup, legacyNodeClaimRoutes, type LegacyCleanup } from './strategies.js';
 import { PeriodicLoop, type LoopProgress } from './loop.js';
 
@@ -50,12 +53,12 @@ export class Runtime {
   private readonly timers = new Set<TimerId>();
   private readonly loops: PeriodicLoop[] = [];
   private readonly lastObserved = new WeakMap<object, { state: string; observed: object }>();
-  /** The event each root actor last processed, for the transition it caused (see withEventMemory). */
-  private readonly lastEvent = new WeakMap<object, EventObject>();
+  /** The event log's record of every actor: transitions with their events, effects with their outcomes. */
+  private readonly trail: ActorTrail;
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
   private readonly nicOwners = new Map<string, string>();
-  /** GC deletes whose request is still unanswered (not a record of what to delete: that is the world). */
-  private readonly gcInFlight = new Set<string>();
+  /** The sweep of VMs and disks no NodeClaim owns. */
+  private readonly garbage: GarbageCollector;
   /** What the lifecycles' effects reach from here (the ports, the world, a few services). */
   private readonly scope: LifecycleScope;
   /** The actors the routing table addresses (lifecycle/routing.ts). */
@@ -91,6 +94,8 @@ export class Runtime {
     const gate = gateArm(deps.arm, deps.clock, deps.isLeader);
     this.deps = { ...deps, arm: this.armView.observing(gate, deps.clock) };
     this.actorClock = xstateClock(deps.clock);
+    this.trail = new ActorTrail(deps.eventLog, deps.clock);
+    this.garbage = new GarbageCollector(this.deps, this.trail);
     const env = { clock: deps.clock, random: deps.random };
     this.scope = {
       deps: this.deps,
@@ -98,7 +103,7 @@ export class Runtime {
       kick: (name) => this.kick(name),
       vmPutRefusal: (subscriptionId) => gate.vmPutRefusal(subscriptionId),
       requestResync: () => this.requestResync(),
-      traced: (actor, effect, run) => this.traced(actor, effect, run),
+      traced: (actor, effect, run) => this.trail.traced(actor, effect, run),
       ownerOfNic: (nic) => this.ownerOfNic(nic),
     };
     this.targets = {
@@ -110,8 +115,8 @@ export class Runtime {
     // The legacy strategies did not wait for the NIC: that is the bug they reproduce.
     // Ours also waits for a NIC machine still at work (e.g. a PUT in flight).
     const nicReleased = this.legacy ? () => true : ({ context }: { context: { nicGone: boolean; nicName: string } }) => context.nicGone && !this.nics.has(context.nicName);
-    this.nodeClaimMachine = withEventMemory(nodeClaimMachineFor(env, this.scope, nicReleased), this.lastEvent);
-    this.nicMachine = withEventMemory(nicMachineFor(env, this.scope), this.lastEvent);
+    this.nodeClaimMachine = this.trail.remembering(nodeClaimMachineFor(env, this.scope, nicReleased));
+    this.nicMachine = this.trail.remembering(nicMachineFor(env, this.scope));
   }
 
   async start(): Promise<void> {
@@ -225,7 +230,7 @@ export class Runtime {
       this.reconcileNodeClaims(world, all);
       if (!this.legacy) {
         this.reconcileNics(world, all);
-        if (full) this.collectGarbage(world);
+        if (full) this.garbage.collect(world);
       } else {
         this.dirty.nics.clear();
       }
@@ -364,17 +369,16 @@ export class Runtime {
       const node = pid === undefined ? undefined : world.nodesByProviderId.get(pid);
       const inputs = [nc, vm, world.nics.has(nicName), node];
       if (!actor || !this.sameInputs(actor, inputs)) {
-        const observed = this.observeNodeClaim(world, nc, vm, node);
+        const observed = observeNodeClaim(world, nc, vm, node);
         if (actor) this.observe(actor, observed);
         else this.spawnNodeClaim(name, observed);
       }
       this.notePendingVm(name, nc, vm);
     }
-    const gone: NodeClaimObservation = { exists: false, deleting: false, launched: false, registered: false, initialized: false, nicExists: false };
     if (all || anyGone(dirty, world.nodeClaims, this.claims)) for (const [name, actor] of this.claims) {
       if (world.nodeClaims.has(name) || (!all && !dirty.has(name))) continue;
       dirty.delete(name);
-      this.observe(actor, gone);
+      this.observe(actor, GONE_NODECLAIM);
     }
     // A mark for a name with neither an object nor an actor has nothing left to look at.
     for (const name of dirty) if (!world.nodeClaims.has(name) && !this.claims.has(name)) dirty.delete(name);
@@ -402,25 +406,6 @@ export class Runtime {
     return last !== undefined && last.length === inputs.length && last.every((v, i) => v === inputs[i]);
   }
 
-  private observeNodeClaim(world: WorldView, nc: NodeClaim, vm: Vm | undefined, node: Node | undefined): NodeClaimObservation {
-    const name = nc.metadata.name;
-    // "ready" for the machine means initialized as Karpenter has it: Ready, registration
-    // taint and startup taints gone, requested extended resources allocatable.
-    const ready = node ? notInitializedReason(nc, node) === undefined : false;
-    return {
-      exists: true,
-      deleting: nc.metadata.deletionTimestamp !== undefined,
-      vmAttemptAt: vmAttemptAt(nc),
-      launched: conditionTrue(nc, 'Launched'),
-      registered: conditionTrue(nc, 'Registered'),
-      initialized: conditionTrue(nc, 'Initialized'),
-      nicExists: world.nics.has(nicNameFor(name)),
-      vm: vm?.provisioningState,
-      ...(vm?.powerState !== undefined ? { vmPower: vm.powerState } : {}),
-      node: node ? { name: node.metadata.name, ready, kubeletReady: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') } : undefined,
-    };
-  }
-
   /**
    * NIC actors: fed from the view on every pass, and spawned on every pass for a NIC in the
    * view that no actor runs (an ownerless one once its grace period ends, measured each pass:
@@ -438,7 +423,7 @@ export class Runtime {
       const actor = this.nics.get(name);
       if (actor) {
         const inputs = [nic, world.isAttached(nic), owner, owner && this.lastVmAttempt(owner)];
-        if (!this.sameInputs(actor, inputs)) this.observe(actor, this.observeNic(world, name, owner));
+        if (!this.sameInputs(actor, inputs)) this.observe(actor, this.observeNicOf(world, name, owner));
         continue;
       }
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
@@ -451,12 +436,12 @@ export class Runtime {
         dirty.add(name);
         continue;
       }
-      this.spawnNic(name, this.observeNic(world, name, owner));
+      this.spawnNic(name, this.observeNicOf(world, name, owner));
     }
     if (all || anyGone(dirty, world.nics, this.nics)) for (const [name, actor] of this.nics) {
       if (world.nics.has(name) || (!all && !dirty.has(name))) continue;
       dirty.delete(name);
-      this.observe(actor, this.observeNic(world, name, owners.get(name)));
+      this.observe(actor, this.observeNicOf(world, name, owners.get(name)));
     }
     for (const name of dirty) if (!world.nics.has(name) && !this.nics.has(name)) dirty.delete(name);
   }
@@ -489,54 +474,8 @@ export class Runtime {
     return recorded === undefined ? annotated : Math.max(recorded, annotated ?? recorded);
   }
 
-  private observeNic(world: WorldView, name: string, owner: NodeClaim | undefined): NicObservation {
-    const nic = world.nics.get(name);
-    const attemptAt = owner ? this.lastVmAttempt(owner) : undefined;
-    let ownerState: NicOwner = 'gone';
-    if (owner) ownerState = owner.metadata.deletionTimestamp ? 'releasing' : 'wants';
-    return {
-      exists: nic !== undefined,
-      attached: nic !== undefined && world.isAttached(nic),
-      owner: ownerState,
-      reservedUntil: attemptAt === undefined ? undefined : reservationEnd(attemptAt),
-    };
-  }
-
-  /**
-   * VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through
-   * their machine). Fire and observe: the deletes are started, never awaited here, so a GPU
-   * VM's minutes-long delete holds no observation back; a later pass sees the VM Deleting (or
-   * gone, or back, if the delete failed, and then starts it again). `gcInFlight` only stops
-   * one pass from re-sending a request the previous pass has not had answered yet.
-   */
-  private collectGarbage(world: WorldView): void {
-    const owned = new Set([...world.nodeClaims.keys()].map((n) => vmNameFor(n)));
-    for (const vm of world.vms.values()) {
-      if (owned.has(vm.name) || vm.provisioningState === 'Deleting') continue;
-      if (world.at - (createdAtTag(vm.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.startGcDelete(`vm/${vm.name}`, 'orphan VM deleted', () => this.deleteOrphan(() => this.deps.arm.deleteVm(refFromId(vm.id))));
-    }
-    for (const disk of world.disks?.values() ?? []) {
-      const ownerVm = disk.managedBy ? world.vms.has(disk.managedBy.slice(disk.managedBy.lastIndexOf('/') + 1)) : false;
-      if (ownerVm || owned.has(disk.name.replace(/-osdisk$/, ''))) continue;
-      if (world.at - (createdAtTag(disk.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
-      this.startGcDelete(`disk/${disk.name}`, 'orphan disk deleted', () => this.deleteOrphan(() => this.deps.arm.deleteDisk(refFromId(disk.id))));
-    }
-  }
-
-  /** An orphan's delete, as every ARM write, only by the leader. */
-  private async deleteOrphan(run: () => Promise<void>): Promise<void> {
-    assertLeader(this.scope);
-    await run();
-  }
-
-  private startGcDelete(actor: string, why: string, run: () => Promise<void>): void {
-    if (this.gcInFlight.has(actor)) return;
-    this.gcInFlight.add(actor);
-    this.log(actor, 'gc', why);
-    run()
-      .catch((err: unknown) => this.log(actor, 'gc-error', errorCode(err)))
-      .finally(() => this.gcInFlight.delete(actor));
+  private observeNicOf(world: WorldView, name: string, owner: NodeClaim | undefined): NicObservation {
+    return observeNic(world, name, owner, owner && this.lastVmAttempt(owner));
   }
 
   private spawnNodeClaim(name: string, observed: NodeClaimObservation): NodeClaimActor {
@@ -547,7 +486,7 @@ export class Runtime {
     this.claims.set(name, actor);
     this.nicOwners.set(nicNameFor(name), name);
     routeFrom(actor, this.legacy ? legacyNodeClaimRoutes(this.legacy, (n) => this.claims.get(n)) : NODECLAIM_ROUTES, this.targets);
-    const trace = this.tracer(`nodeclaim/${name}`, actor);
+    const trace = this.trail.tracer(`nodeclaim/${name}`, actor);
     // Listeners as arguments, not an observer object: tsx keeps the names of an object's
     // methods (a defineProperty each), and XState's bind() of such a function takes V8's slow
     // path (~5 µs a subscribe, against ~0.2 µs for these).
@@ -573,7 +512,7 @@ export class Runtime {
     const actor = createActor(this.nicMachine, { input: { name, observed }, clock: this.actorClock });
     this.nics.set(name, actor);
     routeFrom(actor, NIC_ROUTES, this.targets);
-    const trace = this.tracer(`nic/${name}`, actor);
+    const trace = this.trail.tracer(`nic/${name}`, actor);
     actor.subscribe(
       (snapshot) => {
         this.dirty.nics.add(name);
@@ -600,37 +539,8 @@ export class Runtime {
     return owner === undefined ? undefined : this.claims.get(owner);
   }
 
-  /**
-   * Records each state change of a root actor with the event that caused it. Its first
-   * snapshot is the initial state (start); every later one follows a transition, whose event
-   * withEventMemory kept.
-   */
-  private tracer(actorName: string, actor: object): (snapshot: { value: unknown }) => void {
-    let last = '';
-    let started = false;
-    return (snapshot) => {
-      const to = stateName(snapshot.value);
-      if (to === last) return;
-      const event = started ? eventLabel(this.lastEvent.get(actor)?.type ?? '') : 'start';
-      started = true;
-      this.deps.eventLog.record({ t: this.deps.clock.now(), actor: actorName, kind: 'transition', from: last || undefined, to, event });
-      last = to;
-    };
-  }
-
-  private async traced<T>(actor: string, effect: string, run: () => Promise<T>): Promise<T> {
-    try {
-      const out = await run();
-      this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'effect', event: effect, detail: 'ok' });
-      return out;
-    } catch (err) {
-      this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'effect', event: effect, detail: errorCode(err) });
-      throw classified(err);
-    }
-  }
-
   private log(actor: string, event: string, detail: string): void {
-    this.deps.eventLog.record({ t: this.deps.clock.now(), actor, kind: 'controller', event, detail });
+    this.trail.controller(actor, event, detail);
   }
 
   /** A periodic loop whose runs never overlap (each waits for its previous run). */
@@ -670,11 +580,6 @@ function providerIdOf(nc: NodeClaim, vm: Vm | undefined): string | undefined {
   return pid;
 }
 
-function conditionTrue(nc: NodeClaim, type: string): boolean {
-  for (const c of nc.status.conditions) if (c.type === type && c.status === 'True') return true;
-  return false;
-}
-
 /**
  * Observations are flat records (one nested record at most, the node): equal when every
  * field is, an absent field equal to an undefined one (as their JSON would be).
@@ -690,41 +595,4 @@ function sameObservation(a: object, b: object): boolean {
   }
   for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
   return true;
-}
-
-/**
- * The machine, remembering per actor the event of its latest transition. A snapshot
- * observer sees the new state but not its event. XState's inspection API sees both, but an
- * inspected actor has XState build an inspection event for every action, microstep, event
- * and child actor too, and most of those went unread (about 5% of a simulation's CPU).
- */
-function withEventMemory<M extends AnyStateMachine>(machine: M, lastEvent: WeakMap<object, EventObject>): M {
-  const remembering = Object.create(machine) as M;
-  remembering.transition = ((snapshot, event, scope) => {
-    const next = machine.transition(snapshot, event, scope);
-    lastEvent.set(scope.self, event);
-    return next;
-  }) as M['transition'];
-  return remembering;
-}
-
-/** XState's internal event names, made readable: "done: creating-vm", "after untilReservationEnds". */
-function eventLabel(type: string): string {
-  let label = eventLabels.get(type);
-  if (label === undefined) {
-    // Bounded: event types are the machines' own plus one per invoked actor instance.
-    if (eventLabels.size >= 4096) eventLabels.clear();
-    eventLabels.set(type, (label = computeEventLabel(type)));
-  }
-  return label;
-}
-
-const eventLabels = new Map<string, string>();
-
-function computeEventLabel(type: string): string {
-  const invoked = /^xstate\.(done|error)\.actor\.[^.]+\.[^.]+\.(.+)$/.exec(type);
-  if (invoked) return `${invoked[1]}: ${invoked[2]!.slice(invoked[2]!.lastIndexOf('.') + 1)}`;
-  const after = /^xstate\.after\.([^.]+)\./.exec(type);
-  if (after) return `after ${after[1]}`;
-  return type === 'xstate.init' ? 'start' : type;
 }

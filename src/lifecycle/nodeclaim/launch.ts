@@ -4,8 +4,7 @@ import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../../
 import { AzureError, type VmProvisioningState } from '../../ports/azure.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { Requirements } from '../../provisioning/requirements.js';
-import type { VmCreateAttempt } from '../../runtime/deps.js';
-import { vmAttemptAt } from '../../runtime/world.js';
+import { vmAttemptAt, type VmCreateAttempt } from '../deps.js';
 import { ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../../apis/well-known.js';
 import { classified } from '../failure.js';
 import { assertLeader, nodeClassOf, observedNodeClaim, ownedTags, refIn, statusNow, validNodeClassOf, type LifecycleScope } from '../scope.js';

@@ -1,5 +1,5 @@
 import { renderCustomData, userDataInputFor, type BootstrapSource } from '../../azure/userdata/index.js';
-import type { UserDataRequest } from '../../runtime/deps.js';
+import type { UserDataRequest } from '../deps.js';
 
 const MAX_CACHED = 64;
 
