@@ -1,5 +1,5 @@
 import { createActor } from 'xstate';
-import { PROVIDER_ID_PREFIX, nicNameFor, refFromId, vmNameFor } from '../azure/naming.js';
+import { PROVIDER_ID_PREFIX, nicNameFor, vmNameFor } from '../azure/naming.js';
 import { errorCode } from '../lifecycle/failure.js';
 import { nicMachineFor, nodeClaimMachineFor } from '../lifecycle/machines.js';
 import type { NicMachine, NicObservation } from '../lifecycle/nic/machine.js';
@@ -10,11 +10,12 @@ import { NIC_ROUTES, NODECLAIM_ROUTES, routeFrom, type NicActor, type NodeClaimA
 import type { LifecycleScope } from '../lifecycle/scope.js';
 import { xstateClock, type TimerId } from '../ports/clock.js';
 import type { Node, NodeClaim } from '../ports/cluster.js';
-import type { Nic, ResourceRef, Vm } from '../ports/azure.js';
+import type { Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
 import { stateName } from './event-log.js';
 import { ActorTrail } from './tracing.js';
 import { GarbageCollector } from './garbage.js';
+import { PendingLook } from './pending.js';
 import { vmAttemptAt, type WorldView } from '../lifecycle/deps.js';
 import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, worldOf, type ClusterChanges, type ClusterView } from './world.js';
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
@@ -31,17 +32,6 @@ import { PeriodicLoop, type LoopProgress } from './loop.js';
 const FULL_LIST_MS = 5 * 60_000;
 /** Disks are listed for garbage collection every this many full lists (they only leak if a cascade failed). */
 const DISK_SWEEP_EVERY = 2;
-/**
- * A resource some actor waits on ARM for (a VM being created, a NIC being deleted) is looked
- * at by GET no more often than this: ARM takes minutes for either.
- */
-const PENDING_POLL_MS = 30_000;
-/**
- * More of one kind due in one pass: one paged list of that kind instead (1,000 resources are
- * ~10 pages, each one read), which also refreshes every other entry of that kind.
- */
-const MAX_TARGETED_GETS = 20;
-
 /**
  * The actor runtime: one actor per NodeClaim and per NIC, fed by a level-triggered loop
  * that observes ARM and the cluster. It keeps nothing that prevents a leak in memory
@@ -77,8 +67,8 @@ export class Runtime {
   private readonly dirty = new DirtyActors();
   /** NIC name → owning NodeClaim, kept up to the observer's NodeClaim map from its changes. */
   private readonly owners = new NicOwners();
-  /** NodeClaims whose VM create is in flight or Creating, as last looked at (refreshPending's candidates). */
-  private readonly pendingVms = new Set<string>();
+  /** Between full lists, the targeted GETs of what actors wait on ARM for (see PendingLook). */
+  private readonly pending: PendingLook;
   private resyncing = false;
   private resyncRequested = false;
   private resyncCount = 0;
@@ -96,6 +86,10 @@ export class Runtime {
     this.actorClock = xstateClock(deps.clock);
     this.trail = new ActorTrail(deps.eventLog, deps.clock);
     this.garbage = new GarbageCollector(this.deps, this.trail);
+    this.pending = new PendingLook(this.deps, this.armView, this.clusterObserver, this.dirty, this.trail, {
+      claim: (name) => this.claims.get(name),
+      hasNic: (name) => this.nics.has(name),
+    });
     const env = { clock: deps.clock, random: deps.random };
     this.scope = {
       deps: this.deps,
@@ -196,7 +190,7 @@ export class Runtime {
    * One level-triggered pass. The cluster is listed every time (informer caches). ARM is
    * listed in full, every page, on the first pass of a process (every actor is rebuilt from
    * it) and every FULL_LIST_MS; between, the ARM view is what the last list showed plus every
-   * answer since, and what actors wait on ARM for is looked at by GET (refreshPending). Nothing acts on an
+   * answer since, and what actors wait on ARM for is looked at by GET (PendingLook). Nothing acts on an
    * absence in the view without a GET of its own (the machines confirm), so a view that
    * lags can delay a step, never cause a wrong one.
    */
@@ -220,7 +214,7 @@ export class Runtime {
         full = listed !== undefined;
       } else {
         this.noteArmChanges();
-        await this.refreshPending(cluster);
+        await this.pending.refresh(cluster);
       }
       if (this.stopped) return;
       const world = worldOf(cluster, this.armView);
@@ -248,7 +242,7 @@ export class Runtime {
       if (cluster.nodeClaims.has(name)) this.dirty.claimChanged(name);
       else {
         this.dirty.claimGone(name);
-        this.pendingVms.delete(name);
+        this.pending.forget(name);
       }
     }
     for (const pid of changes.nodes) this.dirty.nodeChanged(pid);
@@ -260,92 +254,6 @@ export class Runtime {
     if (changes.all) this.dirty.all = true;
     for (const vm of changes.vms) this.dirty.vmChanged(vm);
     for (const nic of changes.nics) this.dirty.nicChanged(nic);
-  }
-
-  /**
-   * Between full lists, the actors waiting on ARM itself get targeted GETs, each at most every
-   * PENDING_POLL_MS: a VM whose create is in flight or still Creating (its NIC is attached
-   * from ARM's first answer, and the create ends Succeeded or Failed on its own), and a NIC
-   * ARM is deleting that no NIC actor runs (its NodeClaim's finalizer waits for it). The
-   * other waits (a NIC's reservation end, its attachment while its VM is deleted) are the NIC
-   * machine's own GETs. With many due (a ramp), one paged list of that kind is cheaper.
-   */
-  private async refreshPending(cluster: ClusterView): Promise<void> {
-    const now = cluster.at;
-    const vms: ResourceRef[] = [];
-    const nics: ResourceRef[] = [];
-    // Only a NodeClaim that was pending when last looked at, or changed since, can be pending now.
-    const all = this.dirty.all;
-    for (const name of this.pendingToLook(cluster, all)) {
-      if (!all && !this.pendingVms.has(name) && !this.dirty.claims.has(name)) continue;
-      const nc = cluster.nodeClaims.get(name)!;
-      const vmName = vmNameFor(name);
-      const vm = this.armView.vms.get(vmName);
-      if (!this.notePendingVm(name, nc, vm)) continue;
-      if (now - Math.max(vmAttemptAt(nc)!, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;
-      const spec = cluster.nodeClasses.get(nc.spec.nodeClassRef.name)?.spec;
-      if (spec) vms.push({ subscriptionId: spec.subscriptionID, resourceGroup: spec.resourceGroup, name: vmName });
-    }
-    const deleting: Array<{ at: number; name: string; nic: Nic }> = [];
-    for (const name of this.armView.nicsDeleting) {
-      const nic = this.armView.nics.get(name);
-      const at = this.armView.nicOrder(name);
-      if (nic && at !== undefined) deleting.push({ at, name, nic });
-    }
-    // In the view's order, as the walk over every NIC that this replaces.
-    deleting.sort((a, b) => a.at - b.at);
-    for (const { name, nic } of deleting) {
-      if (nic.provisioningState !== 'Deleting' || this.nics.has(name)) continue;
-      if (now - (this.armView.learned('nic', name) ?? 0) < PENDING_POLL_MS) continue;
-      nics.push(refFromId(nic.id));
-    }
-    // A failed GET or list (throttled) teaches nothing and holds the pass back for nothing: the next pass asks again.
-    if (vms.length > MAX_TARGETED_GETS) {
-      await listArm(this.deps, cluster.nodeClasses.values(), { nics: false, vms: true, disks: false }).then((list) => this.armView.install(list, now), this.getFailed('controller'));
-    } else if (vms.length > 0) {
-      await Promise.all(vms.map((ref) => this.deps.arm.getVm(ref).catch(this.getFailed(`vm/${ref.name}`))));
-    }
-    if (nics.length > MAX_TARGETED_GETS) {
-      await listArm(this.deps, cluster.nodeClasses.values(), { nics: true, vms: false, disks: false }).then((list) => this.armView.install(list, now), this.getFailed('controller'));
-    } else if (nics.length > 0) {
-      await Promise.all(nics.map((ref) => this.deps.arm.getNic(ref).catch(this.getFailed(`nic/${ref.name}`))));
-    }
-  }
-
-  /** The NodeClaims refreshPending looks at, in the cluster's order: all of them, or, when few, the pending and the marked ones. */
-  private pendingToLook(cluster: ClusterView, all: boolean): Iterable<string> {
-    const marked = this.dirty.claims;
-    if (all || this.pendingVms.size + marked.size > cluster.nodeClaims.size >> 3) return cluster.nodeClaims.keys();
-    const names: Array<{ at: number; name: string }> = [];
-    for (const name of this.pendingVms) {
-      const at = this.clusterObserver.nodeClaimOrder(name);
-      if (at !== undefined) names.push({ at, name });
-    }
-    for (const name of marked) {
-      const at = this.clusterObserver.nodeClaimOrder(name);
-      if (at !== undefined && !this.pendingVms.has(name)) names.push({ at, name });
-    }
-    return names.sort((a, b) => a.at - b.at).map((n) => n.name);
-  }
-
-  /** What a failed GET or list logs (a method, not a closure built on every pass). */
-  private getFailed(what: string): (err: unknown) => void {
-    return (err) => this.log(what, 'get-error', errorCode(err));
-  }
-
-  /** Whether the NodeClaim waits on ARM for its VM: a create in flight, or a VM still Creating (kept in pendingVms). */
-  private notePendingVm(name: string, nc: NodeClaim, vm: Vm | undefined): boolean {
-    const pending =
-      vmAttemptAt(nc) !== undefined && nc.metadata.deletionTimestamp === undefined && (vm ? vm.provisioningState === 'Creating' : this.creatingVm(name));
-    if (pending) this.pendingVms.add(name);
-    else this.pendingVms.delete(name);
-    return pending;
-  }
-
-  /** Whether the NodeClaim's actor has a VM PUT out (its answer comes when ARM's create ends, minutes later). */
-  private creatingVm(nodeClaim: string): boolean {
-    const actor = this.claims.get(nodeClaim);
-    return actor !== undefined && stateName(actor.getSnapshot().value) === 'launching.creating-vm';
   }
 
   /**
@@ -373,7 +281,7 @@ export class Runtime {
         if (actor) this.observe(actor, observed);
         else this.spawnNodeClaim(name, observed);
       }
-      this.notePendingVm(name, nc, vm);
+      this.pending.note(name, nc, vm);
     }
     if (all || anyGone(dirty, world.nodeClaims, this.claims)) for (const [name, actor] of this.claims) {
       if (world.nodeClaims.has(name) || (!all && !dirty.has(name))) continue;

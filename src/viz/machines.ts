@@ -25,7 +25,13 @@ export function createMachine(name: MachineName): AnyStateMachine {
   return name === 'nic' ? createNicMachine(DRAWING_ENV) : createNodeClaimMachine(DRAWING_ENV);
 }
 
+/** Every state and transition of the machine: what actors can be in (the live view, `azflex viz --format json`). */
 export function machineGraph(name: MachineName): MachineGraph {
+  return machineToGraph(createMachine(name), { namedDelays: NOMINAL_DELAYS });
+}
+
+/** The machine as drawn: its retry waits folded into the calls they retry (foldRetryWaits). */
+export function diagramGraph(name: MachineName): MachineGraph {
   const machine = createMachine(name);
   return foldRetryWaits(machineToGraph(machine, { namedDelays: NOMINAL_DELAYS }), retryWaitIds(machine.root));
 }

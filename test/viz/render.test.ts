@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NIC_RESERVATION_MS } from '../../src/lifecycle/timing.js';
-import { machineGraph } from '../../src/viz/machines.js';
+import { diagramGraph, machineGraph } from '../../src/viz/machines.js';
 import { MACHINE_NAMES } from '../../src/viz/names.js';
 import { renderMachine } from '../../src/viz/render.js';
 
@@ -22,7 +22,7 @@ function svgEdges(svg: string): { title: string; texts: string[] }[] {
 
 describe('graph model', () => {
   it('walks nested states, invokes, after delays and guards', () => {
-    const nodeclaim = machineGraph('nodeclaim');
+    const nodeclaim = diagramGraph('nodeclaim');
     const launching = nodeclaim.states.find((s) => s.id === 'nodeclaim.launching');
     expect(launching?.kind).toBe('compound');
     expect(launching?.initial).toBe('nodeclaim.launching.creating-nic');
@@ -78,7 +78,7 @@ describe('renderers', () => {
 
   for (const name of MACHINE_NAMES) {
     it(`${name}: DOT and Mermaid name every state`, async () => {
-      const graph = machineGraph(name);
+      const graph = diagramGraph(name);
       const dot = await renderMachine(name, 'dot');
       const mermaid = await renderMachine(name, 'mermaid');
       expect(mermaid.startsWith('stateDiagram-v2\n')).toBe(true);
@@ -90,7 +90,7 @@ describe('renderers', () => {
     });
 
     it(`${name}: every transition with a target appears in the DOT and Mermaid`, async () => {
-      const graph = machineGraph(name);
+      const graph = diagramGraph(name);
       const dot = await renderMachine(name, 'dot');
       const mermaid = await renderMachine(name, 'mermaid');
       for (const edge of graph.edges) {
