@@ -1,7 +1,7 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
 import type { FailureAction } from '../../azure/errors.js';
 import { classified, failureOf } from '../failure.js';
-import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, retryWait, type MachineEnv } from '../timing.js';
+import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, retryDelayMs, retryWait, type MachineEnv } from '../timing.js';
 
 /**
  * The NIC machine: one per network interface azflex owns. It exists to guarantee that a
@@ -116,10 +116,7 @@ export function createNicMachine(env: MachineEnv) {
       noteDeleteSent: assign({ deleteSentAt: () => now() }),
       /** After ARM's Retry-After when it throttled, else after the backoff. */
       scheduleRetry: assign({
-        retryAt: ({ context, event }) => {
-          const action = failureOf(event as { error?: unknown });
-          return now() + (action.kind === 'throttled' ? action.retryAfterSeconds * 1000 : backoffMs(env, context.attempts));
-        },
+        retryAt: ({ context, event }) => now() + retryDelayMs(env, event as { error?: unknown }, context.attempts),
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),

@@ -2,7 +2,7 @@ import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import type { FailureAction } from '../../azure/errors.js';
 import type { VmPowerState, VmProvisioningState } from '../../ports/azure.js';
 import { classified, failureOf } from '../failure.js';
-import { backoffMs, reservationEnd, retryWait, type MachineEnv } from '../timing.js';
+import { backoffMs, reservationEnd, retryDelayMs, retryWait, type MachineEnv } from '../timing.js';
 
 type InsufficientCapacity = Extract<FailureAction, { kind: 'insufficientCapacity' }>;
 
@@ -243,10 +243,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
       }),
       /** After ARM's Retry-After when it throttled, else after the backoff. */
       scheduleRetry: assign({
-        retryAt: ({ context, event }) => {
-          const action = failureOf(event as { error?: unknown });
-          return now() + (action.kind === 'throttled' ? action.retryAfterSeconds * 1000 : backoffMs(env, context.attempts));
-        },
+        retryAt: ({ context, event }) => now() + retryDelayMs(env, event as { error?: unknown }, context.attempts),
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
