@@ -15,6 +15,7 @@ import type { RuntimeDeps } from './deps.js';
 import { stateName } from './event-log.js';
 import { ActorTrail } from './tracing.js';
 import { GarbageCollector } from './garbage.js';
+import { ObservationMemo } from './observations.js';
 import { PendingLook } from './pending.js';
 import { vmAttemptAt, type WorldView } from '../lifecycle/deps.js';
 import { ArmView, ClusterObserver, NicOwners, createdAtTag, listArm, worldOf, type ClusterChanges, type ClusterView } from './world.js';
@@ -42,7 +43,6 @@ export class Runtime {
   private readonly nics = new Map<string, NicActor>();
   private readonly timers = new Set<TimerId>();
   private readonly loops: PeriodicLoop[] = [];
-  private readonly lastObserved = new WeakMap<object, { state: string; observed: object }>();
   /** The event log's record of every actor: transitions with their events, effects with their outcomes. */
   private readonly trail: ActorTrail;
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
@@ -59,8 +59,8 @@ export class Runtime {
   private world: WorldView | undefined;
   /** ARM as last listed, with every answer since written through (see ArmView). */
   private readonly armView: ArmView;
-  /** Per actor, the inputs its last observation was built from: unchanged inputs, nothing to build. */
-  private readonly lastInputs = new WeakMap<object, unknown[]>();
+  /** What each actor was last observed from and told: unchanged, nothing to build or send. */
+  private readonly memo = new ObservationMemo();
   /** The cluster as last looked at, and what changed since the look before. */
   private readonly clusterObserver: ClusterObserver;
   /** The actors whose inputs may have changed since they were last looked at (see DirtyActors). */
@@ -276,9 +276,9 @@ export class Runtime {
       this.dirty.claimReads(name, vmName, nicName, pid);
       const node = pid === undefined ? undefined : world.nodesByProviderId.get(pid);
       const inputs = [nc, vm, world.nics.has(nicName), node];
-      if (!actor || !this.sameInputs(actor, inputs)) {
+      if (!actor || !this.memo.sameInputs(actor, inputs)) {
         const observed = observeNodeClaim(world, nc, vm, node);
-        if (actor) this.observe(actor, observed);
+        if (actor) this.memo.deliver(actor, observed);
         else this.spawnNodeClaim(name, observed);
       }
       this.pending.note(name, nc, vm);
@@ -286,7 +286,7 @@ export class Runtime {
     if (all || anyGone(dirty, world.nodeClaims, this.claims)) for (const [name, actor] of this.claims) {
       if (world.nodeClaims.has(name) || (!all && !dirty.has(name))) continue;
       dirty.delete(name);
-      this.observe(actor, GONE_NODECLAIM);
+      this.memo.deliver(actor, GONE_NODECLAIM);
     }
     // A mark for a name with neither an object nor an actor has nothing left to look at.
     for (const name of dirty) if (!world.nodeClaims.has(name) && !this.claims.has(name)) dirty.delete(name);
@@ -303,16 +303,7 @@ export class Runtime {
     return markedInOrder(world.nodeClaims, this.dirty.claims, all, (name) => this.clusterObserver.nodeClaimOrder(name));
   }
 
-  /**
-   * Whether the actor, in the state it is in now, was last observed from exactly these
-   * objects (the cluster and the ARM view replace objects on change, never mutate them).
-   */
-  private sameInputs(actor: NodeClaimActor | NicActor, inputs: unknown[]): boolean {
-    inputs.push(stateName(actor.getSnapshot().value));
-    const last = this.lastInputs.get(actor);
-    this.lastInputs.set(actor, inputs);
-    return last !== undefined && last.length === inputs.length && last.every((v, i) => v === inputs[i]);
-  }
+
 
   /**
    * NIC actors: fed from the view on every pass, and spawned on every pass for a NIC in the
@@ -331,7 +322,7 @@ export class Runtime {
       const actor = this.nics.get(name);
       if (actor) {
         const inputs = [nic, world.isAttached(nic), owner, owner && this.lastVmAttempt(owner)];
-        if (!this.sameInputs(actor, inputs)) this.observe(actor, this.observeNicOf(world, name, owner));
+        if (!this.memo.sameInputs(actor, inputs)) this.memo.deliver(actor, this.observeNicOf(world, name, owner));
         continue;
       }
       // A NIC ARM is already deleting needs no actor (a DELETE would only spend a write on the
@@ -349,7 +340,7 @@ export class Runtime {
     if (all || anyGone(dirty, world.nics, this.nics)) for (const [name, actor] of this.nics) {
       if (world.nics.has(name) || (!all && !dirty.has(name))) continue;
       dirty.delete(name);
-      this.observe(actor, this.observeNicOf(world, name, owners.get(name)));
+      this.memo.deliver(actor, this.observeNicOf(world, name, owners.get(name)));
     }
     for (const name of dirty) if (!world.nics.has(name) && !this.nics.has(name)) dirty.delete(name);
   }
@@ -359,17 +350,7 @@ export class Runtime {
     return this.owners.of(world.nodeClaims);
   }
 
-  /**
-   * Delivers an observation unless the actor has already seen exactly this one in its
-   * current state: nothing new to react to, and most of a resync's cost is in transitions.
-   */
-  private observe(actor: NodeClaimActor | NicActor, observed: NodeClaimObservation | NicObservation): void {
-    const state = stateName(actor.getSnapshot().value);
-    const last = this.lastObserved.get(actor);
-    if (last && last.state === state && sameObservation(last.observed, observed)) return;
-    this.lastObserved.set(actor, { state, observed });
-    (actor as { send(e: { type: 'OBSERVED'; observed: typeof observed }): void }).send({ type: 'OBSERVED', observed });
-  }
+
 
   /**
    * The owner's latest VM attempt: its annotation, or the one its actor has just recorded
@@ -488,19 +469,3 @@ function providerIdOf(nc: NodeClaim, vm: Vm | undefined): string | undefined {
   return pid;
 }
 
-/**
- * Observations are flat records (one nested record at most, the node): equal when every
- * field is, an absent field equal to an undefined one (as their JSON would be).
- */
-function sameObservation(a: object, b: object): boolean {
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  for (const k in x) {
-    const u = x[k];
-    const v = y[k];
-    if (u === v) continue;
-    if (typeof u !== 'object' || typeof v !== 'object' || u === null || v === null || !sameObservation(u, v)) return false;
-  }
-  for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
-  return true;
-}
