@@ -1,6 +1,6 @@
 import { createActor } from 'xstate';
-import { createNicMachine } from '../src/machines/nic.js';
-import { createNodeClaimMachine } from '../src/machines/nodeclaim.js';
+import { createNicMachine } from '../src/lifecycle/nic/machine.js';
+import { createNodeClaimMachine } from '../src/lifecycle/nodeclaim/machine.js';
 import { xstateClock } from '../src/ports/clock.js';
 import { SeededRandom, VirtualClock } from '../src/sim/virtual-clock.js';
 

@@ -1,6 +1,6 @@
 /**
  * Regenerates the committed diagrams under docs/diagrams/ from the machine definitions.
- * Run after changing src/machines/*: `npx tsx scripts/gen-diagrams.ts`.
+ * Run after changing a lifecycle machine (machine.ts under src/lifecycle/): `npx tsx scripts/gen-diagrams.ts`.
  * test/viz/diagrams.test.ts fails until the committed files match the code again.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -14,10 +14,10 @@ import { refreshClusterGauges } from '../metrics/cluster-state.js';
 import type { KarpenterMetrics } from '../metrics/karpenter.js';
 import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Runtime } from '../runtime/controller.js';
+import { Runtime } from '../runtime/runtime.js';
 import { DEFAULT_RUNTIME_CONFIG, type RuntimeConfig } from '../runtime/deps.js';
 import type { MemoryEventLog } from '../runtime/event-log.js';
-import type { createUserDataRenderer } from '../runtime/userdata.js';
+import type { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import { errorMessage } from '../utils/error-message.js';
 import type { LeaderRuntime, LeaderRuntimeContext } from './leadership.js';
 

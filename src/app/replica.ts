@@ -9,7 +9,7 @@ import { startLiveServer } from '../live/server.js';
 import { secrets } from '../log/redact.js';
 import type { Clock } from '../ports/clock.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import { leaderRuntimeFactory, type LeaderRuntimeOptions } from './leader-runtime.js';
 import { startControllerProcess, type ControllerProcess, type ControllerProcessOptions } from './process.js';
 

@@ -84,3 +84,13 @@ export function armId(ref: ResourceRef, provider: 'Microsoft.Network/networkInte
 export function nameFromArmId(id: string): string {
   return id.slice(id.lastIndexOf('/') + 1);
 }
+
+/** The resource an ARM id names: its subscription, resource group and name. */
+export function refFromId(id: string): ResourceRef {
+  const m = /\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/[^/]+\/[^/]+\/([^/]+)$/i.exec(id);
+  if (!m) throw new Error(`not an ARM resource id: ${id}`);
+  return { subscriptionId: m[1]!, resourceGroup: m[2]!, name: m[3]! };
+}
+
+/** A Node's providerID is this prefix and its VM's ARM id. */
+export const PROVIDER_ID_PREFIX = 'azure-flex://';

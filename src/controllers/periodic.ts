@@ -1,8 +1,8 @@
 import type { OfferingsCache } from '../azure/offerings.js';
 import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { DisruptionController, type DisruptionControllerOptions } from '../disruption/controller.js';
-import { LivenessController, type LivenessOptions } from '../disruption/liveness.js';
-import { drain } from '../disruption/termination.js';
+import { LivenessController, type LivenessOptions } from '../lifecycle/nodeclaim/liveness.js';
+import { drain } from '../lifecycle/nodeclaim/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';

@@ -2,7 +2,7 @@ import { TAG } from '../azure/naming.js';
 import { zoneLabel, type InstanceType } from '../catalog/skus.js';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
-import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
+import { PROVIDER_ID_PREFIX } from '../azure/naming.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { DevPoller, type PollerOptions } from './poller.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../apis/well-known.js';

@@ -21,7 +21,7 @@
 import type { NodeClaim } from '../ports/cluster.js';
 import {
   CONDITION_CONSOLIDATABLE, CONDITION_DISRUPTION_REASON, CONDITION_DRIFTED, conditionChanges, type WantedCondition,
-} from '../controllers/nodeclaim/conditions.js';
+} from '../lifecycle/nodeclaim/conditions.js';
 import type { DisruptionReason } from './budgets.js';
 import type { DriftReason } from './drift.js';
 

@@ -39,7 +39,7 @@ import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
-import { CONDITION_DISRUPTION_REASON } from '../controllers/nodeclaim/conditions.js';
+import { CONDITION_DISRUPTION_REASON } from '../lifecycle/nodeclaim/conditions.js';
 
 export type DisruptionKind = 'Expired' | DisruptionReason;
 

@@ -20,7 +20,7 @@ import {
   type Taint,
 } from '../ports/cluster.js';
 import { ResourceCache, type RawObject } from './cache.js';
-import { changedNodeClaimStatus } from '../controllers/nodeclaim/conditions.js';
+import { changedNodeClaimStatus } from '../lifecycle/nodeclaim/conditions.js';
 import { KubeApiError, PatchStrategy, type KubeClient } from './client.js';
 import {
   RESOURCES,

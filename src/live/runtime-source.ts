@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/clock.js';
-import type { Runtime } from '../runtime/controller.js';
+import type { Runtime } from '../runtime/runtime.js';
 import type { LogEntry, MemoryEventLog } from '../runtime/event-log.js';
 import type { LiveActorStates, LiveReservation, LiveSource } from './source.js';
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NIC_RESERVATION_MS } from '../machines/env.js';
+import { NIC_RESERVATION_MS } from '../lifecycle/timing.js';
 import { parseClockCommand, applyClockCommand, ClockCommandError } from './controls.js';
 import { loadMachines } from './diagrams.js';
 import { allowedHost, originHost, readBody, send } from './http.js';

@@ -1,7 +1,7 @@
 import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/well-known.js';
 import { classifyAzureError } from '../azure/errors.js';
 import { isAzureError } from '../ports/azure.js';
-import type { Runtime } from '../runtime/controller.js';
+import type { Runtime } from '../runtime/runtime.js';
 import type { RuntimeObserver } from '../runtime/deps.js';
 import type { LogEntry } from '../runtime/event-log.js';
 import type { PeriodicControllerDeps } from '../controllers/periodic.js';

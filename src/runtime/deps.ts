@@ -1,32 +1,18 @@
-import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
-import type { AzurePort } from '../ports/azure.js';
-import type { AzureFlexNodeClass, ClusterPort, NodeClaim } from '../ports/cluster.js';
-import type { Clock, Random } from '../ports/clock.js';
-import type { OfferingsCache } from '../azure/offerings.js';
+import type { Random } from '../ports/clock.js';
+import type { LifecycleConfig, LifecycleDeps, StrategyName } from '../lifecycle/deps.js';
 import type { PeriodicController } from '../controllers/periodic.js';
 import type { EventLog } from './event-log.js';
-import type { InstanceLoss } from '../machines/nodeclaim.js';
 
-/** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */
-export type StrategyName = 'naive' | 'delayed' | 'machine';
+// What the lifecycles need of their host is declared beside them; these names stay here for the host's other users.
+export type { OfferingsCache, RuntimeObserver, StrategyName, UserDataRequest, VmCreateAttempt } from '../lifecycle/deps.js';
+
 export const STRATEGIES: readonly StrategyName[] = ['naive', 'delayed', 'machine'];
 
-export interface UserDataRequest {
-  nodeClaim: NodeClaim;
-  nodeClass: AzureFlexNodeClass;
-  instanceType: InstanceType;
-}
-
-export interface RuntimeConfig {
-  clusterName: string;
-  /** The AKS node resource group: its label value is kubernetes.azure.com/cluster on every node (none: no such label). */
-  nodeResourceGroup?: string;
-  strategy: StrategyName;
+export interface RuntimeConfig extends LifecycleConfig {
   /** Level-triggered resync period: how often ARM and the cluster are observed. */
   resyncMs: number;
   /** Resources without a NodeClaim are left alone this long after creation (creates in flight). */
   orphanGraceMs: number;
-  adminUsername: string;
   /** The `delayed` strategy's detached timer (upstream: 180 s + slack). */
   delayedCleanupMs: number;
 }
@@ -39,54 +25,17 @@ export const DEFAULT_RUNTIME_CONFIG: Omit<RuntimeConfig, 'clusterName'> = {
   delayedCleanupMs: 210_000,
 };
 
-/** What a VM create was, for metrics and logs (src/metrics/runtime.ts). */
-export interface VmCreateAttempt {
-  nodeClaim: string;
-  nodePool: string;
-  sku: string;
-  region: string;
-  subscription: string;
-}
 
-/**
- * Observers of the runtime's effects: metrics and info-level logs. Optional, and called
- * synchronously after the fact, so the simulator and the event log are unaffected.
- */
-export interface RuntimeObserver {
-  /** A NodeClaim's cloud-provider call finished: Create (the VM PUT) or Delete (the VM DELETE). */
-  cloudProviderCall?(call: { method: 'Create' | 'Delete'; nodeClaim: string; seconds: number; error?: unknown }): void;
-  vmCreateFailed?(attempt: VmCreateAttempt, error: unknown): void;
-  /** A launch failed for good: the NodeClaim is being deleted; `nicReservedUntil` when ARM holds its NIC. */
-  launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; insufficientCapacity: boolean; nicReservedUntil?: number }): void;
-  /** A launched NodeClaim's instance was found gone, deleted by someone else or stopped: the NodeClaim is being deleted. */
-  instanceLost?(lost: { nodeClaim: string; nodePool: string; reason: InstanceLoss; message: string }): void;
-}
 
-export interface RuntimeDeps {
-  arm: AzurePort;
-  cluster: ClusterPort;
-  clock: Clock;
-  /**
-   * Stamps NodeClaim conditions (lastTransitionTime), which Kubernetes-side controllers
-   * (disruption's consolidateAfter, liveness) compare with their own clock. Default: `clock`;
-   * `azflex dev` skips ARM's clock ahead of the wall clock the others run on.
-   */
-  statusClock?: Clock;
+/** The runtime's dependencies: the lifecycles' (ports, clocks, catalog, observer, config) and the host's own. */
+export interface RuntimeDeps extends LifecycleDeps {
   random: Random;
-  catalog: InstanceTypeCatalog;
-  offerings?: OfferingsCache;
-  userData(req: UserDataRequest): Promise<string>;
-  /** Cordon and evict; resolves true once the node has no pods left to evict. */
-  drain?(nodeName: string, deadline: number): Promise<boolean>;
   eventLog: EventLog;
   controllers?: PeriodicController[];
-  /** Fencing: a deposed leader issues no ARM writes. */
-  isLeader?(): boolean;
   /**
    * A periodic controller's reconcile (or the resync) threw. The runtime keeps going; the
    * process logs it at error level, rate-limited, and counts it (src/metrics).
    */
   onControllerError?(controller: string, err: unknown): void;
-  observer?: RuntimeObserver;
   config: RuntimeConfig;
 }

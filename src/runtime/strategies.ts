@@ -1,7 +1,11 @@
 import type { ResourceRef } from '../ports/azure.js';
 import type { TimerId } from '../ports/clock.js';
 import type { RuntimeDeps } from './deps.js';
-import type { Effects } from './effects.js';
+import { classified, errorCode } from '../lifecycle/failure.js';
+import { putNic } from '../lifecycle/nic/effects.js';
+import type { NodeClaimEmitted } from '../lifecycle/nodeclaim/machine.js';
+import { NODECLAIM_ROUTES, type NodeClaimActor, type RouteTargets, type Routes } from '../lifecycle/routing.js';
+import { nicRef, type LifecycleScope } from '../lifecycle/scope.js';
 
 /**
  * The two upstream behaviours azflex is compared against. They create NICs inline and
@@ -18,7 +22,7 @@ export interface LegacyCleanup {
 const DELAYED_RETRIES = 3;
 const DELAYED_RETRY_INTERVAL_MS = 30_000;
 
-export function legacyCleanup(deps: RuntimeDeps, effects: Effects): LegacyCleanup {
+export function legacyCleanup(deps: RuntimeDeps, scope: LifecycleScope): LegacyCleanup {
   const timers = new Set<TimerId>();
   const record = (nic: string, event: string, detail: string): void =>
     deps.eventLog.record({ t: deps.clock.now(), actor: `nic/${nic}`, kind: 'effect', event, detail });
@@ -34,9 +38,9 @@ export function legacyCleanup(deps: RuntimeDeps, effects: Effects): LegacyCleanu
   };
 
   return {
-    createNic: (nic, nodeClaim) => effects.putNic(nic, nodeClaim),
+    createNic: (nic, nodeClaim) => putNic(scope, nic, nodeClaim),
     onVmFailed(nic) {
-      const ref = effects.nicRef(nic);
+      const ref = nicRef(scope, nic);
       if (!ref) return;
       if (deps.config.strategy === 'naive') {
         void tryDelete(nic, ref);
@@ -57,5 +61,22 @@ export function legacyCleanup(deps: RuntimeDeps, effects: Effects): LegacyCleanu
       for (const id of timers) deps.clock.clearTimer(id);
       timers.clear();
     },
+  };
+}
+
+/**
+ * The NodeClaim routes under a legacy strategy: no NIC actor; the NIC is created inline when
+ * asked for, and a failed VM hands it to the strategy's cleanup.
+ */
+export function legacyNodeClaimRoutes(legacy: LegacyCleanup, claim: (name: string) => NodeClaimActor | undefined): Routes<NodeClaimEmitted, RouteTargets> {
+  return {
+    ...NODECLAIM_ROUTES,
+    'nic.requested': (e) => {
+      void legacy.createNic(e.nic, e.nodeClaim).then(
+        () => claim(e.nodeClaim)?.send({ type: 'NIC_READY' }),
+        (err: unknown) => claim(e.nodeClaim)?.send({ type: 'NIC_FAILED', code: errorCode(err), kind: classified(err).action.kind }),
+      );
+    },
+    'vm.failed': (e) => legacy.onVmFailed(e.nic),
   };
 }

@@ -4,23 +4,8 @@ import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/
 import type { RuntimeDeps } from './deps.js';
 import { walkAlongside, type ListChanges } from '../utils/list-walk.js';
 import { InsertionOrder } from './dirty.js';
-import { ANNOTATION_VM_ATTEMPT_AT, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
-
-/** One consistent-enough look at ARM and the cluster; everything actors decide comes from here. */
-export interface WorldView {
-  at: number;
-  nodeClaims: Map<string, NodeClaim>;
-  nodeClasses: Map<string, AzureFlexNodeClass>;
-  /** Nodes by providerID. */
-  nodesByProviderId: Map<string, Node>;
-  nics: Map<string, Nic>;
-  vms: Map<string, Vm>;
-  disks: Map<string, Disk> | undefined;
-  /** Whether a VM in the view uses the NIC. */
-  isAttached(nic: Nic): boolean;
-  /** Whether ARM itself said the NIC is gone (a GET's 404, a finished DELETE) and nothing since showed it (see ArmView.answeredGone). */
-  nicAnsweredGone(name: string): boolean;
-}
+import { NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
+import type { WorldView } from '../lifecycle/deps.js';
 
 export function ownsNodeClaim(nc: NodeClaim): boolean {
   const ref = nc.spec.nodeClassRef;
@@ -628,18 +613,6 @@ function lowerNicIdsOf(vm: Vm): string[] {
   let ids = lowerNicIds.get(vm);
   if (ids === undefined) lowerNicIds.set(vm, (ids = vm.nicIds.map((id) => id.toLowerCase())));
   return ids;
-}
-
-/** Read on every resync for every NodeClaim and NIC; NodeClaim objects are replaced, never changed, so remembered per object. */
-const attemptAtOf = new WeakMap<NodeClaim, number | undefined>();
-
-export function vmAttemptAt(nc: NodeClaim): number | undefined {
-  if (attemptAtOf.has(nc)) return attemptAtOf.get(nc);
-  const raw = nc.metadata.annotations[ANNOTATION_VM_ATTEMPT_AT];
-  const t = raw ? Date.parse(raw) : NaN;
-  const at = Number.isFinite(t) ? t : undefined;
-  attemptAtOf.set(nc, at);
-  return at;
 }
 
 export function createdAtTag(tags: Record<string, string>): number | undefined {

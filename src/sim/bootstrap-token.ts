@@ -4,7 +4,7 @@ import { CachedBootstrapSource, DEFAULT_BOOTSTRAP_REFRESH_MS, decodeCustomData, 
 import { vmNameFor } from '../azure/naming.js';
 import { SecretRegistry } from '../log/redact.js';
 import type { Clock } from '../ports/clock.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import type { UserDataRequest } from '../runtime/deps.js';
 import { SIM_BOOTSTRAP, SIM_NODE_AGENT } from './userdata.js';
 

@@ -20,7 +20,7 @@ import type { PodDisruptionBudgetSpec } from './cluster-setup.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
 import { nodeClaimToWire, toNodeClaim } from '../k8s/resources.js';
 import { checkAgainstCrd } from './crd-validation.js';
-import { changedNodeClaimStatus } from '../controllers/nodeclaim/conditions.js';
+import { changedNodeClaimStatus } from '../lifecycle/nodeclaim/conditions.js';
 
 export interface FakeClusterOptions {
   /**

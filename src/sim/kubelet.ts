@@ -8,7 +8,7 @@ import { Requirements, firstUntoleratedTaint } from '../provisioning/requirement
 import { Topology, TopologyError, decide, record, requiredOnly, type DomainSource } from '../provisioning/scheduling/topology.js';
 import { fitsWithin, podRequests, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
-import { PROVIDER_ID_PREFIX } from '../runtime/effects.js';
+import { PROVIDER_ID_PREFIX } from '../azure/naming.js';
 import type { FakeArm } from './arm/fake-arm.js';
 import type { JoinAuthority } from './bootstrap-token.js';
 import { hasPodTopology, type FakeCluster } from './cluster.js';

@@ -4,7 +4,7 @@ import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../catalog/sku
 import { UnavailableOfferings } from '../azure/offerings.js';
 import { drainWith, periodicControllers } from '../controllers/periodic.js';
 import type { AzurePort, ResourceGroupScope } from '../ports/azure.js';
-import { Runtime } from '../runtime/controller.js';
+import { Runtime } from '../runtime/runtime.js';
 import { DEFAULT_RUNTIME_CONFIG, type StrategyName } from '../runtime/deps.js';
 import { MemoryEventLog } from '../runtime/event-log.js';
 import { FakeArm } from './arm/fake-arm.js';

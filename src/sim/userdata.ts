@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AKS_FLEX_NODE_VERSION, StaticBootstrapSource, type NodeAgentPin } from '../azure/userdata/index.js';
-import { createUserDataRenderer } from '../runtime/userdata.js';
+import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 
 /**
  * The simulated cluster's bootstrap: a fixed endpoint and CA, and a token that is a real

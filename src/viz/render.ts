@@ -1,5 +1,5 @@
 import { renderDot } from './dot.js';
-import { machineGraph } from './machines.js';
+import { diagramGraph, machineGraph } from './machines.js';
 import { renderMermaid } from './mermaid.js';
 import { renderSvg } from './svg.js';
 import { MACHINE_NAMES, type MachineName, type VizFormat } from './names.js';
@@ -12,10 +12,9 @@ export const DIAGRAMS_DIR = 'docs/diagrams';
 export const COMMITTED_FORMATS: readonly VizFormat[] = ['svg', 'mermaid', 'dot'];
 
 export async function renderMachine(name: MachineName, format: VizFormat): Promise<string> {
-  const graph = machineGraph(name);
+  if (format === 'json') return `${JSON.stringify(machineGraph(name), null, 2)}\n`;
+  const graph = diagramGraph(name);
   switch (format) {
-    case 'json':
-      return `${JSON.stringify(graph, null, 2)}\n`;
     case 'dot':
       return renderDot(graph);
     case 'mermaid':

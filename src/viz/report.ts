@@ -1,4 +1,4 @@
-import { NIC_RESERVATION_MS } from '../machines/env.js';
+import { NIC_RESERVATION_MS } from '../lifecycle/timing.js';
 import {
   barChart,
   colorMap,

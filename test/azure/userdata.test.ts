@@ -276,7 +276,7 @@ describe('bootstrap source', () => {
 
   it('re-reads on a bounded cadence of the injected clock, so a rotated token reaches the next render', async () => {
     const { VirtualClock } = await import('../../src/sim/virtual-clock.js');
-    const { createUserDataRenderer } = await import('../../src/runtime/userdata.js');
+    const { createUserDataRenderer } = await import('../../src/lifecycle/nodeclaim/userdata.js');
     const clock = new VirtualClock(1_000_000);
     let token = TOKEN;
     let reads = 0;
@@ -356,7 +356,7 @@ async function nodeClaimRequest() {
 describe('userdata from Karpenter objects', () => {
   it('maps NodeClaim + NodeClass + instance type, reading the bootstrap config once per process', async () => {
     const { userDataInputFor } = await import('../../src/azure/userdata/index.js');
-    const { createUserDataRenderer } = await import('../../src/runtime/userdata.js');
+    const { createUserDataRenderer } = await import('../../src/lifecycle/nodeclaim/userdata.js');
     const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
     const meta = (name: string, labels: Record<string, string> = {}) => ({
       name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z',

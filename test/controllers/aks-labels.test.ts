@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
-import { launchLabels } from '../../src/controllers/nodeclaim/launch-labels.js';
+import { launchLabels } from '../../src/lifecycle/nodeclaim/labels.js';
 import { nodePoolSupport } from '../../src/provisioning/nodepool-support.js';
 import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';

@@ -5,7 +5,7 @@ import { nodeClassHash } from '../../src/apis/nodeclass-hash.js';
 import { NodeClassStatusController } from '../../src/controllers/nodeclass/status.js';
 import { NodeTerminationController } from '../../src/controllers/node/termination.js';
 import { Provisioner } from '../../src/provisioning/provisioner.js';
-import { Runtime } from '../../src/runtime/controller.js';
+import { Runtime } from '../../src/runtime/runtime.js';
 import { DEFAULT_RUNTIME_CONFIG } from '../../src/runtime/deps.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';
 import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, ZERO_LATENCY_MS, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';

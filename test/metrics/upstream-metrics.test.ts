@@ -37,7 +37,7 @@ const NOT_EXPORTED: Record<string, string> = Object.fromEntries([
     'karpenter_nodes_termination_duration_seconds', 'karpenter_nodes_lifetime_duration_seconds',
   ].map((n) => [n, 'node-level timing is not measured; karpenter_nodeclaims_termination_duration_seconds times the whole NodeClaim termination']),
   ...['karpenter_nodes_drained_total', 'karpenter_pods_drained_total', 'karpenter_pods_eviction_requests_total']
-    .map((n) => [n, 'the drain (src/disruption/termination.ts) is not instrumented yet']),
+    .map((n) => [n, 'the drain (src/lifecycle/nodeclaim/termination.ts) is not instrumented yet']),
   ...[
     'karpenter_pods_bound_duration_seconds', 'karpenter_pods_provisioning_bound_duration_seconds', 'karpenter_pods_provisioning_scheduling_undecided_time_seconds',
     'karpenter_pods_provisioning_startup_duration_seconds', 'karpenter_pods_provisioning_unbound_time_seconds', 'karpenter_pods_provisioning_unstarted_time_seconds',

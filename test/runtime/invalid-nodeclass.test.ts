@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../src/ports/cluster.js';
-import { Runtime } from '../../src/runtime/controller.js';
+import { Runtime } from '../../src/runtime/runtime.js';
 import { DEFAULT_RUNTIME_CONFIG } from '../../src/runtime/deps.js';
 import { MemoryEventLog } from '../../src/runtime/event-log.js';
 import { FakeArm } from '../../src/sim/arm/fake-arm.js';

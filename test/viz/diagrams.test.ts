@@ -24,7 +24,7 @@ describe(`committed diagrams under ${DIAGRAMS_DIR}`, async () => {
         expect.fail(`${path} is missing: run \`npx tsx scripts/gen-diagrams.ts\` and commit docs/diagrams/`);
       }
       if (committed !== expected) {
-        expect.fail(`${path} is out of date with src/machines: run \`npx tsx scripts/gen-diagrams.ts\` and commit docs/diagrams/`);
+        expect.fail(`${path} is out of date with the lifecycle machines: run \`npx tsx scripts/gen-diagrams.ts\` and commit docs/diagrams/`);
       }
     });
   }

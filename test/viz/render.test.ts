@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NIC_RESERVATION_MS } from '../../src/machines/env.js';
-import { machineGraph } from '../../src/viz/machines.js';
+import { NIC_RESERVATION_MS } from '../../src/lifecycle/timing.js';
+import { diagramGraph, machineGraph } from '../../src/viz/machines.js';
 import { MACHINE_NAMES } from '../../src/viz/names.js';
 import { renderMachine } from '../../src/viz/render.js';
 
@@ -22,21 +22,25 @@ function svgEdges(svg: string): { title: string; texts: string[] }[] {
 
 describe('graph model', () => {
   it('walks nested states, invokes, after delays and guards', () => {
-    const nodeclaim = machineGraph('nodeclaim');
+    const nodeclaim = diagramGraph('nodeclaim');
     const launching = nodeclaim.states.find((s) => s.id === 'nodeclaim.launching');
     expect(launching?.kind).toBe('compound');
     expect(launching?.initial).toBe('nodeclaim.launching.creating-nic');
     expect(nodeclaim.states.find((s) => s.id === 'nodeclaim.deleted')?.kind).toBe('final');
 
     const createVmError = nodeclaim.edges.filter((e) => e.source === 'nodeclaim.launching.creating-vm' && e.kind === 'error');
+    // The retry wait is folded into the edge: a throttled create records a new attempt after it.
     expect(createVmError.map((e) => [e.guard, e.target])).toEqual([
-      ['isThrottledOrTransient', 'nodeclaim.launching.backoff'],
+      ['isThrottledOrTransient', 'nodeclaim.launching.recording-attempt'],
       [undefined, 'nodeclaim.launch-failed'],
     ]);
     expect(createVmError[0]?.invokeSrc).toBe('createVm');
+    expect(createVmError[0]?.label).toBe('error: createVm [isThrottledOrTransient] / scheduleRetry (retry after untilRetry)');
+    expect(nodeclaim.states.some((s) => s.key.endsWith('-backoff') || s.key === 'backoff' || s.key === 'drain-wait')).toBe(false);
 
-    const drainPoll = nodeclaim.edges.find((e) => e.kind === 'after' && e.delay?.name === 'drainPoll');
-    expect(drainPoll?.delay?.ms).toBe(5_000);
+    const drainPoll = nodeclaim.edges.find((e) => e.source === 'nodeclaim.terminating.draining' && e.kind === 'error');
+    expect(drainPoll?.target).toBe('nodeclaim.terminating.draining');
+    expect(drainPoll?.label).toContain('after 5 s (drainPoll)');
 
     // A parameterised guard is drawn with what it is given.
     const suspect = (from: string) => nodeclaim.edges.find((e) => e.source === `nodeclaim.${from}` && e.target === 'nodeclaim.confirming-instance')?.guard;
@@ -74,7 +78,7 @@ describe('renderers', () => {
 
   for (const name of MACHINE_NAMES) {
     it(`${name}: DOT and Mermaid name every state`, async () => {
-      const graph = machineGraph(name);
+      const graph = diagramGraph(name);
       const dot = await renderMachine(name, 'dot');
       const mermaid = await renderMachine(name, 'mermaid');
       expect(mermaid.startsWith('stateDiagram-v2\n')).toBe(true);
@@ -86,7 +90,7 @@ describe('renderers', () => {
     });
 
     it(`${name}: every transition with a target appears in the DOT and Mermaid`, async () => {
-      const graph = machineGraph(name);
+      const graph = diagramGraph(name);
       const dot = await renderMachine(name, 'dot');
       const mermaid = await renderMachine(name, 'mermaid');
       for (const edge of graph.edges) {

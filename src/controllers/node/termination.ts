@@ -11,7 +11,7 @@ export interface NodeTerminationDeps {
 
 /**
  * Node termination, as Karpenter's: a Node of ours carries the karpenter.sh/termination
- * finalizer from registration (src/runtime/registration.ts), so `kubectl delete node` leaves
+ * finalizer from registration (src/lifecycle/nodeclaim/registration.ts), so `kubectl delete node` leaves
  * it Terminating instead of orphaning its VM. This controller deletes the Node's NodeClaim;
  * the NodeClaim's machine then drains the node, deletes the VM, NIC and disk and, in its
  * finalize step, releases this finalizer. A deleting Node whose NodeClaim is already gone

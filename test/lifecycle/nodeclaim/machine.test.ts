@@ -1,10 +1,12 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { createNodeClaimMachine, INSTANCE_RECHECK_MS, type InstanceLoss, type InstanceState, type LaunchFailure, type NodeClaimObservation } from '../../src/machines/nodeclaim.js';
-import { AzureError, type VmProvisioningState } from '../../src/ports/azure.js';
-import { xstateClock } from '../../src/ports/clock.js';
-import { stateName } from '../../src/runtime/event-log.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { createNodeClaimMachine, INSTANCE_RECHECK_MS, type InstanceLoss, type InstanceState, type LaunchFailure, type NodeClaimObservation } from '../../../src/lifecycle/nodeclaim/machine.js';
+import { classified } from '../../../src/lifecycle/failure.js';
+import { NIC_RESERVATION_MS } from '../../../src/lifecycle/timing.js';
+import { AzureError, type VmProvisioningState } from '../../../src/ports/azure.js';
+import { xstateClock } from '../../../src/ports/clock.js';
+import { stateName } from '../../../src/runtime/event-log.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
 
 /** Lets invoked promises (the effects) resolve. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -46,7 +48,7 @@ function start(
     },
   });
   const actor = createActor(machine, { input: { name: 'h200-abcde', nicName: 'azflex-h200-abcde-nic', observed }, clock: xstateClock(clock) });
-  for (const type of ['nic.requested', 'vm.launched', 'vm.failed', 'launch.failed'] as const) actor.on(type, (e) => emitted.push(e.type));
+  for (const type of ['nic.requested', 'vm.launched', 'vm.failed'] as const) actor.on(type, (e) => emitted.push(e.type));
   actor.start();
   return { clock, actor, failures, emitted, drains, lost, state: () => stateName(actor.getSnapshot().value) };
 }
@@ -95,6 +97,20 @@ describe('NodeClaim machine, rebuilt from observed state', () => {
     actor.send({ type: 'NIC_REAPED' });
     await settle();
     expect(state()).toBe('deleted');
+  });
+
+  it('a VM create failure classified by its effect travels in the event: the failure keeps ARM\'s words, and the NIC hears when the reservation ends', async () => {
+    const answer = new AzureError('AllocationFailed', 409, 'Allocation failed. We do not have sufficient capacity');
+    const { state, failures, actor } = start({ ...base, nicExists: true }, async () => {
+      throw classified(answer);
+    });
+    const vmFailed: number[] = [];
+    actor.on('vm.failed', (e) => vmFailed.push(e.reservedUntil));
+    await settle();
+    expect(failures[0]).toMatchObject({ code: 'AllocationFailed', action: 'insufficientCapacity', nicReserved: true, detail: answer.message });
+    // The attempt was recorded at the clock's start (5,000,000): ARM holds the NIC 180 s from it.
+    expect(vmFailed).toEqual([5_000_000 + NIC_RESERVATION_MS]);
+    expect(state()).toBe('terminating.awaiting-nic-release');
   });
 
   it('a failed launch with no Node ever seen goes on to the VM delete without a drain; one whose Node was seen is drained', async () => {

@@ -1,10 +1,10 @@
 import { createActor, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { createNicMachine, type NicObservation } from '../../src/machines/nic.js';
-import { AzureError } from '../../src/ports/azure.js';
-import { xstateClock } from '../../src/ports/clock.js';
-import { stateName } from '../../src/runtime/event-log.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { createNicMachine, type NicObservation } from '../../../src/lifecycle/nic/machine.js';
+import { AzureError } from '../../../src/ports/azure.js';
+import { xstateClock } from '../../../src/ports/clock.js';
+import { stateName } from '../../../src/runtime/event-log.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
 
 function setup(
   observed: NicObservation,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { launchLabels } from '../../src/controllers/nodeclaim/launch-labels.js';
-import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import type { Node, NodeClaim } from '../../src/ports/cluster.js';
-import { builtInScenario } from '../../src/sim/scenarios.js';
-import { runSimulation } from '../../src/sim/simulation.js';
-import { makeNodeClaim } from '../provisioning/fixtures.js';
+import { launchLabels } from '../../../src/lifecycle/nodeclaim/labels.js';
+import { STATIC_INSTANCE_TYPES } from '../../../src/catalog/skus.js';
+import type { Node, NodeClaim } from '../../../src/ports/cluster.js';
+import { builtInScenario } from '../../../src/sim/scenarios.js';
+import { runSimulation } from '../../../src/sim/simulation.js';
+import { makeNodeClaim } from '../../provisioning/fixtures.js';
 
 /**
  * Upstream's launch gives the NodeClaim the labels of the instance type it launched (the

@@ -1,6 +1,7 @@
 import { assign, emit, fromPromise, setup } from 'xstate';
-import { classifyAzureError, type FailureAction } from '../azure/errors.js';
-import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, type MachineEnv } from './env.js';
+import type { FailureAction } from '../../azure/errors.js';
+import { classified, failureOf } from '../failure.js';
+import { ATTACHMENT_PROBE_MAX_MS, ATTACHMENT_PROBE_MS, RESERVATION_FRESH_MS, RESERVATION_MARGIN_MS, RESERVED_RETRY_MS, backoffMs, retryDelayMs, retryWait, type MachineEnv } from '../timing.js';
 
 /**
  * The NIC machine: one per network interface azflex owns. It exists to guarantee that a
@@ -50,7 +51,10 @@ export type NicEmitted =
 
 export function createNicMachine(env: MachineEnv) {
   const now = (): number => env.clock.now();
-  const errorKind = (error: unknown): string => classifyAzureError(error).kind;
+  const notProvided = (name: string) => async (): Promise<never> => {
+    throw new Error(`${name} effect not provided`);
+  };
+  const errorKind = (event: { error?: unknown }): string => failureOf(event).kind;
 
   return setup({
     types: {
@@ -60,21 +64,13 @@ export function createNicMachine(env: MachineEnv) {
       emitted: {} as NicEmitted,
     },
     actors: {
-      // Effects: the runtime provides the ARM calls (src/runtime/effects.ts).
-      putNic: fromPromise<void, { name: string }>(async () => {
-        throw new Error('putNic effect not provided');
-      }),
-      deleteNic: fromPromise<void, { name: string }>(async () => {
-        throw new Error('deleteNic effect not provided');
-      }),
+      // Effects: the ARM calls, provided from effects.ts beside this file.
+      putNic: fromPromise<void, { name: string }>(notProvided('putNic')),
+      deleteNic: fromPromise<void, { name: string }>(notProvided('deleteNic')),
       /** GET: does the NIC exist? Lists lag behind ARM; a decision that the NIC is gone rests on a GET. */
-      nicExists: fromPromise<boolean, { name: string }>(async () => {
-        throw new Error('nicExists effect not provided');
-      }),
+      nicExists: fromPromise<boolean, { name: string }>(notProvided('nicExists')),
       /** GET: is the NIC still attached to a VM? (A list may still show a VM that is gone.) */
-      nicAttachment: fromPromise<'attached' | 'detached' | 'absent', { name: string }>(async () => {
-        throw new Error('nicAttachment effect not provided');
-      }),
+      nicAttachment: fromPromise<'attached' | 'detached' | 'absent', { name: string }>(notProvided('nicAttachment')),
     },
     guards: {
       isAbsent: ({ context }) => !context.observed.exists,
@@ -87,15 +83,14 @@ export function createNicMachine(env: MachineEnv) {
       observedReleased: ({ event }) =>
         event.type === 'OBSERVED' && event.observed.exists && !event.observed.attached && event.observed.owner !== 'wants',
       observedOwnerGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists && event.observed.owner !== 'wants',
-      isThrottled: ({ event }) => 'error' in event && errorKind(event.error) === 'throttled',
-      isReserved: ({ event }) => 'error' in event && errorKind(event.error) === 'reserved',
-      isInUse: ({ event }) => 'error' in event && errorKind(event.error) === 'inUse',
+      isReserved: ({ event }) => 'error' in event && errorKind(event) === 'reserved',
+      isInUse: ({ event }) => 'error' in event && errorKind(event) === 'inUse',
       confirmedPresent: ({ event }) => 'output' in event && event.output === true,
       probedAbsent: ({ event }) => 'output' in event && event.output === 'absent',
       probedDetached: ({ event }) => 'output' in event && event.output === 'detached',
       observedOwnerLetGo: ({ event }) => event.type === 'OBSERVED' && event.observed.owner !== 'wants',
       isPermanentCreateFailure: ({ event }) =>
-        'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event.error)),
+        'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event)),
     },
     actions: {
       storeObservation: assign({
@@ -119,15 +114,9 @@ export function createNicMachine(env: MachineEnv) {
         attempts: ({ context }) => context.attempts + 1,
       }),
       noteDeleteSent: assign({ deleteSentAt: () => now() }),
-      scheduleThrottledRetry: assign({
-        retryAt: ({ event }) => {
-          const action = 'error' in event ? classifyAzureError(event.error) : undefined;
-          return now() + (action?.kind === 'throttled' ? action.retryAfterSeconds * 1000 : RESERVED_RETRY_MS);
-        },
-        attempts: ({ context }) => context.attempts + 1,
-      }),
-      scheduleBackoff: assign({
-        retryAt: ({ context }) => now() + backoffMs(env, context.attempts),
+      /** After ARM's Retry-After when it throttled, else after the backoff. */
+      scheduleRetry: assign({
+        retryAt: ({ context, event }) => now() + retryDelayMs(env, event as { error?: unknown }, context.attempts),
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
@@ -143,14 +132,12 @@ export function createNicMachine(env: MachineEnv) {
       /** A GET found the NIC the list did not show yet. */
       noteConfirmedPresent: assign({ observed: ({ context }) => ({ ...context.observed, exists: true }) }),
       noteDetached: assign({ observed: ({ context }) => ({ ...context.observed, exists: true, attached: false }) }),
-      rememberError: assign({ lastError: ({ event }) => ('error' in event ? classifyAzureError(event.error).code : undefined) }),
+      rememberError: assign({ lastError: ({ event }) => ('error' in event ? failureOf(event).code : undefined) }),
       emitReady: emit(({ context }) => ({ type: 'nic.ready' as const, name: context.name })),
-      emitCreateFailed: emit(({ context, event }) => ({
-        type: 'nic.createFailed' as const,
-        name: context.name,
-        code: 'error' in event ? classifyAzureError(event.error).code : 'Unknown',
-        kind: 'error' in event ? classifyAzureError(event.error).kind : 'invalid',
-      })),
+      emitCreateFailed: emit(({ context, event }) => {
+        const action = 'error' in event ? classified(event.error).action : undefined;
+        return { type: 'nic.createFailed' as const, name: context.name, code: action?.code ?? 'Unknown', kind: action?.kind ?? 'invalid' };
+      }),
       emitReaped: emit(({ context }) => ({ type: 'nic.reaped' as const, name: context.name })),
     },
     delays: {
@@ -170,6 +157,8 @@ export function createNicMachine(env: MachineEnv) {
       deleteSentAt: 0,
     }),
     initial: 'observing',
+    // Every state stores what it observes; a state's own OBSERVED transitions are tried first
+    // and fall through to this one (XState checks the parent when none is enabled).
     on: {
       OBSERVED: { actions: 'storeObservation' },
     },
@@ -190,7 +179,6 @@ export function createNicMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -201,19 +189,17 @@ export function createNicMachine(env: MachineEnv) {
           onDone: { target: 'nic-created', actions: 'resetAttempts' },
           onError: [
             { guard: 'isPermanentCreateFailure', target: 'create-failed', actions: ['rememberError', 'emitCreateFailed'] },
-            { guard: 'isThrottled', target: 'create-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'create-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { target: 'create-backoff', actions: ['rememberError', 'scheduleRetry'] },
           ],
         },
       },
       'create-backoff': {
-        after: { untilRetry: 'creating' },
+        ...retryWait('creating'),
         on: {
           OBSERVED: [
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
             // The NodeClaim went away while we were backing off: nothing to create any more (if a GET agrees).
             { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -224,7 +210,6 @@ export function createNicMachine(env: MachineEnv) {
           OBSERVED: [
             { guard: 'observedPresent', target: 'observing', actions: 'storeObservation' },
             { guard: 'observedOwnerGone', target: 'confirming-absent', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -239,7 +224,6 @@ export function createNicMachine(env: MachineEnv) {
             { guard: 'observedAbsent', target: 'observing', actions: 'storeObservation' },
             { guard: 'observedAttached', target: 'attached', actions: 'storeObservation' },
             { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -255,7 +239,6 @@ export function createNicMachine(env: MachineEnv) {
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
             { guard: 'observedReleased', target: 'vm-failed', actions: 'storeObservation' },
             { guard: 'observedOwnerLetGo', target: 'attached', reenter: true, actions: ['storeObservation', 'resetAttempts'] },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -285,7 +268,6 @@ export function createNicMachine(env: MachineEnv) {
           VM_FAILED: { actions: 'recordVmFailure' },
           OBSERVED: [
             { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
@@ -302,17 +284,16 @@ export function createNicMachine(env: MachineEnv) {
           ],
           // No answer is no proof of detachment: probe again, never DELETE blind.
           onError: [
-            { guard: 'isThrottled', target: 'probe-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'probe-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { target: 'probe-backoff', actions: ['rememberError', 'scheduleRetry'] },
           ],
         },
       },
       // Every retry after a wait (Retry-After, backoff), of a GET or of a DELETE, probes first:
       // the GET that cleared a DELETE is stale by then, so no DELETE rests on an old answer.
       'probe-backoff': {
-        after: { untilRetry: 'probing-before-delete' },
+        ...retryWait('probing-before-delete'),
         on: {
-          OBSERVED: [{ guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' }, { actions: 'storeObservation' }],
+          OBSERVED: { guard: 'observedAbsent', target: 'confirming-absent', actions: 'storeObservation' },
         },
       },
       deleting: {
@@ -324,8 +305,7 @@ export function createNicMachine(env: MachineEnv) {
           onError: [
             { guard: 'isReserved', target: 'reserved-180s', actions: ['rememberError', 'extendReservation'] },
             { guard: 'isInUse', target: 'attached', actions: 'rememberError' },
-            { guard: 'isThrottled', target: 'probe-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'probe-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { target: 'probe-backoff', actions: ['rememberError', 'scheduleRetry'] },
           ],
         },
       },
@@ -336,14 +316,11 @@ export function createNicMachine(env: MachineEnv) {
           input: ({ context }) => ({ name: context.name }),
           onDone: [{ guard: 'confirmedPresent', target: 'observing', actions: 'noteConfirmedPresent' }, { target: 'reaped' }],
           onError: [
-            { guard: 'isThrottled', target: 'confirm-backoff', actions: ['rememberError', 'scheduleThrottledRetry'] },
-            { target: 'confirm-backoff', actions: ['rememberError', 'scheduleBackoff'] },
+            { target: 'confirm-backoff', actions: ['rememberError', 'scheduleRetry'] },
           ],
         },
       },
-      'confirm-backoff': {
-        after: { untilRetry: 'confirming-absent' },
-      },
+      'confirm-backoff': retryWait('confirming-absent'),
       reaped: {
         type: 'final',
         entry: 'emitReaped',

@@ -6,13 +6,20 @@
  * its NodePool is marked NodeRegistrationHealthy=False so operators see a pool that cannot
  * produce working nodes (bad image, broken bootstrap, unreachable API server).
  * A later successful registration in the pool flips the condition back to True.
+ *
+ * And the liveness of a launched instance (instanceActors, at the end): one the view suggests
+ * is lost is confirmed by a GET, and a lost one's NodeClaim is deleted as upstream does.
  */
-import type { ClusterPort, Condition, NodeClaim, NodePool } from '../ports/cluster.js';
-import type { Clock } from '../ports/clock.js';
-import { isFlexNodePool } from '../provisioning/scheduler.js';
-import type { ProvisionerLog } from '../provisioning/provisioner.js';
-import { LABEL_NODEPOOL } from '../apis/well-known.js';
-import { walkAlongside } from '../utils/list-walk.js';
+import { fromPromise } from 'xstate';
+import { vmNameFor } from '../../azure/naming.js';
+import type { ClusterPort, Condition, NodeClaim, NodePool } from '../../ports/cluster.js';
+import type { Clock } from '../../ports/clock.js';
+import { isFlexNodePool } from '../../provisioning/scheduler.js';
+import type { ProvisionerLog } from '../../provisioning/provisioner.js';
+import { LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { walkAlongside } from '../../utils/list-walk.js';
+import { nodeClassOf, nodeOf, observedNodeClaim, refIn, type LifecycleScope } from '../scope.js';
+import type { InstanceLoss, InstanceState } from './machine.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
 /**
@@ -291,4 +298,46 @@ function sameConditions(a: readonly Condition[], b: readonly Condition[]): boole
 
 function sameName(a: NodeClaim, b: NodeClaim): boolean {
   return a.metadata.name === b.metadata.name;
+}
+
+/** GET of the NodeClaim's VM with its instance view: still there, and running? */
+async function instanceState(s: LifecycleScope, name: string): Promise<InstanceState> {
+  const nc = observedNodeClaim(s, name);
+  const vm = await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), vmNameFor(name)));
+  return { vm: vm?.provisioningState, ...(vm?.powerState !== undefined ? { power: vm.powerState } : {}) };
+}
+
+/**
+ * A launched NodeClaim's instance is gone, being deleted by someone else, or stopped or
+ * deallocated (a person, or ARM evicting a Spot VM): as upstream reacts (core's NodeClaim
+ * garbage collection, the AWS provider's interruption controller), a Warning Event on the
+ * NodeClaim and its Node, karpenter_nodeclaims_disrupted_total with upstream's reason, and
+ * the NodeClaim deleted; its termination drains the node (unless the instance is gone) and
+ * deletes the VM, NIC and disk, and the provisioner plans the pods again at once.
+ */
+async function disruptLostInstance(s: LifecycleScope, name: string, loss: InstanceLoss, state: InstanceState): Promise<void> {
+  const nc = s.world()?.nodeClaims.get(name);
+  if (!nc || nc.metadata.deletionTimestamp) return;
+  const vmName = vmNameFor(name);
+  const what = state.vm === undefined ? `VM ${vmName} no longer exists in ARM`
+    : state.vm === 'Deleting' ? `VM ${vmName} is being deleted outside azflex (a person, or ARM evicting a Spot VM)`
+    : `VM ${vmName} is ${state.power ?? 'not running'} (a person, or ARM evicting a Spot VM with policy Deallocate)`;
+  const reason = loss === 'instance_stopped' ? 'InstanceStopping' : 'InstanceTerminating';
+  const message = `${what}; deleting the NodeClaim so its pods are planned again`;
+  await s.deps.cluster.recordEvent({ involvedObject: { kind: 'NodeClaim', name, uid: nc.metadata.uid }, type: 'Warning', reason, message });
+  const node = nodeOf(s, nc);
+  if (node) await s.deps.cluster.recordEvent({ involvedObject: { kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }, type: 'Warning', reason, message });
+  await s.deps.cluster.deleteNodeClaim(name);
+  s.deps.observer?.instanceLost?.({ nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', reason: loss, message });
+  s.kick('provisioner');
+}
+
+/** The instance checks as the NodeClaim machine invokes them. */
+export function instanceActors(s: LifecycleScope) {
+  const traced = <T>(name: string, effect: string, run: () => Promise<T>): Promise<T> => s.traced(`nodeclaim/${name}`, effect, run);
+  return {
+    getInstanceState: fromPromise<InstanceState, { name: string }>(({ input }) => traced(input.name, 'getInstanceState', () => instanceState(s, input.name))),
+    disruptLostInstance: fromPromise<void, { name: string; loss: InstanceLoss; state: InstanceState }>(({ input }) =>
+      traced(input.name, 'disruptLostInstance', () => disruptLostInstance(s, input.name, input.loss, input.state))),
+  };
 }

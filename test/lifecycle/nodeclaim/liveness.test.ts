@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LAUNCH_REASON_THROTTLED, LivenessController, livenessFailure } from '../../src/disruption/liveness.js';
-import { FakeCluster } from '../../src/sim/cluster.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, silentLog } from '../provisioning/fixtures.js';
+import { LAUNCH_REASON_THROTTLED, LivenessController, livenessFailure } from '../../../src/lifecycle/nodeclaim/liveness.js';
+import { FakeCluster } from '../../../src/sim/cluster.js';
+import { VirtualClock } from '../../../src/sim/virtual-clock.js';
+import { T0, iso, makeNodeClaim, makeNodeClass, makeNodePool, silentLog } from '../../provisioning/fixtures.js';
 
 const MINUTE = 60_000;
 const launched = (at: number) => [{ type: 'Launched', status: 'True' as const, reason: 'Launched', message: '', lastTransitionTime: iso(at) }];

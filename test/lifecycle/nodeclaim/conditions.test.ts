@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withLifecycleConditions } from '../../src/controllers/nodeclaim/conditions.js';
-import type { Condition } from '../../src/ports/cluster.js';
+import { withLifecycleConditions } from '../../../src/lifecycle/nodeclaim/conditions.js';
+import type { Condition } from '../../../src/ports/cluster.js';
 
 const T = '2026-01-01T00:00:00.000Z';
 const LATER = '2026-01-01T00:05:00.000Z';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { drain, drainStep } from '../../src/disruption/termination.js';
-import { FakeCluster } from '../../src/sim/cluster.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { T0, iso, makePod, setPods } from '../provisioning/fixtures.js';
-import { makeNode } from './helpers.js';
+import { drain, drainStep } from '../../../src/lifecycle/nodeclaim/termination.js';
+import { FakeCluster } from '../../../src/sim/cluster.js';
+import { VirtualClock } from '../../../src/sim/virtual-clock.js';
+import { T0, iso, makePod, setPods } from '../../provisioning/fixtures.js';
+import { makeNode } from '../../disruption/helpers.js';
 
 function cluster(): FakeCluster {
   const c = new FakeCluster(new VirtualClock(T0));

@@ -1,5 +1,5 @@
-import { renderCustomData, userDataInputFor, type BootstrapSource, type NodeAgentPin } from '../azure/userdata/index.js';
-import type { UserDataRequest } from './deps.js';
+import { renderCustomData, userDataInputFor, type BootstrapSource, type NodeAgentPin } from '../../azure/userdata/index.js';
+import type { UserDataRequest } from '../deps.js';
 
 const MAX_CACHED = 64;
 

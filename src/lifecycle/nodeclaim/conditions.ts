@@ -97,3 +97,11 @@ export function changedNodeClaimStatus(status: NodeClaim['status'], change: Node
   if (time !== undefined) next.lastPodEventTime = time;
   return next;
 }
+
+/** The conditions with one set; the same array when it already has that status and reason (no write needed). */
+export function setCondition(conditions: Condition[], type: string, status: Condition['status'], reason: string, message: string, now: number): Condition[] {
+  const existing = conditions.find((c) => c.type === type);
+  if (existing && existing.status === status && existing.reason === reason) return conditions;
+  const next: Condition = { type, status, reason, message, lastTransitionTime: new Date(now).toISOString() };
+  return [...conditions.filter((c) => c.type !== type), next];
+}

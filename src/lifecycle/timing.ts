@@ -1,4 +1,5 @@
 import type { Clock, Random } from '../ports/clock.js';
+import { failureOf } from './failure.js';
 
 /** What a machine needs from the outside besides its effects: the injected clock and random source. */
 export interface MachineEnv {
@@ -35,4 +36,25 @@ export const ATTACHMENT_PROBE_MAX_MS = 60_000;
 export function backoffMs(env: MachineEnv, attempt: number, baseMs = 1_000, capMs = 60_000): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 16));
   return Math.round(ceiling / 2 + env.random.next() * (ceiling / 2));
+}
+
+/** How long a failed call waits before it is tried again: ARM's Retry-After when it throttled, else the backoff. */
+export function retryDelayMs(env: MachineEnv, event: { error?: unknown }, attempt: number): number {
+  const action = failureOf(event);
+  return action.kind === 'throttled' ? action.retryAfterSeconds * 1000 : backoffMs(env, attempt);
+}
+
+/** When ARM lets go of a NIC that a VM PUT sent at `attemptAt` referenced: the one place the deadline is computed. */
+export function reservationEnd(attemptAt: number): number {
+  return attemptAt + NIC_RESERVATION_MS;
+}
+
+/**
+ * The one retry pattern: the state a failed call waits in, until `delay` (context.retryAt,
+ * set by the failure's schedule action, unless named otherwise), before `target` calls again.
+ * A wait is a state of its own because the event log records it; diagrams fold it into the
+ * call's edge (meta.retryOf).
+ */
+export function retryWait<T extends string, D extends string = 'untilRetry'>(target: T, delay?: D) {
+  return { after: { [delay ?? 'untilRetry']: target } as Record<D, T>, meta: { retryOf: target } };
 }

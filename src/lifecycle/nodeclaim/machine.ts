@@ -1,16 +1,18 @@
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import { classifyAzureError, type FailureAction } from '../azure/errors.js';
+import type { FailureAction } from '../../azure/errors.js';
+import type { VmPowerState, VmProvisioningState } from '../../ports/azure.js';
+import { classified, failureOf } from '../failure.js';
+import { backoffMs, reservationEnd, retryDelayMs, retryWait, type MachineEnv } from '../timing.js';
 
 type InsufficientCapacity = Extract<FailureAction, { kind: 'insufficientCapacity' }>;
-import type { VmPowerState, VmProvisioningState } from '../ports/azure.js';
-import { NIC_RESERVATION_MS, backoffMs, type MachineEnv } from './env.js';
 
 /**
  * The NodeClaim machine: pending → NIC → VM → launched → registered → initialized →
  * terminating → deleted, with the failure paths. It starts in `observing` and picks its
  * state from the world, so a restarted controller resumes every NodeClaim where ARM and
- * the API server say it is. The NIC is owned by its own machine (nic.ts); this one asks
- * for it, and on termination waits for it to be reaped before removing the finalizer.
+ * the API server say it is. The NIC is owned by its own machine (../nic/machine.ts); this one
+ * asks for it, and on termination waits for it to be reaped before removing the finalizer.
+ * Its effects live in the phase files beside it (launch, status, liveness, termination).
  */
 
 export interface NodeClaimObservation {
@@ -55,6 +57,8 @@ export interface LaunchFailure {
   capacity?: InsufficientCapacity;
   /** Whether a VM PUT referenced the NIC, i.e. ARM holds a 180 s reservation on it. */
   nicReserved: boolean;
+  /** ARM's own words, when the failure was an answer of ARM's. */
+  detail?: string;
 }
 
 export interface NodeClaimContext {
@@ -107,15 +111,23 @@ export interface NodeClaimInput {
 export type NodeClaimEmitted =
   | { type: 'nic.requested'; nodeClaim: string; nic: string }
   | { type: 'vm.launched'; nodeClaim: string; nic: string }
-  | { type: 'vm.failed'; nodeClaim: string; nic: string; reservedUntil: number; code: string }
-  | { type: 'launch.failed'; nodeClaim: string; failure: LaunchFailure };
+  | { type: 'vm.failed'; nodeClaim: string; nic: string; reservedUntil: number; code: string };
+
+/** Every effect is invoked with the NodeClaim's name (some with more). */
+const byName = ({ context }: { context: NodeClaimContext }) => ({ name: context.name });
+
+/** An observation of a NodeClaim that exists and is not being deleted (the root handles the others). */
+function live(event: NodeClaimEvent): NodeClaimObservation | undefined {
+  return event.type === 'OBSERVED' && event.observed.exists && !event.observed.deleting ? event.observed : undefined;
+}
+
+const UNKNOWN_FAILURE: LaunchFailure = { code: 'Unknown', action: 'transient', nicReserved: false };
 
 export function createNodeClaimMachine(env: MachineEnv) {
   const now = (): number => env.clock.now();
   const notProvided = (name: string) => async (): Promise<never> => {
     throw new Error(`${name} effect not provided`);
   };
-  const kindOf = (event: { error?: unknown }): FailureAction['kind'] => classifyAzureError(event.error).kind;
 
   return setup({
     types: {
@@ -125,7 +137,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
       emitted: {} as NodeClaimEmitted,
     },
     actors: {
-      // Effects, provided by the runtime (src/runtime/effects.ts).
+      // Effects, provided from the phase files (../machines.ts).
       recordVmAttempt: fromPromise<number, { name: string }>(notProvided('recordVmAttempt')),
       createVm: fromPromise<VmProvisioningState, { name: string }>(notProvided('createVm')),
       /** GET of the NodeClaim's VM (undefined: none). Lists lag; "no VM" is decided by a GET. */
@@ -157,11 +169,13 @@ export function createNodeClaimMachine(env: MachineEnv) {
       neverRegistered: ({ context }) => !context.observed.registered && context.observed.node === undefined,
       observedGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.exists,
       observedDeleting: ({ event }) => event.type === 'OBSERVED' && event.observed.exists && event.observed.deleting,
-      observedVmSucceeded: ({ event }) => event.type === 'OBSERVED' && event.observed.vm === 'Succeeded',
-      observedVmGoneOrFailed: ({ event }) =>
-        event.type === 'OBSERVED' && (event.observed.vm === undefined || event.observed.vm === 'Failed'),
-      observedNode: ({ event }) => event.type === 'OBSERVED' && event.observed.node !== undefined,
-      observedNodeReady: ({ event }) => event.type === 'OBSERVED' && (event.observed.node?.ready ?? false),
+      observedVmSucceeded: ({ event }) => live(event)?.vm === 'Succeeded',
+      observedVmGoneOrFailed: ({ event }) => {
+        const o = live(event);
+        return o !== undefined && (o.vm === undefined || o.vm === 'Failed');
+      },
+      observedNode: ({ event }) => live(event)?.node !== undefined,
+      observedNodeReady: ({ event }) => live(event)?.node?.ready ?? false,
       /** The launched instance may be lost (launched or registered: from ARM's view only; initialized: also a NotReady kubelet). */
       observedInstanceSuspect: ({ event }, params: { initialized: boolean }) => event.type === 'OBSERVED' && instanceSuspect(event.observed, params.initialized),
       /** Restored after a restart: a launched NodeClaim whose instance the world shows lost. */
@@ -174,13 +188,13 @@ export function createNodeClaimMachine(env: MachineEnv) {
       vmResultSucceeded: ({ event }) => 'output' in event && event.output === 'Succeeded',
       vmResultInFlight: ({ event }) => 'output' in event && event.output === 'Creating',
       vmResultFailed: ({ event }) => 'output' in event && event.output === 'Failed',
-      isInsufficientCapacity: ({ event }) => kindOf(event as { error?: unknown }) === 'insufficientCapacity',
-      isThrottledOrTransient: ({ event }) => ['throttled', 'transient'].includes(kindOf(event as { error?: unknown })),
+      /** The VM create's failure, classified by the effect, is one to retry (not a failed launch). */
+      isThrottledOrTransient: ({ event }) => ['throttled', 'transient'].includes(failureOf(event as { error?: unknown }).kind),
       drained: ({ event }) => 'output' in event && event.output === true,
       /** The NIC machine reported the NIC gone, or the world shows it gone. */
       nicReleased: ({ context }) => context.nicGone,
       observedNicGone: ({ event }) => event.type === 'OBSERVED' && !event.observed.nicExists,
-      observedNicPresent: ({ event }) => event.type === 'OBSERVED' && event.observed.nicExists,
+      observedNicPresent: ({ event }) => live(event)?.nicExists ?? false,
       /** The VM is still there and no delete is running (a stale list, or a delete ARM failed): ask again. */
       observedVmNotDeleting: ({ event }) =>
         event.type === 'OBSERVED' && event.observed.vm !== undefined && event.observed.vm !== 'Deleting',
@@ -198,11 +212,14 @@ export function createNodeClaimMachine(env: MachineEnv) {
       restoreAttempt: assign({ vmAttemptAt: ({ context }) => context.observed.vmAttemptAt }),
       requestNic: emit(({ context }) => ({ type: 'nic.requested' as const, nodeClaim: context.name, nic: context.nicName })),
       announceLaunched: emit(({ context }) => ({ type: 'vm.launched' as const, nodeClaim: context.name, nic: context.nicName })),
+      /** The failure as the create effect classified it, with ARM's words for the NodeClaim's Event and condition. */
       recordVmFailure: assign({
         failure: ({ event }) => {
-          const action = classifyAzureError((event as { error?: unknown }).error);
+          const error = classified((event as { error?: unknown }).error);
+          const action = error.action;
           const capacity = action.kind === 'insufficientCapacity' ? action : undefined;
-          return { code: action.code, action: action.kind, nicReserved: true, capacity };
+          const detail = error.original instanceof Error && error.original.message ? error.original.message : undefined;
+          return { code: action.code, action: action.kind, nicReserved: true, capacity, ...(detail ? { detail } : {}) };
         },
       }),
       recordLostAttempt: assign({
@@ -212,34 +229,21 @@ export function createNodeClaimMachine(env: MachineEnv) {
         failure: () => ({ code: 'ProvisioningStateFailed', action: 'insufficientCapacity' as const, nicReserved: true }),
       }),
       recordNicFailure: assign({
-        failure: ({ event }) =>
-          event.type === 'NIC_FAILED'
-            ? { code: event.code, action: event.kind, nicReserved: false }
-            : { code: 'Unknown', action: 'transient' as const, nicReserved: false },
+        failure: ({ event }) => (event.type === 'NIC_FAILED' ? { code: event.code, action: event.kind, nicReserved: false } : UNKNOWN_FAILURE),
       }),
       /** The NIC machine is told when ARM's reservation ends only if a VM PUT referenced the NIC. */
       announceFailure: enqueueActions(({ context, enqueue }) => {
-        const failure = context.failure ?? { code: 'Unknown', action: 'transient' as const, nicReserved: false };
-        if (failure.nicReserved) {
-          enqueue.emit({
-            type: 'vm.failed',
-            nodeClaim: context.name,
-            nic: context.nicName,
-            reservedUntil: (context.vmAttemptAt ?? now()) + NIC_RESERVATION_MS,
-            code: failure.code,
-          });
-        }
-        enqueue.emit({ type: 'launch.failed', nodeClaim: context.name, failure });
+        const failure = context.failure ?? UNKNOWN_FAILURE;
+        if (!failure.nicReserved) return;
+        enqueue.emit({ type: 'vm.failed', nodeClaim: context.name, nic: context.nicName, reservedUntil: reservationEnd(context.vmAttemptAt ?? now()), code: failure.code });
       }),
       scheduleBackoff: assign({
         retryAt: ({ context }) => now() + backoffMs(env, context.attempts),
         attempts: ({ context }) => context.attempts + 1,
       }),
-      scheduleThrottledRetry: assign({
-        retryAt: ({ context, event }) => {
-          const action = classifyAzureError((event as { error?: unknown }).error);
-          return now() + (action.kind === 'throttled' ? action.retryAfterSeconds * 1000 : backoffMs(env, context.attempts));
-        },
+      /** After ARM's Retry-After when it throttled, else after the backoff. */
+      scheduleRetry: assign({
+        retryAt: ({ context, event }) => now() + retryDelayMs(env, event as { error?: unknown }, context.attempts),
         attempts: ({ context }) => context.attempts + 1,
       }),
       resetAttempts: assign({ attempts: 0 }),
@@ -267,6 +271,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
       attempts: 0,
     }),
     initial: 'observing',
+    // Every state hears this unless it says otherwise: a child's own OBSERVED transitions
+    // are tried first and fall through to these (XState checks the parent when none is enabled).
     on: {
       OBSERVED: [
         { guard: 'observedGone', target: '.deleted', actions: 'storeObservation' },
@@ -300,12 +306,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
             entry: 'requestNic',
             on: {
               NIC_READY: 'recording-attempt',
-              OBSERVED: [
-                { guard: 'observedGone', target: '#nodeclaim.deleted', actions: 'storeObservation' },
-                { guard: 'observedDeleting', target: '#nodeclaim.terminating', actions: 'storeObservation' },
-                { guard: 'observedNicPresent', target: 'recording-attempt', actions: 'storeObservation' },
-                { actions: 'storeObservation' },
-              ],
+              OBSERVED: { guard: 'observedNicPresent', target: 'recording-attempt', actions: 'storeObservation' },
               NIC_FAILED: { target: '#nodeclaim.launch-failed', actions: 'recordNicFailure' },
             },
           },
@@ -314,7 +315,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
           'recording-attempt': {
             invoke: {
               src: 'recordVmAttempt',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: { target: 'creating-vm', actions: 'rememberAttempt' },
               onError: { target: 'backoff', actions: 'scheduleBackoff' },
             },
@@ -322,46 +323,40 @@ export function createNodeClaimMachine(env: MachineEnv) {
           'creating-vm': {
             invoke: {
               src: 'createVm',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: [
                 { guard: 'vmResultSucceeded', target: '#nodeclaim.launched', actions: ['resetAttempts', 'announceLaunched'] },
                 { guard: 'vmResultInFlight', target: 'awaiting-vm' },
                 { target: '#nodeclaim.launch-failed', actions: 'recordVmFailedInArm' },
               ],
+              // A throttled or transient create records a new attempt before it tries again.
               onError: [
-                { guard: 'isThrottledOrTransient', target: 'backoff', actions: 'scheduleThrottledRetry' },
+                { guard: 'isThrottledOrTransient', target: 'backoff', actions: 'scheduleRetry' },
                 { target: '#nodeclaim.launch-failed', actions: 'recordVmFailure' },
               ],
             },
           },
-          backoff: {
-            after: { untilRetry: 'recording-attempt' },
-          },
+          backoff: retryWait('recording-attempt'),
           // The list shows no VM (or a Failed one) for an attempt: a list is not proof, a GET is.
           'confirming-vm': {
             invoke: {
               src: 'getVmState',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: [
                 { guard: 'vmResultSucceeded', target: '#nodeclaim.launched', actions: ['resetAttempts', 'announceLaunched'] },
                 { guard: 'vmResultInFlight', target: 'awaiting-vm' },
                 { guard: 'vmResultFailed', target: '#nodeclaim.launch-failed', actions: 'recordVmFailedInArm' },
                 { target: '#nodeclaim.launch-failed', actions: 'recordLostAttempt' },
               ],
-              onError: { target: 'confirm-backoff', actions: 'scheduleThrottledRetry' },
+              onError: { target: 'confirm-backoff', actions: 'scheduleRetry' },
             },
           },
-          'confirm-backoff': {
-            after: { untilRetry: 'confirming-vm' },
-          },
+          'confirm-backoff': retryWait('confirming-vm'),
           'awaiting-vm': {
             on: {
               OBSERVED: [
-                { guard: 'observedGone', target: '#nodeclaim.deleted', actions: 'storeObservation' },
-                { guard: 'observedDeleting', target: '#nodeclaim.terminating', actions: 'storeObservation' },
                 { guard: 'observedVmSucceeded', target: '#nodeclaim.launched', actions: ['storeObservation', 'announceLaunched'] },
                 { guard: 'observedVmGoneOrFailed', target: 'confirming-vm', actions: 'storeObservation' },
-                { actions: 'storeObservation' },
               ],
             },
           },
@@ -378,76 +373,53 @@ export function createNodeClaimMachine(env: MachineEnv) {
       'deleting-claim': {
         invoke: {
           src: 'failLaunch',
-          input: ({ context }) => ({
-            name: context.name,
-            failure: context.failure ?? { code: 'Unknown', action: 'transient', nicReserved: false },
-          }),
+          input: ({ context }) => ({ name: context.name, failure: context.failure ?? UNKNOWN_FAILURE }),
           onDone: [{ guard: 'neverRegistered', target: 'terminating.deleting-vm' }, { target: 'terminating' }],
           onError: { target: 'deleting-claim-backoff', actions: 'scheduleBackoff' },
         },
       },
-      'deleting-claim-backoff': {
-        after: { untilRetry: 'deleting-claim' },
-      },
+      'deleting-claim-backoff': retryWait('deleting-claim'),
       launched: {
-        invoke: {
-          src: 'markLaunched',
-          input: ({ context }) => ({ name: context.name }),
-          onError: { target: 'launched-backoff', actions: 'scheduleBackoff' },
-        },
+        invoke: { src: 'markLaunched', input: byName, onError: { target: 'launched-backoff', actions: 'scheduleBackoff' } },
         on: {
           OBSERVED: [
-            { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
-            { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
             { guard: { type: 'observedInstanceSuspect', params: { initialized: false } }, target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNode', target: 'registered', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
-      'launched-backoff': { after: { untilRetry: 'launched' } },
+      'launched-backoff': retryWait('launched'),
       registered: {
-        invoke: {
-          src: 'markRegistered',
-          input: ({ context }) => ({ name: context.name }),
-          onError: { target: 'registered-backoff', actions: 'scheduleBackoff' },
-        },
+        invoke: { src: 'markRegistered', input: byName, onError: { target: 'registered-backoff', actions: 'scheduleBackoff' } },
         on: {
           OBSERVED: [
-            { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
-            { guard: 'observedDeleting', target: 'terminating', actions: 'storeObservation' },
             { guard: { type: 'observedInstanceSuspect', params: { initialized: false } }, target: 'confirming-instance', actions: 'storeObservation' },
             { guard: 'observedNodeReady', target: 'initialized', actions: 'storeObservation' },
-            { actions: 'storeObservation' },
           ],
         },
       },
-      'registered-backoff': { after: { untilRetry: 'registered' } },
+      'registered-backoff': retryWait('registered'),
       initialized: {
-        invoke: {
-          src: 'markInitialized',
-          input: ({ context }) => ({ name: context.name }),
-          onError: { target: 'initialized-backoff', actions: 'scheduleBackoff' },
-        },
+        invoke: { src: 'markInitialized', input: byName, onError: { target: 'initialized-backoff', actions: 'scheduleBackoff' } },
         on: {
           OBSERVED: { guard: { type: 'observedInstanceSuspect', params: { initialized: true } }, target: 'confirming-instance', actions: 'storeObservation' },
         },
       },
-      'initialized-backoff': { after: { untilRetry: 'initialized' } },
+      'initialized-backoff': retryWait('initialized'),
       // The view suggests the launched instance is lost (lists lag; a kubelet may stop for other
       // reasons): a GET with the instance view decides, as upstream asks the cloud provider.
       'confirming-instance': {
         invoke: {
           src: 'getInstanceState',
-          input: ({ context }) => ({ name: context.name }),
+          input: byName,
           onDone: [
             { guard: 'instanceLost', target: 'instance-lost', actions: 'recordLostInstance' },
             { target: 'instance-alive' },
           ],
-          onError: { target: 'confirming-instance-backoff', actions: 'scheduleThrottledRetry' },
+          onError: { target: 'confirming-instance-backoff', actions: 'scheduleRetry' },
         },
       },
-      'confirming-instance-backoff': { after: { untilRetry: 'confirming-instance' } },
+      'confirming-instance-backoff': retryWait('confirming-instance'),
       // Still there and running (or gone while its kubelet still reports Ready): look again later.
       'instance-alive': {
         after: { instanceRecheck: 'observing' },
@@ -463,10 +435,11 @@ export function createNodeClaimMachine(env: MachineEnv) {
           onError: { target: 'instance-lost-backoff', actions: 'scheduleBackoff' },
         },
       },
-      'instance-lost-backoff': { after: { untilRetry: 'instance-lost' } },
+      'instance-lost-backoff': retryWait('instance-lost'),
       terminating: {
         initial: 'draining',
         entry: 'forgetNicEvidence',
+        // Not the root's: a deleting NodeClaim stays here, and a list's word on the NIC is noted.
         on: {
           OBSERVED: [
             { guard: 'observedGone', target: 'deleted', actions: 'storeObservation' },
@@ -478,21 +451,21 @@ export function createNodeClaimMachine(env: MachineEnv) {
           draining: {
             invoke: {
               src: 'drain',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: [{ guard: 'drained', target: 'deleting-vm' }, { target: 'drain-wait' }],
               onError: { target: 'drain-wait' },
             },
           },
-          'drain-wait': { after: { drainPoll: 'draining' } },
+          'drain-wait': retryWait('draining', 'drainPoll'),
           'deleting-vm': {
             invoke: {
               src: 'deleteVm',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: 'awaiting-nic-release',
-              onError: { target: 'delete-backoff', actions: 'scheduleThrottledRetry' },
+              onError: { target: 'delete-backoff', actions: 'scheduleRetry' },
             },
           },
-          'delete-backoff': { after: { untilRetry: 'deleting-vm' } },
+          'delete-backoff': retryWait('deleting-vm'),
           // The finalizer stays until the NIC machine has reaped the NIC: the NodeClaim
           // (and its vm-attempt annotation) is the durable record that guards against a leak.
           // The VM delete was only started (GPU VMs take minutes): the world shows it finish,
@@ -502,7 +475,9 @@ export function createNodeClaimMachine(env: MachineEnv) {
             on: {
               NIC_REAPED: { target: 'finalizing', actions: 'markNicGone' },
               // A list without the NIC only notes it; `nicReleased` decides (the runtime also
-              // waits for a NIC machine still at work), and finalize confirms with GETs.
+              // waits for a NIC machine still at work), and finalize confirms with GETs. A list
+              // that shows the NIC does not undo a NIC_REAPED here (the last candidate stores
+              // only; terminating's handler would note the NIC present again).
               OBSERVED: [
                 { guard: 'observedNicGone', actions: ['storeObservation', 'noteNicFromObservation'] },
                 { guard: 'observedVmNotDeleting', target: 'deleting-vm', actions: 'storeObservation' },
@@ -513,12 +488,12 @@ export function createNodeClaimMachine(env: MachineEnv) {
           finalizing: {
             invoke: {
               src: 'finalize',
-              input: ({ context }) => ({ name: context.name }),
+              input: byName,
               onDone: '#nodeclaim.deleted',
               onError: { target: 'finalize-backoff', actions: 'scheduleBackoff' },
             },
           },
-          'finalize-backoff': { after: { untilRetry: 'finalizing' } },
+          'finalize-backoff': retryWait('finalizing'),
         },
       },
       deleted: { type: 'final' },
