@@ -1,6 +1,7 @@
 export declare const K8S_VERSION: string;
 export declare const ETCD_VERSION: string;
 export declare const ENVTEST_VERSION: string;
+export declare const KWOK_VERSION: string;
 export declare function cacheRoot(): string;
 export interface EnvtestPaths {
   assetsDir: string;
@@ -9,6 +10,8 @@ export interface EnvtestPaths {
   etcd: string;
   kubeApiserver: string;
   kubeScheduler: string;
+  kubeControllerManager: string;
+  kwok: string;
   helm: string;
   kubectl: string;
 }

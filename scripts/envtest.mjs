@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Provides real control-plane binaries (etcd, kube-apiserver, kube-scheduler) plus helm and
-// kubectl for the integration tests in test/k8s/.
+// Provides real control-plane binaries (etcd, kube-apiserver, kube-scheduler,
+// kube-controller-manager), KWOK (fake kubelets at scale) plus helm and kubectl for the
+// integration tests in test/k8s/, `azflex dev` and the controller scale benchmark.
 //
 // Resolution order (first complete set wins):
 //   1. $KUBEBUILDER_ASSETS (the directory controller-runtime's envtest uses)
@@ -15,7 +16,8 @@
 //   node scripts/envtest.mjs --print-env # print KUBEBUILDER_ASSETS=... for eval
 //
 // Never skips silently: if nothing can provide a binary it throws with instructions.
-// Measured first build (2 cores, empty Go caches, all three binaries): 657 s; cached: ~0.2 s.
+// Measured first build (2 cores, empty Go caches, etcd + kube-apiserver + kube-scheduler): 657 s;
+// kube-controller-manager and kwok add the times their build logs record; cached: ~0.2 s.
 // It needs ~1 GB of Go module cache and ~2.5 GB of Go build cache.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -30,8 +32,12 @@ export const K8S_VERSION = 'v1.34.4';
 // kube 1.34 pins the etcd 3.6 client line; the server comes from the same line.
 export const ETCD_VERSION = 'v3.6.16';
 export const ENVTEST_VERSION = `k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}`;
+// The newest KWOK whose go.mod the local Go toolchain accepts; its own client-go line is fine
+// against a newer API server (it speaks only core/v1 and coordination/v1).
+export const KWOK_VERSION = 'v0.7.0';
 
-const CONTROL_PLANE = ['etcd', 'kube-apiserver', 'kube-scheduler'];
+const KUBE_COMMANDS = ['kube-apiserver', 'kube-scheduler', 'kube-controller-manager'];
+const CONTROL_PLANE = ['etcd', ...KUBE_COMMANDS, 'kwok'];
 const TOOLS = ['helm', 'kubectl'];
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -176,7 +182,7 @@ function stagingModules(goMod) {
   return [...mods].sort();
 }
 
-async function buildKubernetes(versionDir, binDir, logFile) {
+async function buildKubernetes(versionDir, binDir, logFile, commands) {
   const work = path.join(versionDir, 'src', 'kubernetes');
   await fs.mkdir(work, { recursive: true });
   const env = goEnv(work);
@@ -207,7 +213,7 @@ async function buildKubernetes(versionDir, binDir, logFile) {
   await fs.writeFile(path.join(work, 'go.mod'), mod);
   await fs.writeFile(
     path.join(work, 'tools.go'),
-    '//go:build tools\n\npackage tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler"\n)\n',
+    `//go:build tools\n\npackage tools\n\nimport (\n${KUBE_COMMANDS.map((c) => `\t_ "k8s.io/kubernetes/cmd/${c}"\n`).join('')})\n`,
   );
   log(`resolving kubernetes module graph (${staging.length} staging modules @ ${stagingTag})…`);
   await run('go', ['mod', 'tidy', '-e'], { cwd: work, env, logFile });
@@ -222,7 +228,8 @@ async function buildKubernetes(versionDir, binDir, logFile) {
       `-X ${pkg}.gitTreeState=clean`,
     ].join(' ');
   const ldflags = `-s -w ${x('k8s.io/component-base/version')} ${x('k8s.io/client-go/pkg/version')}`;
-  for (const cmd of ['kube-apiserver', 'kube-scheduler']) {
+  for (const cmd of commands) {
+    const t0 = Date.now();
     log(`building ${cmd} ${K8S_VERSION}…`);
     const out = path.join(binDir, `${cmd}.tmp`);
     await run('go', ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', out, `k8s.io/kubernetes/cmd/${cmd}`], {
@@ -231,6 +238,7 @@ async function buildKubernetes(versionDir, binDir, logFile) {
       logFile,
     });
     await fs.rename(out, path.join(binDir, cmd));
+    log(`built ${cmd} in ${Math.round((Date.now() - t0) / 1000)}s`);
   }
 }
 
@@ -265,6 +273,32 @@ async function buildEtcd(versionDir, binDir, logFile) {
   await fs.rename(out, path.join(binDir, 'etcd'));
 }
 
+/** sigs.k8s.io/kwok's cmd/kwok at its own module graph (a separate Go module from kubernetes). */
+async function buildKwok(versionDir, binDir, logFile) {
+  const work = path.join(versionDir, 'src', 'kwok');
+  await fs.mkdir(work, { recursive: true });
+  const env = goEnv(work);
+  const t0 = Date.now();
+  log(`downloading sigs.k8s.io/kwok@${KWOK_VERSION} go.mod…`);
+  const dl = await run('go', ['mod', 'download', '-json', `sigs.k8s.io/kwok@${KWOK_VERSION}`], { cwd: work, env, logFile });
+  const kwokGoMod = await fs.readFile(JSON.parse(dl.slice(dl.indexOf('{'))).GoMod, 'utf8');
+  const goVersion = /^go\s+(\S+)/m.exec(kwokGoMod)?.[1] ?? '1.24.0';
+  // KWOK's own replace lines are not inherited by a dependent module: copy them.
+  const replaces = [...kwokGoMod.matchAll(/^replace\s+(.+)$/gm)].map((m) => `replace ${m[1]}`);
+  await fs.writeFile(
+    path.join(work, 'go.mod'),
+    [`module azflex.local/envtest/kwok`, '', `go ${goVersion}`, '', `require sigs.k8s.io/kwok ${KWOK_VERSION}`, '', ...replaces, ''].join('\n'),
+  );
+  await fs.writeFile(path.join(work, 'tools.go'), '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kwok/cmd/kwok"\n');
+  log(`resolving kwok ${KWOK_VERSION} module graph…`);
+  await run('go', ['mod', 'tidy', '-e'], { cwd: work, env, logFile });
+  log(`building kwok ${KWOK_VERSION}…`);
+  const out = path.join(binDir, 'kwok.tmp');
+  await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, 'sigs.k8s.io/kwok/cmd/kwok'], { cwd: work, env, logFile });
+  await fs.rename(out, path.join(binDir, 'kwok'));
+  log(`built kwok in ${Math.round((Date.now() - t0) / 1000)}s`);
+}
+
 async function buildControlPlane(versionDir) {
   const binDir = path.join(versionDir, 'bin');
   await fs.mkdir(binDir, { recursive: true });
@@ -272,8 +306,10 @@ async function buildControlPlane(versionDir) {
   const started = Date.now();
   log(`building control plane ${ENVTEST_VERSION} with Go into ${versionDir} (first build takes a while; log: ${logFile})`);
   if (!(await isExecutable(path.join(binDir, 'etcd')))) await buildEtcd(versionDir, binDir, logFile);
-  if (!(await isExecutable(path.join(binDir, 'kube-apiserver'))) || !(await isExecutable(path.join(binDir, 'kube-scheduler'))))
-    await buildKubernetes(versionDir, binDir, logFile);
+  const kube = [];
+  for (const cmd of KUBE_COMMANDS) if (!(await isExecutable(path.join(binDir, cmd)))) kube.push(cmd);
+  if (kube.length) await buildKubernetes(versionDir, binDir, logFile, kube);
+  if (!(await isExecutable(path.join(binDir, 'kwok')))) await buildKwok(versionDir, binDir, logFile);
   const seconds = Math.round((Date.now() - started) / 1000);
   await fs.writeFile(
     path.join(versionDir, 'stamp.json'),
@@ -354,7 +390,7 @@ async function ensureTools(toolsDir) {
  * resolved on its own (KUBEBUILDER_ASSETS, then PATH, then the cache), because
  * controller-runtime's envtest assets ship etcd and kube-apiserver but no kube-scheduler;
  * only what is still missing is built.
- * @returns {Promise<{assetsDir: string, source: string, etcd: string, kubeApiserver: string, kubeScheduler: string, helm: string, kubectl: string}>}
+ * @returns {Promise<{assetsDir: string, source: string, etcd: string, kubeApiserver: string, kubeScheduler: string, kubeControllerManager: string, kwok: string, helm: string, kubectl: string}>}
  */
 export async function ensureEnvtest() {
   const versionDir = path.join(cacheRoot(), ENVTEST_VERSION);
@@ -386,7 +422,7 @@ export async function ensureEnvtest() {
           `Missing control-plane binaries (${missing.join(', ')}) and Go is not installed.`,
           'Provide them in one of these ways:',
           '  - export KUBEBUILDER_ASSETS=/dir/with/etcd+kube-apiserver(+kube-scheduler)',
-          '  - put etcd, kube-apiserver and kube-scheduler on PATH',
+          `  - put ${CONTROL_PLANE.join(', ')} on PATH`,
           `  - install Go >= 1.24 so this script can build ${ENVTEST_VERSION} into ${versionDir}`,
         ].join('\n'),
       );
@@ -405,6 +441,8 @@ export async function ensureEnvtest() {
     etcd: found.etcd,
     kubeApiserver: found['kube-apiserver'],
     kubeScheduler: found['kube-scheduler'],
+    kubeControllerManager: found['kube-controller-manager'],
+    kwok: found.kwok,
     helm: tools.helm,
     kubectl: tools.kubectl,
   };

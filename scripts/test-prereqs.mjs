@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test` runs this first (pretest), so the README's two commands work on a fresh machine:
 //  - Debian's chromium for the browser tests (playwright-core never downloads a browser);
-//  - etcd, kube-apiserver, kube-scheduler, helm and kubectl for the Kubernetes tests
+//  - etcd, kube-apiserver, kube-scheduler, kube-controller-manager, KWOK, helm and kubectl for the Kubernetes tests
 //    (built once from the Go module proxy into ~/.cache/azflex/envtest, see envtest.mjs);
 //  - upstream Karpenter's metric families (built once from its Go module, see upstream-karpenter.mjs);
 //  - the Go Azure SDK client of the ARM face (built once, see go-arm-client.mjs).

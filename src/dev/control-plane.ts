@@ -11,8 +11,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFromYaml } from '../k8s/client.js';
 
 /**
- * A real control plane for tests and `azflex dev`: etcd + kube-apiserver (+ optionally kube-scheduler) on
- * loopback, serving TLS with a throwaway CA, RBAC authorization, and ServiceAccount tokens
+ * A real control plane for tests, `azflex dev` and the scale benchmark: etcd + kube-apiserver
+ * (+ optionally kube-scheduler, kube-controller-manager and KWOK's fake kubelets) on loopback, serving TLS with a throwaway CA, RBAC authorization, and ServiceAccount tokens
  * issued by the TokenRequest API. Admin access is a client certificate in system:masters;
  * RBAC tests mint a ServiceAccount token and talk as that SA.
  *
@@ -25,6 +25,8 @@ export interface EnvtestBinaries {
   etcd: string;
   kubeApiserver: string;
   kubeScheduler: string;
+  kubeControllerManager: string;
+  kwok: string;
   helm: string;
   kubectl: string;
 }
@@ -43,13 +45,37 @@ export interface ControlPlaneInfo {
 }
 
 export interface ControlPlane extends ControlPlaneInfo {
+  /** SIGTERM then a fresh kube-apiserver on the same port and etcd (a control-plane upgrade or crash). */
+  restartApiServer(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * KWOK manages exactly the Nodes carrying this label: removing it is a kubelet going silent
+ * (its Lease stops renewing, and the node lifecycle controller takes over), which a label
+ * selector turns into a watch DELETED for KWOK (an annotation selector would not).
+ */
+export const KWOK_MANAGED_LABEL = 'kwok.x-k8s.io/managed';
+
+export interface ControllerManagerOptions {
+  /** How long a Node may go without a heartbeat before it is Unknown and tainted (kube default 50 s). */
+  nodeMonitorGracePeriodSeconds?: number;
 }
 
 export interface StartOptions {
   binaries: EnvtestBinaries;
   /** Also run kube-scheduler (for `azflex dev`-style runs). */
   scheduler?: boolean;
+  /** Also run kube-controller-manager (Deployments, ReplicaSets, Jobs, node lifecycle, pod GC, PV binding). */
+  controllerManager?: boolean | ControllerManagerOptions;
+  /** Also run KWOK: Nodes labelled KWOK_MANAGED_LABEL=true get heartbeats, their pods run. */
+  kwok?: boolean;
+  /** The API server's watch cache (a real cluster's); off by default so an etcd compaction yields 410 Gone. */
+  watchCache?: boolean;
+  /** An audit policy (YAML); events go as JSON lines to `<dir>/audit.log`. */
+  auditPolicy?: string;
+  /** Client rate limits of the scheduler and controller-manager (their defaults, 50 and 20 QPS, are for small clusters). */
+  componentQps?: number;
   /** Where logs and data live; a fresh temp dir when omitted. */
   dir?: string;
   startTimeoutMs?: number;
@@ -249,9 +275,8 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
       exitOf(etcd),
     );
 
-    const apiserver = spawnLogged(
-      o.binaries.kubeApiserver,
-      [
+    if (o.auditPolicy) await fs.writeFile(path.join(dir, 'audit-policy.yaml'), o.auditPolicy);
+    const apiserverArgs = [
         `--etcd-servers=${etcdUrl}`,
         '--bind-address=127.0.0.1',
         '--advertise-address=127.0.0.1',
@@ -265,32 +290,38 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
         `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
         `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
         '--service-cluster-ip-range=10.0.0.0/24',
-        // No controller-manager runs, so nothing would create the "default" SA that the
-        // ServiceAccount admission plugin insists on for every pod.
+        // Tests create pods in namespaces the moment they exist, before the controller-manager
+        // (when it runs at all) has made the "default" SA this admission plugin insists on.
         '--disable-admission-plugins=ServiceAccount',
-        // Watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
-        '--watch-cache=false',
+        // Without it watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
+        `--watch-cache=${o.watchCache ?? false}`,
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--allow-privileged=true',
+        ...(o.auditPolicy
+          ? [`--audit-policy-file=${path.join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${path.join(dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-mode=batch']
+          : []),
         '--v=1',
-      ],
-      path.join(dir, 'kube-apiserver.log'),
-    );
-    procs.push(apiserver);
-
+    ];
     const ca = await fs.readFile(path.join(pki, 'ca.crt'));
     const cert = await fs.readFile(path.join(pki, 'admin.crt'));
     const key = await fs.readFile(path.join(pki, 'admin.key'));
     const server = `https://127.0.0.1:${apiPort}`;
-    await waitFor(
-      'kube-apiserver',
-      deadline,
-      async () => (await httpsGet(`${server}/readyz`, { ca, cert, key })).status === 200,
-      exitOf(apiserver),
-    ).catch(async (e: unknown) => {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver.log ---\n${await tailOf(path.join(dir, 'kube-apiserver.log'))}`);
-    });
+    let apiserver: ChildProcess;
+    const startApiServer = async (until: number): Promise<void> => {
+      apiserver = spawnLogged(o.binaries.kubeApiserver, apiserverArgs, path.join(dir, 'kube-apiserver.log'));
+      // Second in line after etcd: stopped before it, after everything that talks to it.
+      procs.splice(1, 0, apiserver);
+      await waitFor(
+        'kube-apiserver',
+        until,
+        async () => (await httpsGet(`${server}/readyz`, { ca, cert, key })).status === 200,
+        exitOf(apiserver),
+      ).catch(async (e: unknown) => {
+        throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver.log ---\n${await tailOf(path.join(dir, 'kube-apiserver.log'))}`);
+      });
+    };
+    await startApiServer(deadline);
 
     const info: ControlPlaneInfo = {
       server,
@@ -304,17 +335,29 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
     };
     await fs.writeFile(info.kubeconfigPath, adminKubeConfigYaml(info), { mode: 0o600 });
 
+    const qps = o.componentQps ? [`--kube-api-qps=${o.componentQps}`, `--kube-api-burst=${o.componentQps * 2}`] : [];
     if (o.scheduler) {
       const scheduler = spawnLogged(
         o.binaries.kubeScheduler,
-        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
+        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, ...qps],
         path.join(dir, 'kube-scheduler.log'),
       );
       procs.push(scheduler);
     }
+    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? 50;
+    if (o.controllerManager) procs.push(spawnControllerManager(o.binaries.kubeControllerManager, info, grace, qps));
+    // A kubelet's 40 s Lease against the default 50 s grace; a shorter grace gets a Lease that
+    // still renews (every quarter of it) well inside it.
+    if (o.kwok) procs.push(spawnKwok(o.binaries.kwok, info, Math.min(40, Math.max(4, Math.floor(grace * 0.8)))));
 
     return {
       ...info,
+      restartApiServer: async () => {
+        const old = apiserver;
+        procs.splice(procs.indexOf(old), 1);
+        await stopProcess(old);
+        await startApiServer(Date.now() + (o.startTimeoutMs ?? 90_000));
+      },
       stop: async () => {
         await stopAll();
         if (!o.dir && !process.env.AZFLEX_KEEP_ENVTEST) await fs.rm(dir, { recursive: true, force: true });
@@ -326,6 +369,52 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
   }
 }
 
+
+/**
+ * kube-controller-manager with its default controllers (all but the bootstrap-token ones):
+ * what envtest lacks. No cloud provider, so a Node's lifecycle is the node lifecycle
+ * controller's (NotReady/unreachable taints, taint-based eviction) and azflex's.
+ */
+function spawnControllerManager(bin: string, info: ControlPlaneInfo, graceSeconds: number, qps: string[]): ChildProcess {
+  const pki = path.join(info.dir, 'pki');
+  return spawnLogged(
+    bin,
+    [
+      `--kubeconfig=${info.kubeconfigPath}`,
+      '--leader-elect=false',
+      // No serving endpoint: nothing scrapes it, and it would need delegated authentication.
+      '--secure-port=0',
+      `--service-account-private-key-file=${path.join(pki, 'sa.key')}`,
+      `--root-ca-file=${path.join(pki, 'ca.crt')}`,
+      '--node-monitor-period=2s',
+      `--node-monitor-grace-period=${graceSeconds}s`,
+      ...qps,
+      '--v=1',
+    ],
+    path.join(info.dir, 'kube-controller-manager.log'),
+  );
+}
+
+/**
+ * KWOK, the fake kubelets: for each Node labelled KWOK_MANAGED_LABEL=true it fills in the
+ * status (Ready, addresses; capacity as registered), renews the node Lease as a kubelet does,
+ * and runs the pods bound there (Running with an IP, deletion confirmed).
+ */
+function spawnKwok(bin: string, info: ControlPlaneInfo, leaseSeconds: number): ChildProcess {
+  return spawnLogged(
+    bin,
+    [
+      `--kubeconfig=${info.kubeconfigPath}`,
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-label-selector=${KWOK_MANAGED_LABEL}=true`,
+      // Renewed every quarter of it, as a kubelet does; the Node's status only when it changes.
+      `--node-lease-duration-seconds=${leaseSeconds}`,
+      '--cidr=10.244.0.0/16',
+      '--node-ip=10.224.0.1',
+    ],
+    path.join(info.dir, 'kwok.log'),
+  );
+}
 
 /** Admin credentials (client certificate in system:masters) for in-process clients. */
 export function adminKubeConfig(info: ControlPlaneInfo): KubeConfig {

@@ -15,14 +15,14 @@ import type { FakeArmConfig } from '../sim/arm/types.js';
 import { adminKubeConfig, adminKubeConfigYaml, startControlPlane, type ControlPlane, type EnvtestBinaries } from './control-plane.js';
 import { DevKubelet } from './kubelet.js';
 import { DevVolumes } from './volumes.js';
-import { DevWorkloads } from './workloads.js';
 import { writeDevExamples } from './examples.js';
 
 /**
- * `azflex dev`: a whole cluster on one machine. Real etcd, kube-apiserver and kube-scheduler
- * (envtest binaries), the CRDs, the fake ARM over HTTPS on a realtime clock, a simulated
- * kubelet, a minimal Deployment controller, the volume provisioner (volumes.ts), and the real controller process (leader
- * election, informers, SdkAzure against the fake ARM's endpoint) running in-process.
+ * `azflex dev`: a whole cluster on one machine. Real etcd, kube-apiserver, kube-scheduler and
+ * kube-controller-manager (envtest binaries), KWOK's fake kubelets, the CRDs, the fake ARM over
+ * HTTPS on a realtime clock, the node registration of booted VMs (kubelet.ts), the disk
+ * provisioner (volumes.ts), and the real controller process (leader election, informers,
+ * SdkAzure against the fake ARM's endpoint) running in-process.
  */
 
 export const DEV_NAMESPACE = 'azflex';
@@ -38,6 +38,8 @@ export interface DevOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** VM Succeeded → Node registered. */
   bootDelayMs?: number;
+  /** A silent Node's grace before the node lifecycle controller marks it Unknown (kube default 50 s). */
+  nodeMonitorGracePeriodSeconds?: number;
   /** Retry-After the fake ARM puts on LROs (ARM says 10 s; dev polls faster). */
   lroRetryAfterSeconds?: number;
   intervals?: PeriodicIntervals;
@@ -88,7 +90,13 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
     const cpDir = path.join(stateDir, 'control-plane');
     // etcd data from an earlier run would hold objects whose VMs no longer exist.
     await fs.rm(cpDir, { recursive: true, force: true });
-    const controlPlane = await startControlPlane({ binaries, scheduler: true, dir: cpDir });
+    const controlPlane = await startControlPlane({
+      binaries,
+      scheduler: true,
+      controllerManager: o.nodeMonitorGracePeriodSeconds ? { nodeMonitorGracePeriodSeconds: o.nodeMonitorGracePeriodSeconds } : true,
+      kwok: true,
+      dir: cpDir,
+    });
     cleanups.push(() => controlPlane.stop());
     const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     await fs.writeFile(kubeconfigPath, adminKubeConfigYaml(controlPlane), { mode: 0o600 });
@@ -118,15 +126,12 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
     const armCa = await fs.readFile(served.caCertPath);
 
     const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
-    const workloads = new DevWorkloads({ client, onError: onError('deployments') });
     const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
     const volumes = new DevVolumes({ client, onError: onError('volumes') });
-    workloads.start();
     volumes.start();
     kubelet.start();
     cleanups.push(() => kubelet.stop());
     cleanups.push(() => volumes.stop());
-    cleanups.push(() => workloads.stop());
 
     let generation = 0;
     let current: ControllerProcess | undefined;
@@ -186,7 +191,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
  * proxy into ~/.cache/azflex/upstream) and azflex's AzureFlexNodeClass CRD: what an AKS
  * cluster with node auto-provisioning plus the azflex chart has.
  */
-async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
+export async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const { ensureKarpenterCrds } = await import('../../scripts/upstream-karpenter.mjs');

@@ -8,7 +8,7 @@ export interface PollerOptions {
 }
 
 /**
- * A cluster component `azflex dev` stands in for (kubelet, Deployment controller): one
+ * A cluster component `azflex dev` stands in for (node registration, disk provisioner): one
  * `tick()` every `pollMs` of wall time on the one periodic-loop helper, so ticks never
  * overlap and stop() waits for the one in flight.
  */

@@ -1,4 +1,4 @@
-import { PatchStrategy, type V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { LABEL_DISK_CSI_ZONE } from '../apis/well-known.js';
 import { KubeApiError, type KubeClient } from '../k8s/client.js';
 import type { RawObject } from '../k8s/cache.js';
@@ -9,11 +9,11 @@ import type { StorageClass } from '../ports/cluster.js';
 import { DevPoller, type PollerOptions } from './poller.js';
 
 /**
- * The volume side of kube-controller-manager and the Azure disk CSI driver, which envtest
- * does not ship: a claim that binds Immediately gets a PV at once, planned by the simulator's
- * own provisioner (src/sim/volume-provisioner.ts: zone from allowedTopologies or the
- * cluster's region), and a claim that names its PV (static, or just provisioned) is bound to
- * it (the PV controller's job), so kube-scheduler and azflex see a bound PV with node affinity.
+ * The Azure disk CSI driver's external-provisioner, which no binary here ships: a claim that
+ * binds Immediately gets a PV pre-bound to it at once, planned by the simulator's own
+ * provisioner (src/sim/volume-provisioner.ts: zone from allowedTopologies or the cluster's
+ * region). kube-controller-manager's PV controller then binds the pair (and any claim that
+ * names a static PV), so kube-scheduler and azflex see a bound PV with node affinity.
  */
 
 interface ClaimObj {
@@ -43,16 +43,16 @@ export class DevVolumes extends DevPoller {
     const c = this.o.client;
     const claims = ((await c.call('list pvcs', (o) => c.core.listPersistentVolumeClaimForAllNamespaces({}, o))) as unknown as List<ClaimObj>).items;
     if (claims.some((cl) => !cl.spec.volumeName)) await this.provisionImmediate(claims);
-    await this.bindPreboundClaims(claims);
   }
 
-  /** external-provisioner for each unbound claim whose class binds Immediately: the PV, then the claim's volumeName. */
+  /** external-provisioner for each unbound claim whose class binds Immediately: the PV, with the claim as its claimRef. */
   private async provisionImmediate(claims: ClaimObj[]): Promise<void> {
     const c = this.o.client;
     const classList = (await c.call('list storageclasses', (o) => c.storage.listStorageClass({}, o))) as unknown as List<RawObject>;
     const classes = new Map<string, StorageClass>(classList.items.map((raw) => toStorageClass(raw)).map((sc) => [sc.metadata.name, sc]));
     let nodeZones: string[] | undefined;
     for (const claim of claims) {
+      if (claim.spec.volumeName || claim.metadata.deletionTimestamp) continue;
       const sc = bindsImmediately(toPersistentVolumeClaim(claim as unknown as RawObject), classes);
       if (!sc) continue;
       nodeZones ??= ((await c.call('list nodes', (o) => c.core.listNode({}, o))) as unknown as List<{ metadata: { labels?: Record<string, string> } }>).items
@@ -78,40 +78,6 @@ export class DevVolumes extends DevPoller {
       await c.call('create pv', (o) => c.core.createPersistentVolume({ body }, o)).catch((e: unknown) => {
         if (!(e instanceof KubeApiError && e.code === 409)) throw e;
       });
-      await this.ignoreMissing(
-        c.call('provision pvc', (o) => c.core.patchNamespacedPersistentVolumeClaim({
-          name, namespace,
-          body: { metadata: { annotations: { 'volume.kubernetes.io/storage-provisioner': planned.driver, 'pv.kubernetes.io/bound-by-controller': 'yes' } }, spec: { volumeName: planned.volumeName } },
-        }, o), { patch: PatchStrategy.MergePatch }),
-      );
-      claim.spec.volumeName = planned.volumeName;
-    }
-  }
-
-  /**
-   * The PV controller's part for claims that name their volume (a statically provisioned
-   * disk, or one just provisioned): the PV gets the claim as its claimRef and both turn
-   * Bound, with the bind-completed annotation kube-scheduler's VolumeBinding plugin waits for.
-   */
-  private async bindPreboundClaims(claims: ClaimObj[]): Promise<void> {
-    const c = this.o.client;
-    for (const claim of claims) {
-      const volumeName = claim.spec.volumeName;
-      if (!volumeName || claim.status?.phase === 'Bound' || claim.metadata.deletionTimestamp) continue;
-      const { name, namespace, uid } = claim.metadata;
-      const merge = { patch: PatchStrategy.MergePatch };
-      await this.ignoreMissing(c.call('bind pv', (o) => c.core.patchPersistentVolume({ name: volumeName, body: { spec: { claimRef: { kind: 'PersistentVolumeClaim', namespace, name, uid } } } }, o), merge));
-      await this.ignoreMissing(c.call('pv status', (o) => c.core.patchPersistentVolumeStatus({ name: volumeName, body: { status: { phase: 'Bound' } } }, o), merge));
-      await this.ignoreMissing(c.call('bind pvc', (o) => c.core.patchNamespacedPersistentVolumeClaim({ name, namespace, body: { metadata: { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } } }, o), merge));
-      await this.ignoreMissing(c.call('pvc status', (o) => c.core.patchNamespacedPersistentVolumeClaimStatus({ name, namespace, body: { status: { phase: 'Bound' } } }, o), merge));
-    }
-  }
-
-  private async ignoreMissing(p: Promise<unknown>): Promise<void> {
-    try {
-      await p;
-    } catch (e) {
-      if (!(e instanceof KubeApiError && e.code === 404)) throw e;
     }
   }
 }

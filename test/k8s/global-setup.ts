@@ -35,7 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await cp.stop();
     throw new Error(`CRDs not established:\n${established.stderr}`);
   }
-  const { stop, ...info } = cp;
+  const { stop, restartApiServer: _restart, ...info } = cp;
   project.provide('k8s', info);
   process.stderr.write(`[k8s] control plane (${bins.source}) with karpenter.sh CRDs ${upstream.version} up at ${cp.server} in ${Date.now() - started}ms\n`);
   return stop;
