@@ -13,6 +13,7 @@ import { DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, defaultFakeArmConfig } from
 import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
 import { controllerAuditPolicy } from './measure.js';
+import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
 
 /**
  * The cluster the scale benchmark measures the controller in: etcd, kube-apiserver (watch
@@ -210,7 +211,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
       [
         main, 'controller', '--cluster-name=azflex-bench', `--kubeconfig=${kubeconfig}`, `--leader-election-namespace=${BENCH_NAMESPACE}`,
         `--metrics-port=${metricsPort}`, `--arm-endpoint=${served.endpoint}`, `--arm-ca-file=${served.caCertPath}`,
-        `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn',
+        `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
       ],
       { env: { ...process.env, POD_NAME: 'azflex-bench', IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
     );

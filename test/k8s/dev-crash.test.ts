@@ -12,6 +12,7 @@ import { defaultFakeArmConfig, DEFAULT_SUBSCRIPTION_ID } from '../../src/sim/arm
 import { SeededRandom } from '../../src/sim/virtual-clock.js';
 import { FAST_ARM_LATENCY } from './fixtures.js';
 import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
+import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
 
 const shared = inject('k8s');
 const repo = path.resolve(import.meta.dirname, '../..');
@@ -62,7 +63,7 @@ describe('azflex controller crashes during a quota storm in azflex dev', () => {
         path.join(repo, 'bin/azflex.mjs'), 'controller', `--cluster-name=${DEV_CLUSTER_NAME}`, `--kubeconfig=${dev.kubeconfigPath}`,
         `--leader-election-namespace=${DEV_NAMESPACE}`, '--lease-duration=6s', '--renew-deadline=4s', '--retry-period=1s',
         `--metrics-port=${await freePort()}`, `--arm-endpoint=${dev.armEndpoint}`, `--arm-ca-file=${dev.armCaCertPath}`,
-        `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(cp.dir, 'pki', 'ca.crt')}`, '--sku-catalog=static', '--log-level=warn',
+        `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(cp.dir, 'pki', 'ca.crt')}`, '--sku-catalog=static', '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
       ],
       { env: { ...process.env, POD_NAME: id, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'crash', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
