@@ -4,7 +4,7 @@ import { assertLeader } from '../lifecycle/scope.js';
 import type { RuntimeDeps } from './deps.js';
 import type { ActorTrail } from './tracing.js';
 import type { WorldView } from '../lifecycle/deps.js';
-import { createdAtTag } from './world.js';
+import { createdAtTag } from './arm-view.js';
 
 /**
  * VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through

@@ -8,7 +8,8 @@ import type { RuntimeDeps } from './deps.js';
 import type { DirtyActors } from './dirty.js';
 import { stateName } from './event-log.js';
 import type { ActorTrail } from './tracing.js';
-import { listArm, type ArmView, type ClusterObserver, type ClusterView } from './world.js';
+import { listArm, type ArmView } from './arm-view.js';
+import type { ClusterObserver, ClusterView } from './world.js';
 
 /**
  * A resource some actor waits on ARM for (a VM being created, a NIC being deleted) is looked

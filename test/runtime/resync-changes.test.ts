@@ -4,7 +4,8 @@ import { TAG } from '../../src/azure/naming.js';
 import type { AzurePort, Nic, Vm } from '../../src/ports/azure.js';
 import type { ClusterPort, Node, NodeClaim } from '../../src/ports/cluster.js';
 import { DirtyActors } from '../../src/runtime/dirty.js';
-import { ArmView, ClusterObserver } from '../../src/runtime/world.js';
+import { ArmView } from '../../src/runtime/arm-view.js';
+import { ClusterObserver } from '../../src/runtime/world.js';
 import { FakeCluster } from '../../src/sim/cluster.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 

@@ -24,7 +24,7 @@ import { nicNameFor, osDiskNameFor, refFromId, vmNameFor } from '../../azure/nam
 import { durationOrNever } from '../../utils/duration.js';
 import { AzureError } from '../../ports/azure.js';
 import { ClusterError, type AzureFlexNodeClass, type ClusterPort, type Node, type Pod, type Taint } from '../../ports/cluster.js';
-import { podBlocksDisruption } from '../../disruption/do-not-disrupt.js';
+import { podBlocksDisruption } from '../../apis/do-not-disrupt.js';
 import { FINALIZER_TERMINATION, TAINT_DISRUPTED } from '../../apis/well-known.js';
 import { assertLeader, nodeOf, refIn, type LifecycleScope } from '../scope.js';
 import { dropQuotaMarks } from './offerings.js';
