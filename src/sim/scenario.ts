@@ -211,6 +211,8 @@ const NodePool = z.strictObject({
   taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
+  /** Static capacity: keep this many nodes whatever is pending (NodePool spec.replicas). */
+  replicas: z.number().int().min(0).max(LIMITS.nodePools * 100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),
   consolidateAfter: z.string().max(64).default('60s'),
   expireAfter: z.string().max(64).default('720h'),
