@@ -278,7 +278,8 @@ export class DisruptionController {
 
     for (const view of poolViews) {
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-      if (consolidateAfter === undefined) continue;
+      // Static NodePools keep their replicas, empty or not: never consolidated.
+      if (consolidateAfter === undefined || view.pool.spec.replicas !== undefined) continue;
       const empty = gracefulCandidates(view).filter((record) => record.pods.reschedulable === 0 && isConsolidatable(record, consolidateAfter, now));
       for (const record of empty) {
         if (allowance(view, 'Empty') <= 0) break;
@@ -459,7 +460,7 @@ export class DisruptionController {
     // Claims removed so far (any reason): their pods must fit elsewhere too.
     const removed = new Set(ctx.deleted);
     for (const view of views) {
-      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized' || view.pool.spec.replicas !== undefined) continue;
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
       const candidates = ctx.gracefulCandidates(view).filter((r) => isConsolidatable(r, consolidateAfter, ctx.now));
