@@ -20,6 +20,7 @@ import type { MemoryEventLog } from '../runtime/event-log.js';
 import type { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
 import { errorMessage } from '../utils/error-message.js';
 import type { LeaderRuntime, LeaderRuntimeContext } from './leadership.js';
+import type { RepairPolicy } from '../disruption/repair.js';
 
 /**
  * The leader's work: what a replica runs while it holds the Lease (the SDK-backed ARM port
@@ -50,6 +51,8 @@ export interface LeaderRuntimeOptions {
   clusterName: string;
   /** The AKS node resource group (MC_…): nodes carry it as kubernetes.azure.com/cluster. */
   nodeResourceGroup?: string;
+  /** Node repair policies; default the Azure provider's. */
+  repairPolicies?: readonly RepairPolicy[];
   intervals: PeriodicIntervals;
   armEndpoint?: string;
   armTlsCa?: Buffer;
@@ -146,6 +149,7 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
           ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}),
+          ...(o.repairPolicies ? { repairPolicies: o.repairPolicies } : {}),
           // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.
           skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
           ...karpenterControllerMetrics(k),

@@ -9,6 +9,7 @@ import { metricsSecurity } from '../metrics/tls.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { ControllerProcess } from './process.js';
 import { startReplica } from './replica.js';
+import { AZURE_REPAIR_POLICIES, type RepairPolicy } from '../disruption/repair.js';
 
 /**
  * `azflex controller` as the chart deploys it: one replica (replica.ts) on the real clock,
@@ -18,6 +19,8 @@ export interface ControllerSettings {
   clusterName: string;
   /** The AKS cluster's node resource group (MC_…), for the kubernetes.azure.com/cluster node label; none: no such label. */
   nodeResourceGroup?: string;
+  /** Node repair policies besides the Azure provider's (src/disruption/repair.ts). */
+  repairPolicies?: RepairPolicy[];
   kubeconfig?: string;
   context?: string;
   logLevel: string;
@@ -91,6 +94,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       catalogRefreshMs: s.skuCatalogRefreshMs,
       clusterName: s.clusterName,
       ...(s.nodeResourceGroup ? { nodeResourceGroup: s.nodeResourceGroup } : {}),
+      ...(s.repairPolicies?.length ? { repairPolicies: [...AZURE_REPAIR_POLICIES, ...s.repairPolicies] } : {}),
       intervals: DEFAULT_INTERVALS,
       ...(s.armEndpoint ? { armEndpoint: s.armEndpoint } : {}),
       ...(armTlsCa ? { armTlsCa } : {}),

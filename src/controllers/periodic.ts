@@ -52,6 +52,8 @@ export interface PeriodicControllerDeps {
   onNodeClaimDisrupted?: DisruptionControllerOptions['onDisrupted'];
   onReplacementCreated?: DisruptionControllerOptions['onReplacementCreated'];
   onNodeClaimTimedOut?: LivenessOptions['onTimedOut'];
+  /** Node repair policies; default the Azure provider's. */
+  repairPolicies?: DisruptionControllerOptions['repairPolicies'];
 }
 
 /**
@@ -90,6 +92,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     ...(deps.nodeResourceGroup ? { nodeResourceGroup: deps.nodeResourceGroup } : {}),
     ...(deps.onNodeClaimDisrupted ? { onDisrupted: deps.onNodeClaimDisrupted } : {}),
     ...(deps.onReplacementCreated ? { onReplacementCreated: deps.onReplacementCreated } : {}),
+    ...(deps.repairPolicies ? { repairPolicies: deps.repairPolicies } : {}),
   });
   const liveness = new LivenessController({
     cluster: deps.cluster, clock: deps.clock, log: deps.log,

@@ -3,7 +3,8 @@
  * Karpenter's order, and deletes them (setting deletionTimestamp; the NodeClaim machine
  * drains the node and tears the VM down leak-free).
  *
- *   1. Expired (expireAfter): forceful, not limited by budgets or do-not-disrupt.
+ *   1. Expired (expireAfter) and Unhealthy (node repair, src/disruption/repair.ts): forceful,
+ *      not limited by budgets or do-not-disrupt; repair stops in a NodePool over its breaker.
  *   2. Drifted (NodeClass hash, NodePool template hash, requirements).
  *   3. Empty: no reschedulable pods for consolidateAfter (both consolidation policies).
  *   4. Underutilized (WhenEmptyOrUnderutilized only): pods unchanged for consolidateAfter
@@ -38,10 +39,12 @@ import { disruptionConditionChanges, type WantedDisruptionConditions } from './c
 import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
+import { AZURE_REPAIR_POLICIES, EVENT_REASON_REPAIR_BLOCKED, UNHEALTHY_THRESHOLD_PERCENT, isTripped, poolHealth, unhealthyCondition, type PoolHealth, type RepairPolicy } from './repair.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
 import { CONDITION_DISRUPTION_REASON } from '../lifecycle/nodeclaim/conditions.js';
 
-export type DisruptionKind = 'Expired' | DisruptionReason;
+/** Expired and Unhealthy are forceful: not limited by budgets or do-not-disrupt. */
+export type DisruptionKind = 'Expired' | 'Unhealthy' | DisruptionReason;
 
 export interface DisruptionDecision {
   nodeClaim: string;
@@ -68,6 +71,8 @@ export interface DisruptionControllerOptions {
   onDisrupted?: (decision: DisruptionDecision, consolidationPolicy: string, claim: NodeClaim | undefined) => void;
   /** Observer (src/metrics): a consolidation replacement was created (upstream counts it with reason underutilized). */
   onReplacementCreated?: (claim: NodeClaim) => void;
+  /** Node repair's policies; default the Azure provider's (Ready False or Unknown for 10 minutes). Empty: no repair. */
+  repairPolicies?: readonly RepairPolicy[];
 }
 
 interface Consolidation {
@@ -149,6 +154,8 @@ export class DisruptionController {
   private quiet: QuietPass | undefined;
   /** The pods by node, brought up to date with each pass's list (unless the pods cache shows the same). */
   private readonly podIndex = new PodIndex();
+  /** NodePools whose breaker Event was sent, so a steady outage gets one, not one per pass. */
+  private readonly repairBlocked = new Set<string>();
   private podIndexVersion: string | undefined;
 
   constructor(private readonly options: DisruptionControllerOptions) {}
@@ -234,6 +241,8 @@ export class DisruptionController {
       }
     }
 
+    const repairDue = await this.repair(poolViews, now, decide, deleted);
+
     // Replacements under way: finish (delete the candidate) or abandon them.
     const replacing = new Set<string>();
     const abandoned: string[] = [];
@@ -278,7 +287,8 @@ export class DisruptionController {
 
     for (const view of poolViews) {
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-      if (consolidateAfter === undefined) continue;
+      // Static NodePools keep their replicas, empty or not: never consolidated.
+      if (consolidateAfter === undefined || view.pool.spec.replicas !== undefined) continue;
       const empty = gracefulCandidates(view).filter((record) => record.pods.reschedulable === 0 && isConsolidatable(record, consolidateAfter, now));
       for (const record of empty) {
         if (allowance(view, 'Empty') <= 0) break;
@@ -309,13 +319,65 @@ export class DisruptionController {
     const { intents } = consolidation;
 
     if (decisions.length === 0 && abandoned.length === 0 && intents.length === 0 && consolidation.simulations === 0) {
-      this.quiet = { versions, specs, dueAt: nextDeadline(poolViews, now), scheduled: scheduledBudgets(poolViews, now) };
+      this.quiet = { versions, specs, dueAt: Math.min(repairDue, nextDeadline(poolViews, now)), scheduled: scheduledBudgets(poolViews, now) };
     }
     await this.writeConditions(poolViews, decisions, abandoned, now);
     for (const name of abandoned) await this.unmark(name);
     for (const decision of decisions) await this.delete(decision, nodeClaims);
     for (const intent of intents) await this.launchReplacement(intent, now);
     return decisions;
+  }
+
+  /**
+   * Node repair: deletes the NodeClaims whose nodes have been unhealthy past a policy's
+   * toleration, unless their pool's breaker holds (one Warning Event on the NodePool while it
+   * does). Returns the next toleration to run out (when a quiet pass must look again).
+   */
+  private async repair(
+    views: readonly PoolView[], now: number,
+    decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string) => void, deleted: ReadonlySet<string>,
+  ): Promise<number> {
+    const policies = this.options.repairPolicies ?? AZURE_REPAIR_POLICIES;
+    let due = Number.POSITIVE_INFINITY;
+    if (policies.length === 0) return due;
+    for (const view of views) {
+      const name = view.pool.metadata.name;
+      let blocked = false;
+      let health: PoolHealth | undefined;
+      for (const record of view.claims) {
+        if (record.deleting || !record.node || deleted.has(record.name)) continue;
+        const unhealthy = unhealthyCondition(record.node, policies);
+        if (!unhealthy) continue;
+        if (unhealthy.dueAt > now) {
+          due = Math.min(due, unhealthy.dueAt);
+          continue;
+        }
+        // The pool's nodes as its NodeClaims pair with them (deleting ones included, as upstream counts every node).
+        health ??= poolHealth(view.claims.flatMap((r) => (r.node ? [r.node] : [])), policies);
+        if (isTripped(health)) {
+          blocked = true;
+          continue;
+        }
+        const condition = record.node.status.conditions.find((c) => c.type === unhealthy.conditionType);
+        decide(view, record, 'Unhealthy', `node ${record.node.metadata.name} ${unhealthy.conditionType}=${condition?.status ?? ''} past its toleration`);
+      }
+      if (!blocked) {
+        this.repairBlocked.delete(name);
+        continue;
+      }
+      if (this.repairBlocked.has(name)) continue;
+      const { unhealthy = 0, total = 0 } = health ?? {};
+      try {
+        await this.options.cluster.recordEvent({
+          involvedObject: { kind: 'NodePool', name, uid: view.pool.metadata.uid }, type: 'Warning', reason: EVENT_REASON_REPAIR_BLOCKED,
+          message: `more than ${UNHEALTHY_THRESHOLD_PERCENT}% of nodes in nodepool "${name}" are unhealthy (${unhealthy} of ${total}): node repair stopped`,
+        });
+        this.repairBlocked.add(name);
+      } catch (error) {
+        this.options.log.warn({ nodePool: name, err: error instanceof Error ? error.message : String(error) }, 'recording NodeRepairBlocked failed');
+      }
+    }
+    return due;
   }
 
   private isStillQuiet(quiet: QuietPass, versions: ReadonlyArray<string | undefined>, specs: string, now: number): boolean {
@@ -349,7 +411,7 @@ export class DisruptionController {
         }
         const drifted = record.drifted;
         const consolidatable = consolidates && isConsolidatable(record, consolidateAfter, now);
-        const disruptionReason = kind === 'Expired' ? 'unchanged' : kind ?? (marked ? 'Underutilized' : undefined);
+        const disruptionReason = kind === 'Expired' || kind === 'Unhealthy' ? 'unchanged' : kind ?? (marked ? 'Underutilized' : undefined);
         const podEvent = record.lastPodEvent !== undefined && record.lastPodEvent !== record.facts.lastPodEventTime ? record.lastPodEvent : undefined;
         // Looked at already for this version of the claim and the same wants: shown, or sent and not listed yet.
         const rv = record.listed.metadata.resourceVersion;
@@ -459,7 +521,7 @@ export class DisruptionController {
     // Claims removed so far (any reason): their pods must fit elsewhere too.
     const removed = new Set(ctx.deleted);
     for (const view of views) {
-      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized' || view.pool.spec.replicas !== undefined) continue;
       const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
       if (consolidateAfter === undefined) continue;
       const candidates = ctx.gracefulCandidates(view).filter((r) => isConsolidatable(r, consolidateAfter, ctx.now));

@@ -280,7 +280,7 @@ export function snakeCase(value: string): string {
 
 /** Why a NodeClaim was disrupted, in upstream's reason values (pkg/metrics). */
 export type NodeClaimDisruptedReason =
-  | 'empty' | 'underutilized' | 'drifted' | 'expired' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout'
+  | 'empty' | 'underutilized' | 'drifted' | 'expired' | 'unhealthy' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout'
   /** Core's NodeClaim garbage collection (the instance is gone); the AWS provider's interruption kinds for an instance deleted or stopped. */
   | 'garbage_collected' | 'instance_terminated' | 'instance_stopped';
 

@@ -15,6 +15,7 @@ import { instanceTypeCapacity } from './overhead.js';
 import { Requirements } from './requirements.js';
 import { conditionsEqual, rfc3339, setCondition } from '../apis/conditions.js';
 import { nodePoolSupport, type SupportIssue } from './nodepool-support.js';
+import { desiredReplicas } from './static-capacity.js';
 import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { walkAlongside } from '../utils/list-walk.js';
 
@@ -23,6 +24,8 @@ export const CONDITION_NODECLASS_READY = 'NodeClassReady';
 export const CONDITION_READY = 'Ready';
 /** azflex's own: False while it honours part of the spec only (e.g. consolidationPolicy Balanced). */
 export const CONDITION_FULLY_SUPPORTED = 'FullySupported';
+/** azflex's own, on static NodePools (spec.replicas): True once as many nodes have registered as it wants. */
+export const CONDITION_REPLICAS_READY = 'ReplicasReady';
 
 export interface NodePoolStatusLog {
   warn(fields: Record<string, unknown>, message: string): void;
@@ -108,6 +111,8 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
       nowIso,
     );
 
+    if (pool.spec.replicas !== undefined) conditions = setCondition(conditions, staticCapacityCondition(pool, nodes), nowIso);
+
     if (!conditionsEqual(conditions, pool.status.conditions) || pool.status.nodes !== nodes || !sameResourceList(resources, pool.status.resources)) {
       try {
         await input.cluster.updateNodePoolStatus(name, { ...pool.status, resources, nodes, conditions });
@@ -136,6 +141,15 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
   }
   for (const uid of [...input.warned.keys()]) if (!live.has(uid)) input.warned.delete(uid);
   return { blocked, failures };
+}
+
+/** Desired (replicas within limits.nodes) against registered, as the condition's message says it. */
+function staticCapacityCondition(pool: NodePool, nodes: number): Omit<Condition, 'lastTransitionTime'> {
+  const desired = desiredReplicas(pool);
+  const message = `${nodes}/${desired} nodes registered`;
+  return nodes >= desired
+    ? { type: CONDITION_REPLICAS_READY, status: 'True', reason: 'ReplicasReady', message }
+    : { type: CONDITION_REPLICAS_READY, status: 'False', reason: 'ReplicasPending', message };
 }
 
 /** What a pool's NodeClaims hold (what its limits count) and how many have a node. */

@@ -32,13 +32,6 @@ export function nodePoolSupport(pool: NodePool): NodePoolSupport {
   const degraded: SupportIssue[] = [];
   const spec = pool.spec;
 
-  if (spec.replicas !== undefined) {
-    blocking.push({
-      reason: 'StaticCapacityUnsupported',
-      message: `spec.replicas (${spec.replicas}) asks for static capacity, which azflex does not implement; this NodePool gets no nodes. Remove replicas (a new NodePool: upstream forbids switching modes) to provision for pending pods.`,
-    });
-  }
-
   for (const key of Object.keys(spec.template.metadata.labels)) {
     const restricted = restrictedLabel(key);
     if (restricted) blocking.push({ reason: 'RestrictedLabel', message: `label ${key}: ${restricted}` });

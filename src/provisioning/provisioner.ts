@@ -13,12 +13,13 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
-import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
+import { OfferingMarks, ProbationMemo, formatMarks, markKey, oneCanaryEach, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
 import { isProvisioningSupported, type SupportIssue } from './nodepool-support.js';
 import { NodePoolTotals, syncNodePoolStatus } from './nodepool-status.js';
+import { isStaticNodePool, planStaticCapacity } from './static-capacity.js';
 import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
@@ -27,7 +28,7 @@ import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js'
 import {
   ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
   ANNOTATION_NODEPOOL_HASH_VERSION, ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, FINALIZER_TERMINATION,
-  LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE,
+  LABEL_NODEPOOL,
 } from '../apis/well-known.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
@@ -114,6 +115,14 @@ const PLANNED_KINDS: readonly CachedKind[] = [
 ];
 
 const MAX_NAME_ATTEMPTS = 3;
+
+/** What a pass launches NodeClaims with: pools and classes by name, the marks, and the canaries already taken. */
+interface Launch {
+  pools: ReadonlyMap<string, NodePool>;
+  classes: ReadonlyMap<string, AzureFlexNodeClass>;
+  marks: OfferingMarks | undefined;
+  canaries: Set<string>;
+}
 /** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
 const MAX_REMEMBERED_EVENTS = 50_000;
 
@@ -225,15 +234,18 @@ export class Provisioner {
     const flexPools = nodePools.filter(isFlexNodePool);
     // A NodePool azflex cannot honour is left out here and explained on its own status.
     const usablePools = flexPools.filter(isProvisioningSupported);
+    // Static pools keep their replicas whatever is pending (static-capacity.ts); pods never plan them.
+    const dynamicPools = usablePools.filter((p) => !isStaticNodePool(p));
     const fromPods = this.podsView(pods, versions?.[0]);
     const { pending } = fromPods;
     const created: NodeClaim[] = [];
     const passIssues = new Map<string, SupportIssue>();
+    const launch: Launch = { pools: new Map(flexPools.map((p) => [p.metadata.name, p])), classes: new Map(nodeClasses.map((c) => [c.metadata.name, c])), marks, canaries: new Set() };
     let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
-    if (pending.length > 0 && usablePools.length > 0) {
+    if (pending.length > 0 && dynamicPools.length > 0) {
       const input: SchedulingInput = {
         pendingPods: pending,
-        nodePools: usablePools,
+        nodePools: dynamicPools,
         nodeClasses: nodeClasses.filter(isUsableNodeClass),
         instanceTypes,
         existingNodeClaims: nodeClaims,
@@ -252,22 +264,13 @@ export class Provisioner {
       const started = this.clock.now();
       result = this.scheduleIsolated(input, passIssues);
       this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
-      const poolsByName = new Map(flexPools.map((p) => [p.metadata.name, p]));
-      const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
       let podsByKey: Map<string, Pod> | undefined;
-      const canaries = new Set<string>();
       for (const planned of result.nodeClaims) {
-        const plan = marks ? oneCanaryEach(planned, classesByName.get(planned.nodeClassName)!.spec.location, marks, canaries) : planned;
-        if (!plan) continue; // its only offerings are canaries another NodeClaim of this pass already is
-
-        const nodePool = poolsByName.get(plan.nodePoolName)!;
-        const nodeClass = classesByName.get(plan.nodeClassName)!;
-        const claim = await this.createNodeClaim(plan, nodePool, nodeClass);
+        const claim = await this.launchPlan(planned, launch);
         if (!claim) continue;
-        this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });
         created.push(claim);
         podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
-        for (const key of plan.podKeys) {
+        for (const key of planned.podKeys) {
           const pod = podsByKey.get(key);
           if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
         }
@@ -276,6 +279,17 @@ export class Provisioner {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);
       }
     }
+    const statics = planStaticCapacity({
+      nodePools: usablePools, nodeClasses: nodeClasses.filter(isUsableNodeClass), instanceTypes, nodeClaims: [...nodeClaims, ...created],
+      daemonSetPods: fromPods.daemonSets, isOfferingUnavailable, isZoneUnavailable,
+      ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
+      ...(this.options.kubeReserved ? { kubeReserved: this.options.kubeReserved } : {}),
+    });
+    for (const planned of statics.create) {
+      const claim = await this.launchPlan(planned, launch);
+      if (claim) created.push(claim);
+    }
+    for (const claim of statics.remove) await this.scaleDown(claim);
     // Events are only ever sent for pending pods: what is remembered for a pod goes when it stops being one.
     this.forgetEvents(fromPods.goneUids);
     // NodePool status reads NodePools, NodeClasses, NodeClaims and the catalog, not pods: a
@@ -300,7 +314,7 @@ export class Provisioner {
       this.lastStatusKey = status.failures === 0 ? statusKey : undefined;
     }
     // A plan that created nothing and failed nothing would be made again from the same inputs.
-    if (this.failures === failuresBefore && created.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
+    if (this.failures === failuresBefore && created.length === 0 && statics.remove.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
     this.options.onUnschedulablePods?.(result.unschedulable.length);
     // Logged when the decision changed, not on every pass with the same stuck pods.
@@ -381,6 +395,27 @@ export class Provisioner {
       else unseen.push(claim);
     }
     return unseen.length > 0 ? [...listed, ...unseen] : listed;
+  }
+
+  /** Creates a plan's NodeClaim, first narrowing it to one canary per offering on probation (offering-marks.ts). */
+  private async launchPlan(planned: NodeClaimPlan, launch: Launch): Promise<NodeClaim | undefined> {
+    const plan = launch.marks ? oneCanaryEach(planned, launch.classes.get(planned.nodeClassName)!.spec.location, launch.marks, launch.canaries) : planned;
+    if (!plan) return undefined; // its only offerings are canaries another NodeClaim of this pass already is
+    const claim = await this.createNodeClaim(plan, launch.pools.get(plan.nodePoolName)!, launch.classes.get(plan.nodeClassName)!);
+    if (claim) this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });
+    return claim;
+  }
+
+  /** A static pool's NodeClaim above its replicas: deleted, and drained by termination like any other. */
+  private async scaleDown(claim: NodeClaim): Promise<void> {
+    try {
+      await this.cluster.deleteNodeClaim(claim.metadata.name);
+      this.log.info({ nodeClaim: claim.metadata.name, nodePool: claim.metadata.labels[LABEL_NODEPOOL] }, 'deleted NodeClaim above its static NodePool replicas');
+    } catch (error) {
+      if (error instanceof ClusterError && error.reason === 'NotFound') return;
+      this.failures++;
+      this.log.error({ nodeClaim: claim.metadata.name, err: error instanceof Error ? error.message : String(error) }, 'deleting NodeClaim above replicas failed');
+    }
   }
 
   buildNodeClaim(name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass): NodeClaim {
@@ -534,49 +569,6 @@ export function buildNodeClaim(
 function resourceVersionReached(seenThrough: string | undefined, created: string | undefined): boolean {
   if (seenThrough === undefined || created === undefined || !/^\d+$/.test(seenThrough) || !/^\d+$/.test(created)) return false;
   return BigInt(seenThrough) >= BigInt(created);
-}
-
-/**
- * A plan limited to one canary per offering on probation: the first plan of the pass that may
- * launch it keeps it, later ones lose it (and are dropped if nothing else is left: their pods
- * are planned again once the canary has launched or failed).
- */
-function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
-  if (zonal === undefined) return undefined;
-  plan = zonal;
-  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
-  if (probation.length === 0) return plan;
-  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
-  for (const it of probation) canaries.add(`${region}/${it.name}`);
-  if (taken.length === 0) return plan;
-  const drop = new Set(taken.map((it) => it.name));
-  const options = plan.instanceTypeOptions.filter((it) => !drop.has(it.name));
-  if (options.length === 0) return undefined;
-  return {
-    ...plan,
-    instanceType: options[0]!,
-    instanceTypeOptions: options,
-    requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
-  };
-}
-
-/**
- * The same rule per zone: a zone on probation (an expired zone mark of one of the plan's
- * SKUs) stays in the first plan of the pass that may land there; later plans lose that zone
- * from their zone requirement, and are dropped if no zone is left.
- */
-function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
-  if (!zoneReq?.values?.length) return plan;
-  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
-  if (probation.length === 0) return plan;
-  const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
-  for (const z of probation) canaries.add(`${region}/zone/${z}`);
-  if (taken.size === 0) return plan;
-  const zones = zoneReq.values.filter((z) => !taken.has(z));
-  if (zones.length === 0) return undefined;
-  return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
 }
 
 /** One answer per pod per pass (the scheduler may ask more than once). */

@@ -87,6 +87,7 @@ export function clusterOfScenario(scenario: Scenario, createdAt: string): Cluste
       disruption: { consolidationPolicy: p.consolidationPolicy, consolidateAfter: p.consolidateAfter, budgets: p.budgets },
       limits: p.limits,
       ...(p.weight !== undefined ? { weight: p.weight } : {}),
+      ...(p.replicas !== undefined ? { replicas: p.replicas } : {}),
     },
     status: { conditions: [] },
   }));

@@ -211,6 +211,8 @@ const NodePool = z.strictObject({
   taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
+  /** Static capacity: keep this many nodes whatever is pending (NodePool spec.replicas). */
+  replicas: z.number().int().min(0).max(LIMITS.nodePools * 100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),
   consolidateAfter: z.string().max(64).default('60s'),
   expireAfter: z.string().max(64).default('720h'),
@@ -262,6 +264,16 @@ export const FaultsSchema = z
      * token): registration liveness must delete them, leak-free. Real fleets see a few percent.
      */
     nodeNeverJoinsRate: rate.default(0.02),
+    /** Nodes turning unhealthy for good at a time (src/sim/node-health.ts): what node repair is for. */
+    unhealthyNodes: z
+      .array(z.strictObject({
+        at: seconds(LIMITS.hours * 3600),
+        nodePool: dnsLabel.optional(),
+        fraction: rate,
+        condition: z.strictObject({ type: z.string().min(1).max(316), status: z.enum(['True', 'False', 'Unknown']) }).default({ type: 'Ready', status: 'False' }),
+      }))
+      .max(LIMITS.faults)
+      .optional(),
     /** Scheduled faults: at a time (seconds), inject into the fake ARM (same shapes as POST /_sim/faults). */
     schedule: z.array(z.strictObject({ at: seconds(LIMITS.hours * 3600), fault: ArmFaultSchema })).max(LIMITS.faults).default([]),
   })

@@ -19,6 +19,7 @@ import { renderSimUserData } from './userdata.js';
 import { SimBootstrapTokens } from './bootstrap-token.js';
 import { SeededRandom, VirtualClock } from './virtual-clock.js';
 import { Workload } from './workload.js';
+import { scheduleNodeHealthFaults } from './node-health.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
 
 /** Every simulation starts at the same instant, so logs from the same seed are identical. */
@@ -270,6 +271,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   });
   workload.start(SIM_EPOCH_MS + mainMs);
   for (const { at, fault } of scenario.faults.schedule) clock.setTimer(at * 1000, () => arm.injectFault(fault));
+  if (scenario.faults.unhealthyNodes?.length) scheduleNodeHealthFaults(clock, cluster, random.fork('node-health'), scenario.faults.unhealthyNodes);
 
   const useCache = opts.offeringsCache ?? true;
   const silent = pino({ level: 'silent' });

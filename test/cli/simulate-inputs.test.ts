@@ -87,6 +87,7 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--arm-endpoint', 'not a url'], /must be an https:\/\/ URL/, controller);
     await refused(['--node-resource-group', 'MC_rg/aks'], /--node-resource-group <name>' argument 'MC_rg\/aks' is invalid\. must be an Azure resource group name/, controller);
     await refused(['--node-resource-group', 'rg.'], /must be an Azure resource group name .*not ending in \./, controller);
+    await refused(['--repair-policies', 'GpuXidError=Maybe:5m'], /--repair-policies .* argument 'GpuXidError=Maybe:5m' is invalid\. repair policy "GpuXidError=Maybe:5m": expected Type=True\|False\|Unknown:duration/, controller);
     await refused(['--kubeconfig', join(dir, 'no-such-kubeconfig'), '--leader-elect', 'false'], /kubeconfig .*no-such-kubeconfig does not exist/, controller);
     await refused(['--kubeconfig', '/dev/zero', '--leader-elect', 'false'], /kubeconfig \/dev\/zero: not a regular file/, controller);
     await refused(['--kubeconfig', file('\u0000\u0001 binary: [garbage'), '--leader-elect', 'false'], /kubeconfig .*: /, controller);

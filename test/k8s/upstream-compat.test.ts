@@ -121,7 +121,7 @@ describe('upstream Karpenter compatibility (newest release CRDs on the shared AP
     for (const name of applied) await kubectl(info, ['delete', 'nodepool', name, '--wait=false']);
   });
 
-  it('Gte and Balanced NodePools beside H200: H200 and Gte provision, Balanced provisions with a FullySupported=False condition, static replicas is refused on its own NodePool', async () => {
+  it('Gte and Balanced NodePools beside H200: H200 and Gte provision, Balanced provisions with a FullySupported=False condition, a static NodePool gets its replicas without pods', async () => {
     const pools = [
       nodePool('compat-h200', {}, [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] }]),
       nodePool('compat-gte', {}, [{ key: 'karpenter.azure.com/sku-cpu', operator: 'Gte', values: ['4'] }, { key: 'karpenter.azure.com/sku-gpu-count', operator: 'Lte', values: ['0'] }]),
@@ -129,12 +129,13 @@ describe('upstream Karpenter compatibility (newest release CRDs on the shared AP
       nodePool('compat-static', { replicas: 2 }, [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }]),
     ];
     const { provisioned, conditions, events } = await provisionBesideUpstreamFeatures(info, pools);
-    expect(provisioned).toEqual(['compat-balanced', 'compat-gte', 'compat-h200']);
+    expect(provisioned).toEqual(['compat-balanced', 'compat-gte', 'compat-h200', 'compat-static']);
     expect(condition(conditions['compat-h200'], 'Ready')?.status).toBe('True');
     expect(condition(conditions['compat-gte'], 'Ready')?.status).toBe('True');
     expect(condition(conditions['compat-balanced'], 'FullySupported')).toMatchObject({ status: 'False', reason: 'ConsolidationPolicyUnsupported' });
-    expect(condition(conditions['compat-static'], 'Ready')).toMatchObject({ status: 'False', reason: 'StaticCapacityUnsupported' });
-    expect(events).toEqual(expect.arrayContaining(['compat-balanced/ConsolidationPolicyUnsupported', 'compat-static/StaticCapacityUnsupported']));
+    expect(condition(conditions['compat-static'], 'Ready')?.status).toBe('True');
+    expect(condition(conditions['compat-static'], 'ReplicasReady')).toMatchObject({ status: 'False', reason: 'ReplicasPending' });
+    expect(events).toEqual(expect.arrayContaining(['compat-balanced/ConsolidationPolicyUnsupported']));
     // The columns upstream's CRD prints: NODES and READY are filled.
     const table = await kubectl(info, ['get', 'nodepool', 'compat-h200']);
     expect(table.stdout).toMatch(/compat-h200\s+compat-eastus2\s+0\s+True/);

@@ -44,7 +44,7 @@ describe('upstream NodePool features', () => {
     expect(nodePoolSupport(np).blocking.map((i) => i.reason)).toEqual(['UnsupportedRequirementOperator']);
   });
 
-  it('Gte, Balanced and replicas beside an H200 pool: H200 and Gte provision, the others are explained on their own status', async () => {
+  it('Gte, Balanced and replicas beside an H200 pool: all provision, the static pool its replicas whatever is pending, Balanced explained on its status', async () => {
     const { cluster, provisioner } = setup();
     setPods(cluster, [
       makePod('train', { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '8' }, nodeSelector: { gpu: 'h200' }, tolerations: [GPU_TOLERATION] }),
@@ -54,7 +54,7 @@ describe('upstream NodePool features', () => {
     ]);
     await provisioner.reconcile();
     const byPool = [...cluster.nodeClaims.values()].map((c) => c.metadata.labels['karpenter.sh/nodepool']).sort();
-    expect(byPool).toEqual(['cpu-balanced', 'cpu-gte', 'h200']);
+    expect(byPool).toEqual(['cpu-balanced', 'cpu-gte', 'h200', 'static', 'static']);
     const gteClaim = [...cluster.nodeClaims.values()].find((c) => c.metadata.labels['karpenter.sh/nodepool'] === 'cpu-gte')!;
     const cpus = gteClaim.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')!.values!;
     expect(cpus.length).toBeGreaterThan(0);
@@ -64,15 +64,15 @@ describe('upstream NodePool features', () => {
     expect(cond(cluster, 'cpu-gte', 'Ready')).toMatchObject({ status: 'True' });
     expect(cond(cluster, 'cpu-balanced', 'Ready')).toMatchObject({ status: 'True' });
     expect(cond(cluster, 'cpu-balanced', 'FullySupported')).toMatchObject({ status: 'False', reason: 'ConsolidationPolicyUnsupported' });
-    expect(cond(cluster, 'static', 'ValidationSucceeded')).toMatchObject({ status: 'False', reason: 'StaticCapacityUnsupported' });
-    expect(cond(cluster, 'static', 'Ready')).toMatchObject({ status: 'False', reason: 'StaticCapacityUnsupported' });
+    expect(cond(cluster, 'static', 'Ready')).toMatchObject({ status: 'True' });
+    expect(cond(cluster, 'static', 'ReplicasReady')).toMatchObject({ status: 'False', reason: 'ReplicasPending', message: '0/2 nodes registered' });
     expect(pool(cluster, 'h200').status.resources?.['nvidia.com/gpu']).toBe('8');
     expect(pool(cluster, 'h200').status.nodes).toBe(0);
 
     const poolEvents = cluster.events.filter((e) => e.involvedObject.kind === 'NodePool');
-    expect(poolEvents.map((e) => `${e.involvedObject.name}/${e.reason}`).sort()).toEqual(['cpu-balanced/ConsolidationPolicyUnsupported', 'static/StaticCapacityUnsupported']);
+    expect(poolEvents.map((e) => `${e.involvedObject.name}/${e.reason}`).sort()).toEqual(['cpu-balanced/ConsolidationPolicyUnsupported']);
     // A steady problem is not re-announced every pass.
     await provisioner.reconcile();
-    expect(cluster.events.filter((e) => e.involvedObject.kind === 'NodePool')).toHaveLength(2);
+    expect(cluster.events.filter((e) => e.involvedObject.kind === 'NodePool')).toHaveLength(1);
   });
 });
