@@ -28,7 +28,7 @@ function config(): FakeArmConfig {
       { id: SMALL_SUBNET, addressPrefix: '10.2.0.0/29' },
     ],
     reservationSeconds: 180,
-    // This file is about the adapter; list-cache lag has its own tests (test/sim-arm/fidelity.test.ts).
+    // This file is about the adapter; list-cache lag has its own tests (test/sim/arm/fake-arm.fidelity.test.ts).
     listLagSeconds: { appearSeconds: 0, disappearSeconds: 0 },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ComputeManagementClient, type VirtualMachine } from '@azure/arm-compute';
 import { NetworkManagementClient } from '@azure/arm-network';
-import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/types.js';
 import { CMP, credential, faceServer } from './face-client.js';
 import { RG, SUB, SUBNET } from './helpers.js';
 

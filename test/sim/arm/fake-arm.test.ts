@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AzureError } from '../../src/ports/azure.js';
-import { ZERO_LATENCY_MS } from '../../src/sim/arm/defaults.js';
-import { nicNameFor, vmNameFor, osDiskNameFor, armId } from '../../src/azure/naming.js';
+import { AzureError } from '../../../src/ports/azure.js';
+import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
+import { nicNameFor, vmNameFor, osDiskNameFor, armId } from '../../../src/azure/naming.js';
 import { baseConfig, flush, H200, harness, nicId, nicSpec, observe, ref, SUB, SUBNET, T0, vmSpec } from './helpers.js';
 
 const zero = (over = {}) => baseConfig({ latencyMs: { ...ZERO_LATENCY_MS }, ...over });

@@ -1,8 +1,8 @@
-import { FakeArm, type ArmEvent, type FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
-import { VirtualClock, SeededRandom } from '../../src/sim/virtual-clock.js';
-import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import { nicNameFor, osDiskNameFor, ownershipTags, vmNameFor, armId } from '../../src/azure/naming.js';
-import type { NicSpec, VmSpec } from '../../src/ports/azure.js';
+import { FakeArm, type ArmEvent, type FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
+import { VirtualClock, SeededRandom } from '../../../src/sim/virtual-clock.js';
+import { STATIC_INSTANCE_TYPES } from '../../../src/catalog/skus.js';
+import { nicNameFor, osDiskNameFor, ownershipTags, vmNameFor, armId } from '../../../src/azure/naming.js';
+import type { NicSpec, VmSpec } from '../../../src/ports/azure.js';
 
 export const SUB = '00000000-0000-4000-8000-0000000000aa';
 export const RG = 'rg-gpu';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ComputeManagementClient, restorePoller, type VirtualMachine } from '@azure/arm-compute';
 import { NetworkManagementClient } from '@azure/arm-network';
-import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/types.js';
 import { CMP, NET, credential, faceServer } from './face-client.js';
 import { H200, RG, SUB, SUBNET } from './helpers.js';
-import { classifyAzureError } from '../../src/azure/errors.js';
-import { toAzureError } from '../../src/azure/sdk-errors.js';
+import { classifyAzureError } from '../../../src/azure/errors.js';
+import { toAzureError } from '../../../src/azure/sdk-errors.js';
 
 /**
  * The ARM face under calls azflex itself never makes but a user, a tool or another SDK

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureGoArmClient } from '../../scripts/go-arm-client.mjs';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
-import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import { ensureGoArmClient } from '../../../scripts/go-arm-client.mjs';
+import { serveArm, type ServedArm } from '../../../src/sim/arm/https-face.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/types.js';
 import { RG, SUB, SUBNET } from './helpers.js';
 
 /**

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
-import { defaultFakeArmConfig, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID } from '../../src/sim/arm/defaults.js';
-import { check } from '../../src/sim/arm/request-validation.js';
-import { SdkModels } from '../../src/sim/arm/sdk-models.js';
+import { serveArm, type ServedArm } from '../../../src/sim/arm/https-face.js';
+import { defaultFakeArmConfig, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID } from '../../../src/sim/arm/defaults.js';
+import { check } from '../../../src/sim/arm/request-validation.js';
+import { SdkModels } from '../../../src/sim/arm/sdk-models.js';
 
 // The bodies the fake ARM once accepted (and silently repaired) although the published REST
 // model refuses them; each goes through serve-arm, the HTTPS face, as a client would send it.

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import { FakeArm } from '../../src/sim/arm/fake-arm.js';
-import { ZERO_LATENCY_MS } from '../../src/sim/arm/defaults.js';
-import { createArmRestHandler } from '../../src/sim/arm/rest.js';
-import { SIM_SKUS, simInstanceTypes } from '../../src/sim/arm/sku-catalog.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { STATIC_INSTANCE_TYPES } from '../../../src/catalog/skus.js';
+import { FakeArm } from '../../../src/sim/arm/fake-arm.js';
+import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
+import { createArmRestHandler } from '../../../src/sim/arm/rest.js';
+import { SIM_SKUS, simInstanceTypes } from '../../../src/sim/arm/sku-catalog.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
 
 const SUB = '00000000-0000-4000-8000-0000000000bb';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AzureError, type AzurePort } from '../../src/ports/azure.js';
-import type { Clock } from '../../src/ports/clock.js';
-import { ZERO_LATENCY_MS } from '../../src/sim/arm/defaults.js';
-import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
-import { SeededRandom } from '../../src/sim/virtual-clock.js';
-import { nicNameFor, osDiskNameFor, vmNameFor } from '../../src/azure/naming.js';
+import { AzureError, type AzurePort } from '../../../src/ports/azure.js';
+import type { Clock } from '../../../src/ports/clock.js';
+import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
+import { SeededRandom } from '../../../src/sim/virtual-clock.js';
+import { nicNameFor, osDiskNameFor, vmNameFor } from '../../../src/azure/naming.js';
 import { baseConfig, harness, nicSpec, ref, SUB, SUBNET, vmSpec, type Harness } from './helpers.js';
 
 const zero = (over: Partial<FakeArmConfig> = {}): FakeArmConfig => baseConfig({ latencyMs: { ...ZERO_LATENCY_MS }, ...over });

@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
-import { MAX_CLOCK_ADVANCE_SECONDS } from '../../src/sim/arm/rest-sim.js';
-import { defaultFakeArmConfig, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID } from '../../src/sim/arm/defaults.js';
+import { serveArm, type ServedArm } from '../../../src/sim/arm/https-face.js';
+import { MAX_CLOCK_ADVANCE_SECONDS } from '../../../src/sim/arm/rest-sim.js';
+import { defaultFakeArmConfig, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID } from '../../../src/sim/arm/defaults.js';
 
 interface Reply {
   status: number;
@@ -97,7 +97,7 @@ describe('fake ARM over HTTPS', () => {
 
   it('`azflex sim serve-arm` prints exactly one JSON line when ready and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sim', 'serve-arm', '--manual-clock', '--seed', '5'], {
-      cwd: new URL('../..', import.meta.url).pathname,
+      cwd: new URL('../../..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NetworkManagementClient } from '@azure/arm-network';
 import { ComputeManagementClient, type VirtualMachine } from '@azure/arm-compute';
 import type { AccessToken, TokenCredential } from '@azure/core-auth';
-import { createArmRestHandler } from '../../src/sim/arm/rest.js';
-import { createArmHttpClient } from '../../src/sim/arm/sdk-http-client.js';
+import { createArmRestHandler } from '../../../src/sim/arm/rest.js';
+import { createArmHttpClient } from '../../../src/sim/arm/sdk-http-client.js';
 import { baseConfig, H200, harness, RG, SUB, SUBNET, type Harness } from './helpers.js';
-import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
 
 /**
  * The dialect check that matters: the official SDKs, with their own serializers, LRO

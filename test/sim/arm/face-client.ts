@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterEach } from 'vitest';
 import type { AccessToken, TokenCredential } from '@azure/core-auth';
-import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
-import type { FakeArmConfig } from '../../src/sim/arm/types.js';
-import { runOnClock } from '../azure/helpers/canned-arm.js';
+import { serveArm, type ServedArm } from '../../../src/sim/arm/https-face.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/types.js';
+import { runOnClock } from '../../azure/helpers/canned-arm.js';
 
 /** The api-versions the tests speak (those of the SDKs in package.json). */
 export const NET = '2026-01-01';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createArmRestHandler, type ArmHttpResponse, type ArmRestOptions } from '../../src/sim/arm/rest.js';
-import { ZERO_LATENCY_MS } from '../../src/sim/arm/defaults.js';
-import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
+import { createArmRestHandler, type ArmHttpResponse, type ArmRestOptions } from '../../../src/sim/arm/rest.js';
+import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
 import { baseConfig, H200, harness, RG, SUB, SUBNET, type Harness } from './helpers.js';
 
 const BASE = 'https://fake-arm.test';

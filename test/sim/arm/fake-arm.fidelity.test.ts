@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ComputeManagementClient } from '@azure/arm-compute';
-import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import type { FakeArmConfig } from '../../../src/sim/arm/types.js';
 import { CMP, NET, credential, faceServer, type Reply } from './face-client.js';
-import { SdkAzure } from '../../src/azure/sdk-adapter.js';
-import { classifyAzureError } from '../../src/azure/errors.js';
-import { AzureError } from '../../src/ports/azure.js';
+import { SdkAzure } from '../../../src/azure/sdk-adapter.js';
+import { classifyAzureError } from '../../../src/azure/errors.js';
+import { AzureError } from '../../../src/ports/azure.js';
 import { H200, SUB, SUBNET, RG } from './helpers.js';
 
 /**
