@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { builtInScenario } from '../../src/sim/scenarios.js';
-import { runSweep, summarizeSweep, type SweepJob } from '../../src/sim/sweep/sweep.js';
-import { SeededRandom } from '../../src/sim/virtual-clock.js';
-import { MAX_SEED, seedList } from '../../src/cli/flags.js';
+import { builtInScenario } from '../../../src/sim/scenarios.js';
+import { runSweep, summarizeSweep, type SweepJob } from '../../../src/sim/sweep/sweep.js';
+import { SeededRandom } from '../../../src/sim/virtual-clock.js';
+import { MAX_SEED, seedList } from '../../../src/cli/flags.js';
 
 const scenario = builtInScenario('quota-storm')!;
 const job = (seed: number, strategy: SweepJob['strategy'] = 'machine'): SweepJob => ({ scenario, seed, strategy, hours: 0.5, reproduce: `repro ${seed} ${strategy}` });
@@ -36,8 +36,8 @@ describe('seed sweeps', () => {
     const throttle = builtInScenario('throttle')!;
     const sdk = { scenario: throttle, seed: 2, strategy: 'machine' as const, hours: 0.1, reproduce: 'r' };
     const [pooled, direct] = await runSweep([{ ...sdk, arm: 'sdk' }, sdk], { workers: 2 });
-    const { runSimulation } = await import('../../src/sim/simulation.js');
-    const { sdkArmAdapter } = await import('../../src/sim/sdk-route.js');
+    const { runSimulation } = await import('../../../src/sim/simulation.js');
+    const { sdkArmAdapter } = await import('../../../src/sim/sdk-route.js');
     const single = await runSimulation({ scenario: throttle, seed: 2, strategy: 'machine', hours: 0.1, keepEventLog: false, armAdapter: sdkArmAdapter });
     expect(pooled!.result!.eventLogSha256).toBe(single.result.eventLogSha256);
     expect(direct!.result!.eventLogSha256).not.toBe(single.result.eventLogSha256);
