@@ -12,7 +12,7 @@ import { RG, SUB, SUBNET } from './helpers.js';
  * ErrorCode/StatusCode) and every exchange it made; this file holds those to what real ARM
  * answers (docs/fidelity.md). The binary is built once through the Go module proxy into
  * ~/.cache/azflex (scripts/go-arm-client.mjs; minutes the first time); without Go this file
- * fails, as test/metrics/upstream-metrics.test.ts does.
+ * fails, as test/metrics/karpenter.test.ts does.
  *
  * The face runs on a manual clock, which the Go client moves through POST /_sim/clock/advance:
  * explicitly (the NIC reservation), and in ticks while the SDK waits out a Retry-After, so

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../src/catalog/skus.js';
-import { launchLabels } from '../../src/lifecycle/nodeclaim/labels.js';
-import { nodePoolSupport } from '../../src/provisioning/nodepool-support.js';
-import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
-import { Provisioner } from '../../src/provisioning/provisioner.js';
-import { clusterLabelValue, instanceTypeRequirements } from '../../src/provisioning/requirements.js';
-import { FakeCluster } from '../../src/sim/cluster.js';
-import { simInstanceTypes } from '../../src/sim/arm/sku-catalog.js';
-import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
-import { T0, makeNodeClaim, makeNodeClass, makeNodePool, makePod, silentLog } from '../provisioning/fixtures.js';
+import { STATIC_INSTANCE_TYPES, StaticInstanceTypeCatalog } from '../../../src/catalog/skus.js';
+import { launchLabels } from '../../../src/lifecycle/nodeclaim/labels.js';
+import { nodePoolSupport } from '../../../src/provisioning/nodepool-support.js';
+import type { NodeSelectorRequirement } from '../../../src/ports/cluster.js';
+import { Provisioner } from '../../../src/provisioning/provisioner.js';
+import { clusterLabelValue, instanceTypeRequirements } from '../../../src/provisioning/requirements.js';
+import { FakeCluster } from '../../../src/sim/cluster.js';
+import { simInstanceTypes } from '../../../src/sim/arm/sku-catalog.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
+import { T0, makeNodeClaim, makeNodeClass, makeNodePool, makePod, silentLog } from '../../provisioning/fixtures.js';
 
 /**
  * The labels AKS's own components and the Azure Karpenter provider's users look for on a node:

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { NodeTerminationController } from '../../src/controllers/node/termination.js';
-import type { Node, NodeClaim } from '../../src/ports/cluster.js';
-import { FakeCluster } from '../../src/sim/cluster.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { makeNodeClaim, makeNodePool } from '../provisioning/fixtures.js';
+import { NodeTerminationController } from '../../../src/controllers/node/termination.js';
+import type { Node, NodeClaim } from '../../../src/ports/cluster.js';
+import { FakeCluster } from '../../../src/sim/cluster.js';
+import { VirtualClock } from '../../../src/sim/virtual-clock.js';
+import { makeNodeClaim, makeNodePool } from '../../provisioning/fixtures.js';
 
 const TERMINATION = 'karpenter.sh/termination';
 
