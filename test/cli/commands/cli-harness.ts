@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterEach, beforeEach, expect, vi } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { builtInScenarioInput } from '../../src/sim/scenarios.js';
-import type { ScenarioInput } from '../../src/sim/scenario.js';
+import { main } from '../../../src/cli/main.js';
+import { builtInScenarioInput } from '../../../src/sim/scenarios.js';
+import type { ScenarioInput } from '../../../src/sim/scenario.js';
 
 /**
  * The CLI tests' shared harness: `azflex` run in-process with its output captured, input

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../../src/cli/main.js';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { parseYamlDocuments } from '../../src/sim/input-files.js';
+import { main } from '../../../src/cli/main.js';
+import { parseYamlDocuments } from '../../../src/sim/input-files.js';
 import { cliHarness } from './cli-harness.js';
 
 /**
@@ -182,7 +182,7 @@ describe('manifests', () => {
 
   it('counts: at most 100 NodePools; nulls are absent fields, Lists nest, other projects\' custom resources are ignored', async () => {
     await refused(['--manifests', manifests([nodeClass, ...Array.from({ length: 101 }, (_, i) => nodePool(`p${i}`))]), '--world', world({})], /NodePool p100: more than 100 NodePools/);
-    const { loadManifests } = await import('../../src/sim/manifests.js');
+    const { loadManifests } = await import('../../../src/sim/manifests.js');
     const loaded = loadManifests([manifests([
       { apiVersion: 'v1', kind: 'List', items: [nodeClass, { apiVersion: 'v1', kind: 'List', items: [nodePool()] }, { apiVersion: 'v1', kind: 'List', items: null }] },
       { ...deployment(), spec: { ...deployment().spec, replicas: null } },
@@ -205,7 +205,7 @@ describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
   };
   const examples = Object.fromEntries(readdirSync('examples').filter((n) => n.endsWith('.yaml')).map((n) => [n, readFileSync(join('examples', n), 'utf8')]));
   const names = async (paths: string[], recursive = false) => {
-    const { loadManifests } = await import('../../src/sim/manifests.js');
+    const { loadManifests } = await import('../../../src/sim/manifests.js');
     const loaded = loadManifests(paths, { recursive });
     return { files: loaded.files.map((f) => relative(paths[0]!.replace(/[*?[].*$/, ''), f)), workloads: loaded.workloads.map((w) => w.name) };
   };
@@ -224,8 +224,8 @@ describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
   });
 
   it('examples/ with -R (the topology examples in westeurope too) fit every built-in world', async () => {
-    const { loadManifests } = await import('../../src/sim/manifests.js');
-    const { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } = await import('../../src/sim/world.js');
+    const { loadManifests } = await import('../../../src/sim/manifests.js');
+    const { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } = await import('../../../src/sim/world.js');
     const cluster = loadManifests(['examples'], { recursive: true });
     expect(cluster.files.some((f) => f.includes('topology'))).toBe(true);
     for (const w of BUILT_IN_WORLDS) expect(() => scenarioOfWorld(loadWorld(w), cluster, w), w).not.toThrow();
@@ -244,7 +244,7 @@ describe('manifest paths, read as kubectl apply -f [-R] reads them', () => {
 
 describe('sim serve-arm --scenario (a FakeArmConfig file)', () => {
   it('bounds every number and refuses unknown fields', async () => {
-    const { defaultFakeArmConfig } = await import('../../src/sim/arm/defaults.js');
+    const { defaultFakeArmConfig } = await import('../../../src/sim/arm/defaults.js');
     const cfg = defaultFakeArmConfig();
     const serve = async (over: Record<string, unknown>, message: RegExp) => {
       cli.stderr = [];

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderReportHtml } from '../../src/viz/report.js';
-import { fakeRun } from '../viz/report-fixture.js';
-import { launchChromium, watchPage, type Browser } from './browser.js';
+import { fakeRun } from './report-fixture.js';
+import { launchChromium, watchPage, type Browser } from '../live/browser.js';
 
 const PLOTS = ['nics-by-state', 'subnet-ips', 'vms', 'arm-calls', 'create-failures', 'time-to-reap'];
 
