@@ -4,10 +4,10 @@
  * names the upstream test it mirrors.
  */
 import { describe, expect, it } from 'vitest';
-import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../../src/apis/well-known.js';
-import type { NodeSelectorRequirement, Pod } from '../../../src/ports/cluster.js';
-import { makeNodeClaim, makeNodePool } from '../fixtures.js';
-import { TYPES, UpstreamCluster, ZONES, pod, pods, spread } from './harness.js';
+import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../src/apis/well-known.js';
+import type { NodeSelectorRequirement, Pod } from '../../src/ports/cluster.js';
+import { makeNodeClaim, makeNodePool } from './fixtures.js';
+import { TYPES, UpstreamCluster, ZONES, pod, pods, spread } from './scheduling/harness.js';
 
 const required = (...terms: NodeSelectorRequirement[][]): Partial<Pod['spec']> => ({
   affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })) } } },

@@ -22,8 +22,8 @@ import {
   type BootstrapConfig,
   type BootstrapSource,
   type UserDataInput,
-} from '../../src/azure/userdata/index.js';
-import { SecretRegistry } from '../../src/log/redact.js';
+} from '../../../src/azure/userdata/index.js';
+import { SecretRegistry } from '../../../src/log/redact.js';
 
 const TOKEN = 'abcdef.0123456789abcdef';
 const bootstrap: BootstrapConfig = {
@@ -275,8 +275,8 @@ describe('bootstrap source', () => {
   });
 
   it('re-reads on a bounded cadence of the injected clock, so a rotated token reaches the next render', async () => {
-    const { VirtualClock } = await import('../../src/sim/virtual-clock.js');
-    const { createUserDataRenderer } = await import('../../src/lifecycle/nodeclaim/userdata.js');
+    const { VirtualClock } = await import('../../../src/sim/virtual-clock.js');
+    const { createUserDataRenderer } = await import('../../../src/lifecycle/nodeclaim/userdata.js');
     const clock = new VirtualClock(1_000_000);
     let token = TOKEN;
     let reads = 0;
@@ -306,7 +306,7 @@ describe('bootstrap source', () => {
   });
 
   it('reads again when the token expires, and refuses an expired token instead of rendering a node that cannot join', async () => {
-    const { VirtualClock } = await import('../../src/sim/virtual-clock.js');
+    const { VirtualClock } = await import('../../../src/sim/virtual-clock.js');
     const clock = new VirtualClock(0);
     let config: BootstrapConfig = { ...bootstrap, expiresAt: 10_000 };
     let reads = 0;
@@ -336,7 +336,7 @@ describe('bootstrap source', () => {
 });
 
 async function nodeClaimRequest() {
-  const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
+  const { STATIC_INSTANCE_TYPES } = await import('../../../src/catalog/skus.js');
   const meta = (name: string, labels: Record<string, string> = {}) => ({ name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z' });
   return {
     nodeClaim: {
@@ -355,9 +355,9 @@ async function nodeClaimRequest() {
 
 describe('userdata from Karpenter objects', () => {
   it('maps NodeClaim + NodeClass + instance type, reading the bootstrap config once per process', async () => {
-    const { userDataInputFor } = await import('../../src/azure/userdata/index.js');
-    const { createUserDataRenderer } = await import('../../src/lifecycle/nodeclaim/userdata.js');
-    const { STATIC_INSTANCE_TYPES } = await import('../../src/catalog/skus.js');
+    const { userDataInputFor } = await import('../../../src/azure/userdata/index.js');
+    const { createUserDataRenderer } = await import('../../../src/lifecycle/nodeclaim/userdata.js');
+    const { STATIC_INSTANCE_TYPES } = await import('../../../src/catalog/skus.js');
     const meta = (name: string, labels: Record<string, string> = {}) => ({
       name, uid: `uid-${name}`, labels, annotations: {}, finalizers: [], creationTimestamp: '2026-01-01T00:00:00Z',
     });

@@ -4,11 +4,11 @@
  * semantics: each case names the upstream test it mirrors.
  */
 import { describe, expect, it } from 'vitest';
-import { STATIC_INSTANCE_TYPES, type InstanceType } from '../../../src/catalog/skus.js';
-import { LABEL_ARCH, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../../src/apis/well-known.js';
-import type { NodeSelectorRequirement } from '../../../src/ports/cluster.js';
-import { makeNodePool } from '../fixtures.js';
-import { TYPES, UpstreamCluster, ZONES, pod, pods } from './harness.js';
+import { STATIC_INSTANCE_TYPES, type InstanceType } from '../../src/catalog/skus.js';
+import { LABEL_ARCH, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../src/apis/well-known.js';
+import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
+import { makeNodePool } from './fixtures.js';
+import { TYPES, UpstreamCluster, ZONES, pod, pods } from './scheduling/harness.js';
 
 const cheapest = (types: readonly InstanceType[]): number => Math.min(...types.map((t) => t.pricePerHour));
 const poolWith = (...requirements: NodeSelectorRequirement[]) => makeNodePool('default', { requirements });

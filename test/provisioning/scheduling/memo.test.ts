@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../../src/ports/cluster.js';
-import { SchedulingMemo, schedule, type SchedulingInput } from '../../src/provisioning/scheduler.js';
-import { GPU_TAINT, GPU_TOLERATION, makeNodeClaim, makeNodeClass, makeNodePool, makePod } from './fixtures.js';
+import { STATIC_INSTANCE_TYPES } from '../../../src/catalog/skus.js';
+import type { AzureFlexNodeClass, NodeClaim, NodePool, Pod } from '../../../src/ports/cluster.js';
+import { SchedulingMemo, schedule, type SchedulingInput } from '../../../src/provisioning/scheduler.js';
+import { GPU_TAINT, GPU_TOLERATION, makeNodeClaim, makeNodeClass, makeNodePool, makePod } from '../fixtures.js';
 
 const TYPES = STATIC_INSTANCE_TYPES.map((t) => t.name);
 
