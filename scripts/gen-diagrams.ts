@@ -1,7 +1,7 @@
 /**
  * Regenerates the committed diagrams under docs/diagrams/ from the machine definitions.
  * Run after changing a lifecycle machine (machine.ts under src/lifecycle/): `npx tsx scripts/gen-diagrams.ts`.
- * test/viz/diagrams.test.ts fails until the committed files match the code again.
+ * test/viz/render.diagrams.test.ts fails until the committed files match the code again.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -3,7 +3,7 @@
 // runs one named flow and prints, as JSON, every step's outcome as the SDK reported it
 // (results, *azcore.ResponseError codes and statuses) and every HTTP exchange the SDK made
 // (statuses and the ARM headers its pollers and retry policy read), for
-// test/sim-arm/go-sdk.test.ts to compare with what real ARM answers.
+// test/sim/arm/https-face.go-sdk.test.ts to compare with what real ARM answers.
 //
 // The face runs on a manual clock. While the SDK waits (PollUntilDone, the retry policy's
 // Retry-After), a ticker moves that clock forward through POST /_sim/clock/advance, so

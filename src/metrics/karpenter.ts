@@ -68,7 +68,7 @@ export const PROVISIONER_CONTROLLER = 'provisioner';
 
 /**
  * Upstream's DurationBuckets (pkg/metrics, v1.15): controller-runtime's 5 ms … 60 s plus
- * 120 … 600 s for singleton controllers. test/metrics/upstream-metrics.test.ts compares them
+ * 120 … 600 s for singleton controllers. test/metrics/karpenter.test.ts compares them
  * with the ones upstream's own code registers.
  */
 export const DURATION_BUCKETS = [

@@ -30,7 +30,7 @@ export function diagramFileName(name: MachineName, format: VizFormat): string {
 
 /**
  * Every committed diagram, file name → content, in a fixed order. Shared by
- * scripts/gen-diagrams.ts (writes them) and test/viz/diagrams.test.ts (compares them).
+ * scripts/gen-diagrams.ts (writes them) and test/viz/render.diagrams.test.ts (compares them).
  */
 export async function committedDiagrams(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
