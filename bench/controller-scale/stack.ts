@@ -1,8 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { adminKubeConfig, startControlPlane, type ControlPlane, type EnvtestBinaries } from '../../src/dev/control-plane.js';
@@ -14,6 +12,8 @@ import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
 import { controllerAuditPolicy } from './measure.js';
 import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
+import { freePort } from '../../src/dev/control-plane.js';
+import { managedIdentityEndpoint } from '../../src/dev/managed-identity.js';
 
 /**
  * The cluster the scale benchmark measures the controller in: etcd, kube-apiserver (watch
@@ -58,25 +58,7 @@ export interface ScaleStack {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
-/** App Service's managed-identity endpoint, which DefaultAzureCredential reads: an ARM token without Entra ID. */
-function identityEndpoint(secret: string): Promise<{ url: string; close: () => void }> {
-  const server = http.createServer((req, res) => {
-    if (req.headers['x-identity-header'] !== secret) return void res.writeHead(401).end();
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ access_token: 'scale-bench', expires_on: String(Math.floor(Date.now() / 1000) + 24 * 3600), resource: 'https://management.azure.com/', token_type: 'Bearer' }));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/msi/token`, close: () => server.close() })));
-}
 
 /**
  * src compiled with tsconfig.build.json plus its non-TypeScript files, as the image runs it
@@ -201,7 +183,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     cleanups.push(() => kubelet.stop());
     await applyNodePool(client);
 
-    const identity = await identityEndpoint('scale-bench');
+    const identity = await managedIdentityEndpoint('scale-bench');
     cleanups.push(() => identity.close());
     const metricsPort = await freePort();
     const logFile = path.join(dir, 'controller.log');

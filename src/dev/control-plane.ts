@@ -81,7 +81,8 @@ export interface StartOptions {
   startTimeoutMs?: number;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback port (for servers the tests, the bench and azflex dev start as processes). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

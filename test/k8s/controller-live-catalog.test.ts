@@ -1,9 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
 import * as https from 'node:https';
-import * as net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,6 +8,8 @@ import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { adminKubeConfigYaml, adminRequest, eventually } from './harness.js';
 import { ensureNamespace, forceDelete } from './fixtures.js';
+import { freePort } from '../../src/dev/control-plane.js';
+import { managedIdentityEndpoint } from '../../src/dev/managed-identity.js';
 
 const info = inject('k8s');
 const ns = 'azflex-live-catalog';
@@ -26,24 +25,7 @@ interface RawNodeClaim {
 }
 
 /** Managed-identity endpoint that DefaultAzureCredential reads (IDENTITY_ENDPOINT/IDENTITY_HEADER): an ARM token without Entra ID. */
-function identityEndpoint(secret: string): Promise<{ url: string; close: () => void }> {
-  const server = http.createServer((req, res) => {
-    if (req.headers['x-identity-header'] !== secret) return void res.writeHead(401).end();
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ access_token: 'live-catalog', expires_on: String(Math.floor(Date.now() / 1000) + 3600), resource: 'https://management.azure.com/', token_type: 'Bearer' }));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/msi/token`, close: () => server.close() })));
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function armGet<T>(endpoint: string, ca: Buffer, apiPath: string): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -97,7 +79,7 @@ describe('azflex controller × azflex sim serve-arm: the live SKU catalog', () =
       });
       serveArm?.on('exit', (code) => reject(new Error(`serve-arm exited ${code}: ${armLog}`)));
     });
-    identity = await identityEndpoint('live-catalog-secret');
+    identity = await managedIdentityEndpoint('live-catalog-secret');
     controller = spawn(process.execPath, [
       path.join(repo, 'bin/azflex.mjs'), 'controller',
       '--cluster-name=live-catalog', `--kubeconfig=${kubeconfig}`, '--leader-elect=false', `--leader-election-namespace=${ns}`,

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,30 +11,14 @@ import { SeededRandom } from '../../src/sim/virtual-clock.js';
 import { FAST_ARM_LATENCY } from './fixtures.js';
 import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
 import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
+import { freePort } from '../../src/dev/control-plane.js';
+import { managedIdentityEndpoint } from '../../src/dev/managed-identity.js';
 
 const shared = inject('k8s');
 const repo = path.resolve(import.meta.dirname, '../..');
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${DEV_NAMESPACE}/leases/azflex-controller`;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
-/** App Service's managed-identity endpoint, which DefaultAzureCredential reads: an ARM token without Entra ID. */
-function identityEndpoint(secret: string): Promise<{ url: string; close: () => void }> {
-  const server = http.createServer((req, res) => {
-    if (req.headers['x-identity-header'] !== secret) return void res.writeHead(401).end();
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ access_token: 'crash', expires_on: String(Math.floor(Date.now() / 1000) + 3600), resource: 'https://management.azure.com/', token_type: 'Bearer' }));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/msi/token`, close: () => server.close() })));
-}
 
 /**
  * The crash-at-any-await property on the real `azflex controller` process, with real leader
@@ -107,7 +89,7 @@ describe('azflex controller crashes during a quota storm in azflex dev', () => {
     cp = dev.controlPlane;
     // The controller under test is the OS process below, not azflex dev's in-process one.
     await dev.stopController();
-    identity = await identityEndpoint('crash');
+    identity = await managedIdentityEndpoint('crash');
     const files = ['azureflexnodeclass-cpu-eastus2.yaml', 'nodepool-cpu-d8s.yaml'].map((f) => path.join(dev.examplesDir, f));
     const applied = await kubectl(cp, ['apply', ...files.flatMap((f) => ['-f', f])]);
     expect(applied.code, applied.stderr).toBe(0);

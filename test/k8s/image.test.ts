@@ -12,6 +12,7 @@ import { DEFAULT_RESOURCE_GROUP, DEFAULT_SUBNET_ID, defaultFakeArmConfig } from 
 import { renderChart, type K8sObject } from './chart-render.js';
 import { adminRequest, eventually, kubectl, mintServiceAccountToken, run } from './harness.js';
 import { createH200Pool, createUnschedulableGpuPod, ensureNamespace, forceDelete } from './fixtures.js';
+import { freePort } from '../../src/dev/control-plane.js';
 
 const info = inject('k8s');
 const ns = 'azflex-image';
@@ -38,15 +39,6 @@ interface RawNodeClaim {
   status?: { providerID?: string; conditions?: Array<{ type: string; status: string }> };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** GET on the fake ARM over HTTPS, trusting its CA (any bearer token is accepted there). */
 function armGet(endpoint: string, ca: Buffer, apiPath: string): Promise<{ value: Array<{ name: string; properties?: { provisioningState?: string } }> }> {
