@@ -13,6 +13,8 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
+import { describeShortfall, type QuotaReader } from '../capacity/quota.js';
+import { oneCanaryEach, withinQuota } from './plan-limits.js';
 import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
@@ -32,6 +34,8 @@ import {
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
+/** Quota ruled an offering out for a pod that stays pending: which quota, where, limit, usage and request. */
+export const EVENT_REASON_INSUFFICIENT_QUOTA = 'InsufficientQuota';
 
 /** Each pod event's message: a fixed prefix per reason, then what varies (the NodeClaim, why the pod was refused). */
 const EVENT_MESSAGE_PREFIX: Readonly<Record<string, string>> = {
@@ -87,6 +91,8 @@ export interface ProvisionerOptions {
   skuRestricted?: SkuRestrictedCheck;
   /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
   liftOffering?: (sku: string, region: string) => void;
+  /** Quota-aware planning (src/capacity/quota.ts): no plan into an offering whose quota cannot hold its VM. */
+  quota?: QuotaReader;
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
   onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;
   onSchedulingDuration?: (seconds: number) => void;
@@ -200,8 +206,12 @@ export class Provisioner {
     const nodeClaims = this.withInFlight(listedNodeClaims);
     const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
+    const quotaClasses = nodeClasses.filter(isUsableNodeClass);
+    await this.options.quota?.refresh(quotaClasses);
+    const ledger = this.options.quota?.ledger(quotaClasses, nodeClaims, instanceTypes);
     const unavailableNow = (sku: string, region: string, type: string, zone?: string): boolean =>
-      this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false);
+      this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false) ||
+      (ledger?.blocks(sku, region, type) ?? false);
     // With the caches' versions, only what they do not cover is fingerprinted: NodeClaims
     // created here that the cache does not show yet, and the catalog.
     const key = versions !== undefined
@@ -257,8 +267,10 @@ export class Provisioner {
       let podsByKey: Map<string, Pod> | undefined;
       const canaries = new Set<string>();
       for (const planned of result.nodeClaims) {
-        const plan = marks ? oneCanaryEach(planned, classesByName.get(planned.nodeClassName)!.spec.location, marks, canaries) : planned;
-        if (!plan) continue; // its only offerings are canaries another NodeClaim of this pass already is
+        const canary = marks ? oneCanaryEach(planned, classesByName.get(planned.nodeClassName)!.spec.location, marks, canaries) : planned;
+        // Dropped: its only offerings are canaries another NodeClaim of this pass already is, or its quota is spent.
+        const plan = canary && ledger ? withinQuota(canary, classesByName.get(planned.nodeClassName)!, ledger) : canary;
+        if (!plan) continue;
 
         const nodePool = poolsByName.get(plan.nodePoolName)!;
         const nodeClass = classesByName.get(plan.nodeClassName)!;
@@ -272,8 +284,10 @@ export class Provisioner {
           if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
         }
       }
+      const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
       for (const { pod, reason } of result.unschedulable) {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);
+        if (short && !this.alreadySent(pod, EVENT_REASON_INSUFFICIENT_QUOTA, short)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_INSUFFICIENT_QUOTA, short);
       }
     }
     // Events are only ever sent for pending pods: what is remembered for a pod goes when it stops being one.
@@ -534,49 +548,6 @@ export function buildNodeClaim(
 function resourceVersionReached(seenThrough: string | undefined, created: string | undefined): boolean {
   if (seenThrough === undefined || created === undefined || !/^\d+$/.test(seenThrough) || !/^\d+$/.test(created)) return false;
   return BigInt(seenThrough) >= BigInt(created);
-}
-
-/**
- * A plan limited to one canary per offering on probation: the first plan of the pass that may
- * launch it keeps it, later ones lose it (and are dropped if nothing else is left: their pods
- * are planned again once the canary has launched or failed).
- */
-function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
-  if (zonal === undefined) return undefined;
-  plan = zonal;
-  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
-  if (probation.length === 0) return plan;
-  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
-  for (const it of probation) canaries.add(`${region}/${it.name}`);
-  if (taken.length === 0) return plan;
-  const drop = new Set(taken.map((it) => it.name));
-  const options = plan.instanceTypeOptions.filter((it) => !drop.has(it.name));
-  if (options.length === 0) return undefined;
-  return {
-    ...plan,
-    instanceType: options[0]!,
-    instanceTypeOptions: options,
-    requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
-  };
-}
-
-/**
- * The same rule per zone: a zone on probation (an expired zone mark of one of the plan's
- * SKUs) stays in the first plan of the pass that may land there; later plans lose that zone
- * from their zone requirement, and are dropped if no zone is left.
- */
-function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
-  if (!zoneReq?.values?.length) return plan;
-  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
-  if (probation.length === 0) return plan;
-  const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
-  for (const z of probation) canaries.add(`${region}/zone/${z}`);
-  if (taken.size === 0) return plan;
-  const zones = zoneReq.values.filter((z) => !taken.has(z));
-  if (zones.length === 0) return undefined;
-  return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
 }
 
 /** One answer per pod per pass (the scheduler may ask more than once). */

@@ -181,6 +181,7 @@ export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArm
     defaultQuota: { ...a.defaultQuota },
     requireResourceGroups: a.requireResourceGroups,
     validateApiVersions: a.validateApiVersions,
+    usages: { ...a.usages },
   };
 }
 
@@ -296,6 +297,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     const controllerRandom = random.fork(`controller-${s.incarnation}`);
     const simCluster = s.wrap(cluster);
     const controllers = periodicControllers({
+      arm: s.wrap(armPort),
       cluster: simCluster,
       catalog,
       clock: s.clock,
@@ -478,6 +480,7 @@ function countReads(port: AzurePort, read: (subscription: string, n: number) => 
     listDisks: (scope) => pages(scope, port.listDisks(scope)),
     getDisk: (ref) => (get(ref), port.getDisk(ref)),
     deleteDisk: (ref) => port.deleteDisk(ref),
+    listUsages: (subscriptionId, location) => (read(subscriptionId.toLowerCase(), 1), port.listUsages(subscriptionId, location)),
   };
 }
 
