@@ -11,7 +11,7 @@ import { drainWith, periodicControllers, type PeriodicController, type PeriodicI
 import type { RuntimeLiveSource } from '../live/runtime-source.js';
 import { RateLimitedLog } from '../log/rate-limit.js';
 import { refreshClusterGauges } from '../metrics/cluster-state.js';
-import type { KarpenterMetrics } from '../metrics/karpenter.js';
+import { recordQuotaHeadroom, type KarpenterMetrics } from '../metrics/karpenter.js';
 import { karpenterControllerMetrics, refreshActorGauges, runtimeMetricsListener, runtimeMetricsObserver } from '../metrics/runtime.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -148,6 +148,9 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
       controllers: [
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
+          arm,
+          onQuotaReading: (target, reading) => recordQuotaHeadroom(ctx.azflexMetrics.quotaHeadroom, target, reading.usages),
+          onQuotaReadFailed: (target, err) => log.warn({ ...target, err: String(err) }, 'usages read failed: planning without quota until a read succeeds'),
           ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}),
           ...(o.repairPolicies ? { repairPolicies: o.repairPolicies } : {}),
           // SkuNotAvailable marks are re-checked against the newest Resource SKUs listing.

@@ -36,5 +36,6 @@ export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Cl
     listDisks: (scope) => count('listDisks', scope.subscriptionId, () => port.listDisks(scope)),
     getDisk: (ref) => count('getDisk', ref.subscriptionId, () => port.getDisk(ref)),
     deleteDisk: (ref) => count('deleteDisk', ref.subscriptionId, () => port.deleteDisk(ref)),
+    listUsages: (subscriptionId, location) => count('listUsages', subscriptionId, () => port.listUsages(subscriptionId, location)),
   };
 }

@@ -243,7 +243,7 @@ function familyKey(family: string, region: string, capacityType: CapacityType): 
   return `${capacityType}:family=${family.toLowerCase()}:${region.toLowerCase()}`;
 }
 
-function isQuotaReason(reason: string): boolean {
+export function isQuotaReason(reason: string): boolean {
   return reason === 'OperationNotAllowed' || reason === 'QuotaExceeded' || reason === 'quota';
 }
 

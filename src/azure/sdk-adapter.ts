@@ -1,10 +1,12 @@
-import type { ComputeManagementClient, VirtualMachine, Disk as ArmDisk, SecurityProfile, ImageReference as ArmImageReference } from '@azure/arm-compute';
+import type { ComputeManagementClient, Usage, VirtualMachine, Disk as ArmDisk, SecurityProfile, ImageReference as ArmImageReference } from '@azure/arm-compute';
 import type { NetworkInterface } from '@azure/arm-network';
 import type { HttpClient } from '@azure/core-rest-pipeline';
 import type { TokenCredential } from '@azure/identity';
 import {
   AzureError,
   type AzurePort,
+  type ComputeUsages,
+  type CoreUsage,
   type Disk,
   type Nic,
   type NicSpec,
@@ -167,6 +169,14 @@ export class SdkAzure implements AzurePort {
   async deleteDisk(ref: ResourceRef): Promise<void> {
     const { compute } = await this.clientsFor(ref.subscriptionId);
     await this.delete(`disk ${ref.name}`, () => compute.disks.delete(ref.resourceGroup, ref.name));
+  }
+
+  async listUsages(subscriptionId: string, location: string): Promise<ComputeUsages> {
+    const { compute } = await this.clientsFor(subscriptionId);
+    const usages = await this.collect(compute.usage.list(location), (u: Usage) => u);
+    const regional = usages.find((u) => u.name.value === 'cores');
+    if (!regional) throw new AzureError('Unknown', 0, `no Total Regional vCPUs counter in the usages of ${location}`);
+    return toComputeUsages(usages, regional);
   }
 
   /** The Compute client for a subscription (the Resource SKUs catalog shares it). */
@@ -395,4 +405,13 @@ export function toDisk(disk: ArmDisk): Disk {
     ...(disk.managedBy ? { managedBy: disk.managedBy } : {}),
     tags: tagsOf(disk.tags),
   };
+}
+
+/** Usages as the port gives them: the regional and low-priority counters, and every `…Family` counter by its name. */
+function toComputeUsages(usages: readonly Usage[], regional: Usage): ComputeUsages {
+  const core = (u: Usage): CoreUsage => ({ used: u.currentValue, limit: u.limit });
+  const lowPriority = usages.find((u) => u.name.value === 'lowPriorityCores');
+  const families = new Map<string, CoreUsage>();
+  for (const u of usages) if (u.name.value?.endsWith('Family')) families.set(u.name.value, core(u));
+  return { regional: core(regional), ...(lowPriority ? { lowPriority: core(lowPriority) } : {}), families };
 }

@@ -4,6 +4,8 @@ import { DisruptionController, type DisruptionControllerOptions } from '../disru
 import { LivenessController, type LivenessOptions } from '../lifecycle/nodeclaim/liveness.js';
 import { drain } from '../lifecycle/nodeclaim/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
+import type { AzurePort } from '../ports/azure.js';
+import { QuotaReader, type QuotaReaderOptions } from '../capacity/quota.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
 
@@ -54,6 +56,12 @@ export interface PeriodicControllerDeps {
   onNodeClaimTimedOut?: LivenessOptions['onTimedOut'];
   /** Node repair policies; default the Azure provider's. */
   repairPolicies?: DisruptionControllerOptions['repairPolicies'];
+  /** ARM's usages, for quota-aware planning (none: planning learns quota from refusals only). */
+  arm?: Pick<AzurePort, 'listUsages'>;
+  /** How often usages are read again (default DEFAULT_QUOTA_READ_INTERVAL_MS). */
+  quotaReadIntervalMs?: number;
+  onQuotaReading?: QuotaReaderOptions['onReading'];
+  onQuotaReadFailed?: QuotaReaderOptions['onReadFailed'];
 }
 
 /**
@@ -65,6 +73,14 @@ export interface PeriodicControllerDeps {
 export function periodicControllers(deps: PeriodicControllerDeps): PeriodicController[] {
   const isOfferingUnavailable = (sku: string, region: string, capacityType: string, zone?: string): boolean =>
     deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand', zone) ?? false;
+  const quota = deps.arm
+    ? new QuotaReader({
+      arm: deps.arm, clock: deps.cloudClock ?? deps.clock,
+      ...(deps.quotaReadIntervalMs !== undefined ? { intervalMs: deps.quotaReadIntervalMs } : {}),
+      ...(deps.onQuotaReading ? { onReading: deps.onQuotaReading } : {}),
+      ...(deps.onQuotaReadFailed ? { onReadFailed: deps.onQuotaReadFailed } : {}),
+    })
+    : undefined;
   const provisioner = new Provisioner({
     cluster: deps.cluster,
     catalog: deps.catalog,
@@ -76,6 +92,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     ...(deps.nodeResourceGroup ? { nodeResourceGroup: deps.nodeResourceGroup } : {}),
     log: deps.log,
     offeringMarks: deps.offerings !== undefined,
+    ...(quota ? { quota } : {}),
     ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
     ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
     ...(deps.onNodeClaimCreated ? { onNodeClaimCreated: deps.onNodeClaimCreated } : {}),

@@ -1,4 +1,5 @@
 import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ComputeUsages } from '../ports/azure.js';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { durationOrNever } from '../utils/duration.js';
 
@@ -58,6 +59,8 @@ export interface AzflexMetrics {
   isLeader: Gauge;
   leaderTransitions: Counter;
   nodeClassValidation: Gauge<'nodeclass'>;
+  /** Cores left under each Compute quota at the last usages read (family, or `cores` for Total Regional vCPUs). */
+  quotaHeadroom: Gauge<'subscription' | 'region' | 'family'>;
 }
 
 /** The `provider` label: the Azure provider says "azure"; azflex's NodeClaims are its own. */
@@ -263,7 +266,20 @@ export function createAzflexMetrics(registry: Registry): AzflexMetrics {
       labelNames: ['nodeclass'] as const,
       registers,
     }),
+    quotaHeadroom: new Gauge({
+      name: 'azflex_quota_headroom_cores',
+      help: 'vCPUs left under a Compute quota (limit - usage) at the last usages read, by subscription, region and VM family (cores: Total Regional vCPUs).',
+      labelNames: ['subscription', 'region', 'family'] as const,
+      registers,
+    }),
   };
+}
+
+/** Sets azflex_quota_headroom_cores from one usages reading. */
+export function recordQuotaHeadroom(gauge: AzflexMetrics['quotaHeadroom'], target: { subscriptionId: string; location: string }, usages: ComputeUsages): void {
+  const labels = { subscription: target.subscriptionId, region: target.location };
+  gauge.set({ ...labels, family: 'cores' }, usages.regional.limit - usages.regional.used);
+  for (const [family, u] of usages.families) gauge.set({ ...labels, family }, u.limit - u.used);
 }
 
 /** Upstream's termination_mode: graceful without a terminationGracePeriod, forceful at 0, else eventual. */

@@ -91,6 +91,23 @@ export interface Disk {
   tags: Tags;
 }
 
+/** One Compute usage counter of a region: vCPUs in use against the subscription's limit. */
+export interface CoreUsage {
+  used: number;
+  limit: number;
+}
+
+/**
+ * GET …/providers/Microsoft.Compute/locations/{l}/usages: the region's total (regional) vCPUs,
+ * low-priority (Spot) vCPUs, and vCPUs per VM family (keyed by the family's name as Resource
+ * SKUs spells it, e.g. standardDSv5Family).
+ */
+export interface ComputeUsages {
+  regional: CoreUsage;
+  lowPriority?: CoreUsage;
+  families: ReadonlyMap<string, CoreUsage>;
+}
+
 export interface AzurePort {
   getNic(ref: ResourceRef): Promise<Nic | undefined>;
   /** PUT; resolves once the NIC is provisioned. Idempotent for the same name. */
@@ -112,6 +129,8 @@ export interface AzurePort {
   /** GET; undefined when absent (lists lag, a GET does not: decisions that matter use it). */
   getDisk(ref: ResourceRef): Promise<Disk | undefined>;
   deleteDisk(ref: ResourceRef): Promise<void>;
+  /** Compute usages of a subscription in a region (a read; quota-aware planning). */
+  listUsages(subscriptionId: string, location: string): Promise<ComputeUsages>;
 }
 
 /** Azure error codes the controller distinguishes (see src/azure/errors.ts for what each means). */

@@ -12,10 +12,9 @@
  */
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import type { NodeClaimPlan } from './scheduling/types.js';
 import { Requirements } from './requirements.js';
 import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
-import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
 
 /** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
 export interface OfferingMark {
@@ -355,45 +354,3 @@ function groupByRegion(claims: Iterable<NodeClaim>, locations: ReadonlyMap<strin
   return out;
 }
 
-/**
- * A plan limited to one canary per offering on probation: the first plan of the pass that may
- * launch it keeps it, later ones lose it (and are dropped if nothing else is left: their pods
- * are planned again once the canary has launched or failed).
- */
-export function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
-  if (zonal === undefined) return undefined;
-  plan = zonal;
-  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
-  if (probation.length === 0) return plan;
-  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
-  for (const it of probation) canaries.add(`${region}/${it.name}`);
-  if (taken.length === 0) return plan;
-  const drop = new Set(taken.map((it) => it.name));
-  const options = plan.instanceTypeOptions.filter((it) => !drop.has(it.name));
-  if (options.length === 0) return undefined;
-  return {
-    ...plan,
-    instanceType: options[0]!,
-    instanceTypeOptions: options,
-    requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => !drop.has(v)) } : r)),
-  };
-}
-
-/**
- * The same rule per zone: a zone on probation (an expired zone mark of one of the plan's
- * SKUs) stays in the first plan of the pass that may land there; later plans lose that zone
- * from their zone requirement, and are dropped if no zone is left.
- */
-function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
-  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
-  if (!zoneReq?.values?.length) return plan;
-  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
-  if (probation.length === 0) return plan;
-  const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
-  for (const z of probation) canaries.add(`${region}/zone/${z}`);
-  if (taken.size === 0) return plan;
-  const zones = zoneReq.values.filter((z) => !taken.has(z));
-  if (zones.length === 0) return undefined;
-  return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
-}

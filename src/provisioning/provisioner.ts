@@ -13,7 +13,9 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
-import { OfferingMarks, ProbationMemo, formatMarks, markKey, oneCanaryEach, readMarks, type OfferingMark } from './offering-marks.js';
+import { describeShortfall, type QuotaLedger, type QuotaReader } from '../capacity/quota.js';
+import { oneCanaryEach, withinQuota } from './plan-limits.js';
+import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
@@ -33,6 +35,8 @@ import {
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
+/** Quota ruled an offering out for a pod that stays pending: which quota, where, limit, usage and request. */
+export const EVENT_REASON_INSUFFICIENT_QUOTA = 'InsufficientQuota';
 
 /** Each pod event's message: a fixed prefix per reason, then what varies (the NodeClaim, why the pod was refused). */
 const EVENT_MESSAGE_PREFIX: Readonly<Record<string, string>> = {
@@ -88,6 +92,8 @@ export interface ProvisionerOptions {
   skuRestricted?: SkuRestrictedCheck;
   /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
   liftOffering?: (sku: string, region: string) => void;
+  /** Quota-aware planning (src/capacity/quota.ts): no plan into an offering whose quota cannot hold its VM. */
+  quota?: QuotaReader;
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
   onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;
   onSchedulingDuration?: (seconds: number) => void;
@@ -116,12 +122,13 @@ const PLANNED_KINDS: readonly CachedKind[] = [
 
 const MAX_NAME_ATTEMPTS = 3;
 
-/** What a pass launches NodeClaims with: pools and classes by name, the marks, and the canaries already taken. */
+/** What a pass launches NodeClaims with: pools and classes by name, the marks, the canaries already taken, the quota left. */
 interface Launch {
   pools: ReadonlyMap<string, NodePool>;
   classes: ReadonlyMap<string, AzureFlexNodeClass>;
   marks: OfferingMarks | undefined;
   canaries: Set<string>;
+  ledger: QuotaLedger | undefined;
 }
 /** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
 const MAX_REMEMBERED_EVENTS = 50_000;
@@ -209,8 +216,12 @@ export class Provisioner {
     const nodeClaims = this.withInFlight(listedNodeClaims);
     const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
+    const quotaClasses = nodeClasses.filter(isUsableNodeClass);
+    await this.options.quota?.refresh(quotaClasses);
+    const ledger = this.options.quota?.ledger(quotaClasses, nodeClaims, instanceTypes);
     const unavailableNow = (sku: string, region: string, type: string, zone?: string): boolean =>
-      this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false);
+      this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false) ||
+      (ledger?.blocks(sku, region, type) ?? false);
     // With the caches' versions, only what they do not cover is fingerprinted: NodeClaims
     // created here that the cache does not show yet, and the catalog.
     const key = versions !== undefined
@@ -240,7 +251,7 @@ export class Provisioner {
     const { pending } = fromPods;
     const created: NodeClaim[] = [];
     const passIssues = new Map<string, SupportIssue>();
-    const launch: Launch = { pools: new Map(flexPools.map((p) => [p.metadata.name, p])), classes: new Map(nodeClasses.map((c) => [c.metadata.name, c])), marks, canaries: new Set() };
+    const launch: Launch = { pools: new Map(flexPools.map((p) => [p.metadata.name, p])), classes: new Map(nodeClasses.map((c) => [c.metadata.name, c])), marks, canaries: new Set(), ledger };
     let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
     if (pending.length > 0 && dynamicPools.length > 0) {
       const input: SchedulingInput = {
@@ -275,8 +286,10 @@ export class Provisioner {
           if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
         }
       }
+      const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
       for (const { pod, reason } of result.unschedulable) {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);
+        if (short && !this.alreadySent(pod, EVENT_REASON_INSUFFICIENT_QUOTA, short)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_INSUFFICIENT_QUOTA, short);
       }
     }
     const statics = planStaticCapacity({
@@ -399,8 +412,11 @@ export class Provisioner {
 
   /** Creates a plan's NodeClaim, first narrowing it to one canary per offering on probation (offering-marks.ts). */
   private async launchPlan(planned: NodeClaimPlan, launch: Launch): Promise<NodeClaim | undefined> {
-    const plan = launch.marks ? oneCanaryEach(planned, launch.classes.get(planned.nodeClassName)!.spec.location, launch.marks, launch.canaries) : planned;
-    if (!plan) return undefined; // its only offerings are canaries another NodeClaim of this pass already is
+    const nodeClass = launch.classes.get(planned.nodeClassName)!;
+    const canary = launch.marks ? oneCanaryEach(planned, nodeClass.spec.location, launch.marks, launch.canaries) : planned;
+    // Dropped: its only offerings are canaries another NodeClaim of this pass already is, or its quota is spent.
+    const plan = canary && launch.ledger ? withinQuota(canary, nodeClass, launch.ledger) : canary;
+    if (!plan) return undefined;
     const claim = await this.createNodeClaim(plan, launch.pools.get(plan.nodePoolName)!, launch.classes.get(plan.nodeClassName)!);
     if (claim) this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });
     return claim;

@@ -240,6 +240,7 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
     listDisks: (scope) => guard(scope, OPS.diskList, () => arm.listDisks(scope)),
     getDisk: (ref) => guard(ref, OPS.diskGet, () => arm.getDisk(ref)),
     deleteDisk: (ref) => guard(ref, OPS.diskDelete, () => arm.deleteDisk(ref)),
+    listUsages: (subscriptionId, location) => guard({ subscriptionId, resourceGroup: '' }, OPS.usageList, () => arm.listUsages(subscriptionId, location)),
   };
 }
 
@@ -263,6 +264,7 @@ const OPS = {
   diskGet: operation('disk.get', PROVIDER.compute, 'read'),
   diskList: operation('disk.list', PROVIDER.compute, 'read'),
   diskDelete: operation('disk.delete', PROVIDER.compute, 'delete'),
+  usageList: operation('usage.list', PROVIDER.compute, 'read'),
 } as const;
 
 /**

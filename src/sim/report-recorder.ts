@@ -51,6 +51,8 @@ export class ReportRecorder {
         { label: 'leaked disks', value: result.leakedDisks },
         { label: 'VMs launched', value: result.nodeClaimsLaunched },
         { label: 'VM create failures', value: result.createFailures },
+        { label: 'refused for quota', value: result.createsRefusedForQuota },
+        { label: 'refused for capacity', value: result.createsRefusedForCapacity },
         { label: 'time to reap a NIC p50 / p99 / max (s)', value: result.timeToReapSeconds.count ? `${result.timeToReapSeconds.p50} / ${result.timeToReapSeconds.p99} / ${result.timeToReapSeconds.max}` : '-' },
         { label: 'ARM writes', value: result.armWrites },
         { label: 'ARM reads per hour per subscription', value: result.armReadsPerHourPerSubscription },

@@ -164,6 +164,10 @@ export const ArmBehaviourSchema = z.strictObject({
       from: z.enum(['attempt', 'completion']).default('attempt'),
     })
     .default({ seconds: 180, jitterSeconds: 0, startDelaySeconds: 0, from: 'attempt' }),
+  /** The usages API: readable (false: 403, a role without usages/read) and how long held cores take to show in it. */
+  usages: z
+    .strictObject({ readable: z.boolean().default(true), lagSeconds: seconds(3600).default(0) })
+    .default({ readable: true, lagSeconds: 0 }),
   /** Items per list page (a nextLink beyond). */
   listPageSize: z.number().int().positive().max(10_000).default(100),
   /** Lists trail the resources: a new one appears, a deleted one disappears, this much later (GET is current). */

@@ -41,6 +41,17 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     nodePools: [h200Pool],
     workload: [gpuPods(3)],
   },
+  'quota-blind': {
+    name: 'quota-blind',
+    description:
+      'quota-storm where the controller may not read Compute usages (403): it learns the family quota only from refused creates, the offering marks and their canaries.',
+    hours: 8,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192 } }],
+    nodeClasses: [h200Class],
+    nodePools: [h200Pool],
+    workload: [gpuPods(3)],
+    arm: { usages: { readable: false } },
+  },
   'capacity-flap': {
     name: 'capacity-flap',
     description: 'Quota is fine but H200 capacity comes and goes: accepted creates fail asynchronously with AllocationFailed/ZonalAllocationFailed.',

@@ -103,6 +103,10 @@ export interface SimulationResult {
   nodeClaimsLaunched: number;
   createFailures: number;
   createFailuresByCode: Record<string, number>;
+  /** VM creates refused for quota (family, regional or low-priority cores: OperationNotAllowed, QuotaExceeded). */
+  createsRefusedForQuota: number;
+  /** The other create failures: capacity (allocation failures, SKU not available) and the rest. */
+  createsRefusedForCapacity: number;
   createAttemptsPerHour: number;
   nicsCreated: number;
   nicsDeleted: number;
@@ -182,6 +186,7 @@ export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArm
     defaultQuota: { ...a.defaultQuota },
     requireResourceGroups: a.requireResourceGroups,
     validateApiVersions: a.validateApiVersions,
+    usages: { ...a.usages },
   };
 }
 
@@ -298,6 +303,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     const controllerRandom = random.fork(`controller-${s.incarnation}`);
     const simCluster = s.wrap(cluster);
     const controllers = periodicControllers({
+      arm: s.wrap(armPort),
       cluster: simCluster,
       catalog,
       clock: s.clock,
@@ -385,6 +391,8 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     nodeClaimsLaunched: counters.launched,
     createFailures: failedAttempts,
     createFailuresByCode: failuresByCode,
+    createsRefusedForQuota: quotaRefusals(failuresByCode),
+    createsRefusedForCapacity: failedAttempts - quotaRefusals(failuresByCode),
     createAttemptsPerHour: Math.round(((counters.launched + failedAttempts) / hours) * 10) / 10,
     nicsCreated: counters.nicsCreated,
     nicsDeleted: counters.nicsDeleted,
@@ -480,7 +488,13 @@ function countReads(port: AzurePort, read: (subscription: string, n: number) => 
     listDisks: (scope) => pages(scope, port.listDisks(scope)),
     getDisk: (ref) => (get(ref), port.getDisk(ref)),
     deleteDisk: (ref) => port.deleteDisk(ref),
+    listUsages: (subscriptionId, location) => (read(subscriptionId.toLowerCase(), 1), port.listUsages(subscriptionId, location)),
   };
+}
+
+/** Create failures ARM gave for quota: the codes its quota refusals carry (Compute throttling's 429s are not create failures). */
+function quotaRefusals(byCode: Record<string, number>): number {
+  return (byCode.OperationNotAllowed ?? 0) + (byCode.QuotaExceeded ?? 0);
 }
 
 /**

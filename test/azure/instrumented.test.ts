@@ -27,6 +27,7 @@ function stubPort(clock: VirtualClock): AzurePort {
     listVms: async () => [],
     listDisks: async () => [],
     getDisk: async () => undefined,
+    listUsages: async () => ({ regional: { used: 0, limit: 10 }, families: new Map() }),
     deleteDisk: async () => {
       throw new Error('not an AzureError');
     },

@@ -69,6 +69,18 @@ async function sim(route: SimRoute, cfg: FakeArmConfig = config(), readRetries =
 
 for (const route of ROUTES) {
   describe(`SdkAzure × simulated ARM (${route.name})`, () => {
+    it('listUsages: Total Regional and per-family vCPUs as the fake holds them; unreadable usages reject (the reader fails open)', async () => {
+      const s = await sim(route);
+      await s.run(s.azure.createNic(nicSpec('u')));
+      await s.run(s.azure.createVm(vmSpec('u')));
+      const usages = await s.run(s.azure.listUsages(SUB, 'eastus2'));
+      expect(usages.regional).toEqual({ used: 96, limit: 1000 });
+      expect(usages.families.get(H200_FAMILY)).toEqual({ used: 96, limit: 192 });
+      expect(usages.lowPriority).toBeDefined();
+      const locked = await sim(route, { ...config(), usages: { readable: false } });
+      await expect(locked.run(locked.azure.listUsages(SUB, 'eastus2'))).rejects.toMatchObject({ statusCode: 403 });
+    });
+
     it('whole lifecycle: NIC, quota refusal, reservation wait, NIC reaped, VM create and cascading delete', async () => {
       const s = await sim(route);
       const t0 = s.clock.now();

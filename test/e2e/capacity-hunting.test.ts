@@ -7,10 +7,16 @@ const H200_FAMILY = 'standardNDSH200v5Family';
 const GPU = { cpu: '80', memory: '1000Gi', 'nvidia.com/gpu': '8' };
 const TOLERATE = [{ key: 'nvidia.com/gpu', operator: 'Exists' as const, effect: 'NoSchedule' as const }];
 
+/**
+ * Two regions, the first without H200 quota. Usages are unreadable here: these tests are about
+ * the reactive path (a refusal marks the offering, the next region is planned, one canary
+ * probes), which is what planning falls back to without them.
+ */
 function twoRegions(extra: Partial<ScenarioInput> = {}): ScenarioInput {
   return {
     name: 'two-regions',
     hours: 0.5,
+    arm: { usages: { readable: false } },
     regions: [
       { location: 'eastus2', familyQuotaCores: { [H200_FAMILY]: 0 } },
       { location: 'eastus2euap', familyQuotaCores: { [H200_FAMILY]: 96 * 4 } },
@@ -63,6 +69,22 @@ describe('capacity hunting', () => {
     expect(result.podsRunning).toBe(1);
     expect(result.podTimeToRunningSeconds.byNodePool['h200-euap']?.count).toBe(1);
     expect(result.leakedNics + result.leakedVms + result.leakedDisks).toBe(0);
+  });
+
+  it('with usages readable, no NodeClaim is planned into the region without quota: the pod goes to the second region at once', async () => {
+    const claims = new Map<string, { pool: string; created: number; deleted?: number }>();
+    let watched = false;
+    const { result } = await runSimulation({
+      scenario: parseScenario({ ...twoRegions(), arm: {} }, 'test'), seed: 3, strategy: 'machine', keepEventLog: false,
+      onWorld: (w) => {
+        if (watched) return;
+        watched = true;
+        watchClaims(w, claims);
+      },
+    });
+    expect([...claims.values()].filter((c) => c.pool === 'h200-eastus2')).toEqual([]);
+    expect(result.createFailures).toBe(0);
+    expect(result.podsRunning).toBe(1);
   });
 
   it('after a mark expires, probes with one canary per offering, across restarts', async () => {

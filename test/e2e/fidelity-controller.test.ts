@@ -29,7 +29,7 @@ describe('the controller in a world that behaves like ARM', () => {
   });
 
   it('a reservation that starts 20 s late and jitters by up to 30 s: NICs still go within 5 s of its real end', async () => {
-    for (const name of ['quota-storm', 'capacity-flap']) {
+    for (const name of ['quota-blind', 'capacity-flap']) {
       const scenario = variant(name, { reservation: { seconds: 180, startDelaySeconds: 20, jitterSeconds: 30, from: 'attempt' } });
       const run = await runSimulation({ scenario, seed: 4, strategy: 'machine', hours: 1, keepEventLog: false });
       const after = run.arm.reapAfterReservationSeconds();

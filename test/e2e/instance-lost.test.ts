@@ -30,7 +30,8 @@ describe('launched NodeClaims whose VM is taken away', () => {
       { at: 4800, fault: { kind: 'vmAction', location: 'eastus2', action: 'powerOff', fraction: 0.3 } },
       { at: 6000, fault: { kind: 'vmAction', location: 'eastus2', action: 'delete', fraction: 0.3 } },
     ]), 'taken-away');
-    const run = await runSimulation({ scenario, seed: 3, strategy: 'machine', keepEventLog: true });
+    // Seed 2: each fault draws which VMs it hits from the fake's random, which the usages reads' latencies also draw from.
+    const run = await runSimulation({ scenario, seed: 2, strategy: 'machine', keepEventLog: true });
     const r = run.result;
     expect(r.leakedNics + r.leakedVms + r.leakedDisks).toBe(0);
     expect(r.stuckNodeClaims).toBe(0);

@@ -4,12 +4,12 @@ import { runSimulation } from '../../src/sim/simulation.js';
 import { sdkArmAdapter } from '../../src/sim/sdk-route.js';
 import type { StrategyName } from '../../src/runtime/deps.js';
 
-const scenario = builtInScenario('quota-storm')!;
+const scenario = builtInScenario('quota-blind')!;
 /** The same offerings-cache setting for every strategy (off: many failures to clean up after). */
 const run = (strategy: StrategyName, restarts: number) =>
   runSimulation({ scenario, seed: 3, strategy, hours: 2, restarts, keepEventLog: false, offeringsCache: false });
 
-describe('quota-storm: the three strategies side by side', () => {
+describe('quota-blind (quota-storm, quota learnt from refusals): the three strategies side by side', () => {
   it('without restarts: naive leaks a NIC per failure, delayed and machine leak nothing', async () => {
     const [naive, delayed, machine] = await Promise.all([run('naive', 0), run('delayed', 0), run('machine', 0)]);
     expect(naive.result.leakedNics).toBe(naive.result.createFailures);

@@ -11,7 +11,7 @@ describe('the controller’s live source', () => {
     let seen: { states: number; reservations: Array<{ nic: string; until: number }>; source: RuntimeLiveSource } | undefined;
     const streamed: LogEntry[] = [];
     await runSimulation({
-      scenario: builtInScenario('quota-storm')!,
+      scenario: builtInScenario('quota-blind')!,
       seed: 1,
       strategy: 'machine',
       hours: 0.1,

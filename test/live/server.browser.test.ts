@@ -50,11 +50,11 @@ describe('live view in chromium', () => {
     await browser?.close();
   });
 
-  describe('during a paced quota-storm simulation', () => {
+  describe('during a paced quota-blind simulation (quota learnt from refusals)', () => {
     let live: LiveSimulation;
     beforeAll(async () => {
-      const scenario = builtInScenario('quota-storm');
-      if (!scenario) throw new Error('quota-storm scenario missing');
+      const scenario = builtInScenario('quota-blind');
+      if (!scenario) throw new Error('quota-blind scenario missing');
       live = await startLiveSimulation({ simulation: { scenario, seed: 1, strategy: 'machine', hours: 0.5 }, stepMs: 1_000, paused: true });
     });
     afterAll(async () => {

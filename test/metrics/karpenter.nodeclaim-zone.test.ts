@@ -9,6 +9,8 @@ import { runSimulation } from '../../src/sim/simulation.js';
  * Upstream labels karpenter_nodeclaims_terminated_total and karpenter_nodes_{created,terminated}_total
  * with the NodeClaim's topology.kubernetes.io/zone. The quota storm's H200 pool is in eastus2,
  * a zoned region: every NodeClaim gets a zone before its VM PUT, so no series may say zone="".
+ * quota-blind (usages unreadable): creates are refused for quota and NodeClaims terminate
+ * (with usages read, quota-aware planning makes none).
  */
 describe('lifecycle metrics carry the NodeClaim zone', () => {
   it('labels nodes created, NodeClaims and nodes terminated with eastus2-<n>', async () => {
@@ -16,7 +18,7 @@ describe('lifecycle metrics carry the NodeClaim zone', () => {
     const karpenter = createKarpenterMetrics(registry);
     let hooked = false;
     await runSimulation({
-      scenario: builtInScenario('quota-storm')!, seed: 3, strategy: 'machine', hours: 2, keepEventLog: false,
+      scenario: builtInScenario('quota-blind')!, seed: 3, strategy: 'machine', hours: 2, keepEventLog: false,
       onWorld: ({ eventLog, cluster }) => {
         if (hooked) return;
         hooked = true;

@@ -1,6 +1,7 @@
 import {
   AzureError,
   type AzurePort,
+  type ComputeUsages,
   type Disk,
   type Nic,
   type NicSpec,
@@ -275,6 +276,19 @@ export class FakeArm implements AzurePort {
 
   diskLocation(ref: ResourceRef): string | undefined {
     return this.disks.location(ref);
+  }
+
+  /** The port's usages read: the same counters the REST face's usages answer lists. */
+  listUsages(subscriptionId: string, location: string): Promise<ComputeUsages> {
+    return this.respond(this.state.settings.latency.read, () => {
+      const usage = this.quotas.usage(subscriptionId, location);
+      if (!usage) throw msg.armError('ResourceNotFound', 404, `The location ${location} is not available for subscription ${subscriptionId}.`, undefined, { armCode: 'LocationNotAvailableForResourceType' });
+      return {
+        regional: usage.regional,
+        lowPriority: usage.lowPriority,
+        families: new Map(usage.families.map((f) => [f.family, { used: f.used, limit: f.limit }])),
+      };
+    });
   }
 
   pollOperation(subscriptionId: string, id: string): OperationInfo | undefined {

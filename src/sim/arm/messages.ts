@@ -119,6 +119,13 @@ export function diskAttached(diskName: string, vmId: string): AzureError {
   return armError('OperationNotAllowed', 409, `Disk ${diskName} is attached to VM ${vmId}.`);
 }
 
+/** A caller whose role lacks Microsoft.Compute/locations/usages/read (ARM's 403). */
+export function usagesForbidden(subscriptionId: string, location: string): AzureError {
+  return armError('Unknown', 403,
+    `The client does not have authorization to perform action 'Microsoft.Compute/locations/usages/read' over scope '/subscriptions/${subscriptionId}/providers/Microsoft.Compute/locations/${location}' or the scope is invalid.`,
+    undefined, { armCode: 'AuthorizationFailed' });
+}
+
 export function invalid(message: string): AzureError {
   return armError('InvalidParameter', 400, message);
 }

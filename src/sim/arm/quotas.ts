@@ -11,6 +11,9 @@ import type { ArmState } from './state.js';
  * then family, regional or low-priority cores), the cores VMs hold, and the usages API.
  */
 export class Quotas {
+  /** Changes in held cores not yet shown by the usages API (only with a usages lag). */
+  private readonly unshown: Array<{ at: number; region: RegionState; family: string; cores: number; spot: boolean }> = [];
+
   constructor(private readonly state: ArmState, private readonly regions: Regions, private readonly calls: ArmCalls) {}
 
   /** Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota. */
@@ -48,6 +51,8 @@ export class Quotas {
   addCores(vm: VmRecord, sign: 1 | -1): void {
     const region = vm.region;
     const cores = sign * vm.cores;
+    this.prune();
+    if (this.state.settings.usagesLagMs > 0) this.unshown.push({ at: this.state.clock.now(), region, family: vm.family, cores, spot: vm.priority === 'Spot' });
     if (vm.priority === 'Spot') {
       region.lowPriorityUsed += cores;
       return;
@@ -65,21 +70,44 @@ export class Quotas {
     const loc = normalizeLocation(location);
     const region = this.regions.get(subscriptionId, loc);
     return this.calls.invoke('usage.list', 'reads', subscriptionId, region ? loc : undefined, loc, () => {
+      if (!this.state.settings.usagesReadable) throw msg.usagesForbidden(subscriptionId, loc);
       if (!region) return { status: 404, value: undefined };
       const families = new Set<string>([...region.familyQuota.keys(), ...region.familyUsed.keys()]);
       for (const t of this.state.types.values()) if (t.locations.some((l) => l.toLowerCase() === loc)) families.add(t.family);
       let vms = 0;
       for (const vm of this.state.vms.values()) if (vm.region === region) vms++;
+      const shown = this.shownUsage(region);
       return {
         status: 200,
         value: {
-          regional: { used: region.totalUsed, limit: this.regionalLimit(region) },
-          lowPriority: { used: region.lowPriorityUsed, limit: this.lowPriorityLimit(region) },
-          families: [...families].sort().map((family) => ({ family, used: region.familyUsed.get(family) ?? 0, limit: this.familyLimit(region, family) })),
+          regional: { used: shown.total, limit: this.regionalLimit(region) },
+          lowPriority: { used: shown.lowPriority, limit: this.lowPriorityLimit(region) },
+          families: [...families].sort().map((family) => ({ family, used: shown.families.get(family) ?? 0, limit: this.familyLimit(region, family) })),
           virtualMachines: vms,
         },
       };
     });
+  }
+
+  private prune(): void {
+    const since = this.state.clock.now() - this.state.settings.usagesLagMs;
+    while (this.unshown.length > 0 && this.unshown[0]!.at <= since) this.unshown.shift();
+  }
+
+  /** What the usages API shows of a region's held cores: the changes of the last `usagesLagMs` are not in it yet. */
+  private shownUsage(region: RegionState): { total: number; lowPriority: number; families: Map<string, number> } {
+    const out = { total: region.totalUsed, lowPriority: region.lowPriorityUsed, families: new Map(region.familyUsed) };
+    this.prune();
+    for (const c of this.unshown) {
+      if (c.region !== region) continue;
+      if (c.spot) {
+        out.lowPriority -= c.cores;
+        continue;
+      }
+      out.total -= c.cores;
+      out.families.set(c.family, (out.families.get(c.family) ?? 0) - c.cores);
+    }
+    return out;
   }
 
   /** Every region's family and regional cores, as the snapshot shows them. */

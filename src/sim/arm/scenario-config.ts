@@ -73,6 +73,7 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
   resourceGroups: z.array(z.strictObject({ subscriptionId: z.string().min(1).max(64), name: z.string().min(1).max(90), location: z.string().max(64).optional() })).max(1000).optional(),
   requireResourceGroups: z.boolean().optional(),
   validateApiVersions: z.boolean().optional(),
+  usages: z.strictObject({ readable: z.boolean().optional(), lagSeconds: seconds.optional() }).optional(),
 });
 
 export class ScenarioConfigError extends Error {

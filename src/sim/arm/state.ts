@@ -39,6 +39,8 @@ export interface ArmSettings {
   requireResourceGroups: boolean;
   validateApiVersions: boolean;
   timeoutAfterEffectRate: number;
+  usagesReadable: boolean;
+  usagesLagMs: number;
 }
 
 export function settingsOf(config: FakeArmConfig): ArmSettings {
@@ -58,6 +60,8 @@ export function settingsOf(config: FakeArmConfig): ArmSettings {
     immutableVmProperties: config.immutableVmProperties ?? true,
     computePolicies: config.computeThrottling === false ? [] : Array.isArray(config.computeThrottling) ? config.computeThrottling : COMPUTE_THROTTLE_POLICIES,
     defaultQuota: { ...DEFAULT_QUOTA, ...config.defaultQuota },
+    usagesReadable: config.usages?.readable ?? true,
+    usagesLagMs: (config.usages?.lagSeconds ?? 0) * 1000,
     requireResourceGroups: config.requireResourceGroups ?? true,
     validateApiVersions: config.validateApiVersions ?? true,
     timeoutAfterEffectRate: config.timeoutAfterEffectRate ?? DEFAULT_TIMEOUT_AFTER_EFFECT_RATE,

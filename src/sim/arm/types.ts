@@ -158,6 +158,12 @@ export interface FakeArmConfig {
   requireResourceGroups?: boolean;
   /** 400 InvalidApiVersionParameter / NoRegisteredProviderFound for api-versions ARM does not serve (default true). */
   validateApiVersions?: boolean;
+  /**
+   * The usages API (GET …/locations/{l}/usages): `readable` false answers 403
+   * AuthorizationFailed (a role without Microsoft.Compute/locations/usages/read); `lagSeconds`
+   * is how long a change in held cores takes to show in it (default 0: at once).
+   */
+  usages?: { readable?: boolean; lagSeconds?: number };
 }
 
 export type ArmOperation =

@@ -24,15 +24,16 @@ describe('azflex simulate', () => {
     expect(code).toBe(0);
     expect(stdout.trim().split('\n')).toHaveLength(1);
     const out = JSON.parse(stdout) as Record<string, unknown>;
-    for (const key of ['scenario', 'seed', 'strategy', 'simulatedSeconds', 'wallSeconds', 'nodeClaimsLaunched', 'createFailures', 'nicsCreated', 'nicsDeleted', 'leakedNics', 'leakedVms', 'leakedDisks', 'peakSubnetIpsUsed', 'armCalls', 'timeToReapSeconds']) {
+    for (const key of ['scenario', 'seed', 'strategy', 'simulatedSeconds', 'wallSeconds', 'nodeClaimsLaunched', 'createFailures', 'createsRefusedForQuota', 'createsRefusedForCapacity', 'nicsCreated', 'nicsDeleted', 'leakedNics', 'leakedVms', 'leakedDisks', 'peakSubnetIpsUsed', 'armCalls', 'timeToReapSeconds']) {
       expect(out).toHaveProperty(key);
     }
     expect(out.leakedNics).toBe(0);
     expect(out.simulatedSeconds).toBe(3600);
   });
 
-  it('--assert-no-leaks exits 1 for the naive strategy, which leaks under quota failures', async () => {
-    const { code, stderr } = await azflex(['simulate', '--scenario', 'quota-storm', '--hours', '1', '--strategy', 'naive', '--assert-no-leaks', '--json']);
+  it('--assert-no-leaks exits 1 for the naive strategy, which leaks under allocation failures', async () => {
+    // Not quota-storm: with usages read, quota-aware planning sends no create quota refuses.
+    const { code, stderr } = await azflex(['simulate', '--scenario', 'capacity-flap', '--hours', '1', '--strategy', 'naive', '--assert-no-leaks', '--json']);
     expect(code).toBe(1);
     expect(stderr).toMatch(/leaks found with strategy naive \(\d+ NICs/);
   });
@@ -49,7 +50,7 @@ describe('azflex simulate', () => {
   it('an unknown scenario or an invalid scenario file is reported precisely with exit 2', async () => {
     const unknown = await azflex(['simulate', '--scenario', 'no-such-thing']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trim()).toBe('azflex: unknown scenario "no-such-thing": not a built-in (quota-storm, capacity-flap, throttle, crash-restart, churn, fleet) and no such file');
+    expect(unknown.stderr.trim()).toBe('azflex: unknown scenario "no-such-thing": not a built-in (quota-storm, quota-blind, capacity-flap, throttle, crash-restart, churn, fleet) and no such file');
     const dir = mkdtempSync(join(tmpdir(), 'azflex-cli-'));
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'name: bad\nhours: 1\nregions: [{ location: eastus2 }]\nnodeClasses: [{ name: c, location: eastus2 }]\nnodePools: [{ name: p, nodeClass: missing, instanceTypes: [Standard_D8s_v5] }]\nworkload: [{ count: 1, prefix: web, requests: { cpu: "1" } }]\n');

@@ -147,6 +147,15 @@ describe('ARM face: usages, sizes and preconditions', () => {
     await expect(run(all(compute.usage.list('westeurope')))).rejects.toMatchObject({ statusCode: 400 });
   });
 
+  it('usages lag (knob usages.lagSeconds): a create shows in usage.list only after the lag', async () => {
+    const { compute, run, advance, startVm } = await serve(config({ usages: { lagSeconds: 600 } }));
+    const family = async () => new Map((await run(all(compute.usage.list('eastus2')))).map((u) => [u.name.value, u.currentValue])).get('standardDSv5Family');
+    await startVm('a');
+    expect(await family()).toBe(0);
+    await advance(601);
+    expect(await family()).toBe(2);
+  });
+
   it('Spot VMs count against Total Regional Low-priority vCPUs only: no family or regional cores, and their own refusal', async () => {
     const cfg = config({ regions: [{ subscriptionId: SUB, location: 'eastus2', familyQuotaCores: { standardDSv5Family: 0 }, regionalQuotaCores: 0, lowPriorityQuotaCores: 6 }] });
     const { compute, network, run, advance } = await serve(cfg);

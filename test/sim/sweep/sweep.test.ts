@@ -4,7 +4,7 @@ import { runSweep, summarizeSweep, type SweepJob } from '../../../src/sim/sweep/
 import { SeededRandom } from '../../../src/sim/virtual-clock.js';
 import { MAX_SEED, seedList } from '../../../src/cli/flags.js';
 
-const scenario = builtInScenario('quota-storm')!;
+const scenario = builtInScenario('quota-blind')!;
 const job = (seed: number, strategy: SweepJob['strategy'] = 'machine'): SweepJob => ({ scenario, seed, strategy, hours: 0.5, reproduce: `repro ${seed} ${strategy}` });
 
 describe('seed sweeps', () => {

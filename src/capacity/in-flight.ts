@@ -1,0 +1,48 @@
+/**
+ * The cores of this controller's own creates that a usages reading does not count yet: a
+ * NodeClaim whose VM is not up (its create may be under way or about to be sent), or whose
+ * VM came up after the reading. Derived from the NodeClaims, so a restarted controller counts
+ * the same. A NodeClaim that may launch as several sizes holds the largest of each family.
+ */
+import type { NodeClaim } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+import { Requirements } from '../provisioning/requirements.js';
+import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+
+export interface InFlightCores {
+  regional: number;
+  /** By lowercased family name. */
+  families: Map<string, number>;
+}
+
+function countsAfter(claim: NodeClaim, readAt: number): boolean {
+  if (!claim.status.providerID) return true;
+  const launched = claim.status.conditions.find((c) => c.type === 'Launched');
+  return launched?.status === 'True' && Date.parse(launched.lastTransitionTime) >= readAt;
+}
+
+function sizesOf(claim: NodeClaim): string[] {
+  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
+  if (launched) return [launched];
+  return [...(Requirements.fromSelectors(claim.spec.requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])];
+}
+
+export function inFlightCores(claims: readonly NodeClaim[], instanceTypes: readonly InstanceType[], readAt: number): InFlightCores {
+  const types = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t]));
+  const out: InFlightCores = { regional: 0, families: new Map() };
+  for (const claim of claims) {
+    if (!countsAfter(claim, readAt)) continue;
+    const byFamily = new Map<string, number>();
+    let largest = 0;
+    for (const size of sizesOf(claim)) {
+      const t = types.get(size.toLowerCase());
+      if (!t) continue;
+      const family = t.family.toLowerCase();
+      byFamily.set(family, Math.max(byFamily.get(family) ?? 0, t.vcpu));
+      largest = Math.max(largest, t.vcpu);
+    }
+    for (const [family, cores] of byFamily) out.families.set(family, (out.families.get(family) ?? 0) + cores);
+    out.regional += largest;
+  }
+  return out;
+}

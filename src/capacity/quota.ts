@@ -1,0 +1,221 @@
+/**
+ * Quota-aware planning: Compute usages (family, regional and low-priority vCPUs) read per
+ * NodeClass subscription and location, less the cores of this controller's own creates that
+ * usage does not count yet, so the provisioner plans no pod into an offering whose quota
+ * cannot hold its VM.
+ *
+ * Reads happen when a pass first needs a location (the process starts), once an interval has
+ * passed, and, debounced, after a quota refusal (a quota mark on a NodeClass newer than the
+ * reading). A read that fails or a reading older than the staleness bound counts as none: the
+ * provisioner falls back to the reactive path (offering marks, one canary).
+ */
+import type { AzurePort, ComputeUsages, CoreUsage } from '../ports/azure.js';
+import type { Clock } from '../ports/clock.js';
+import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
+import type { InstanceType } from '../catalog/skus.js';
+import { readMarks } from '../provisioning/offering-marks.js';
+import { isQuotaReason } from '../azure/offerings.js';
+import { inFlightCores } from './in-flight.js';
+
+export const DEFAULT_QUOTA_READ_INTERVAL_MS = 5 * 60_000;
+/** A refusal reads again at once, but no sooner than this after the last read of the location. */
+export const DEFAULT_QUOTA_REFUSAL_DEBOUNCE_MS = 30_000;
+
+export interface QuotaTarget {
+  subscriptionId: string;
+  location: string;
+}
+
+export interface QuotaReading {
+  readAt: number;
+  usages: ComputeUsages;
+}
+
+export interface QuotaReaderOptions {
+  arm: Pick<AzurePort, 'listUsages'>;
+  /** ARM's clock: readings are compared with the offering marks it stamps. */
+  clock: Clock;
+  intervalMs?: number;
+  /** A reading older than this is not used (default three intervals). */
+  staleAfterMs?: number;
+  refusalDebounceMs?: number;
+  /** A fresh reading (metrics). */
+  onReading?: (target: QuotaTarget, reading: QuotaReading) => void;
+  onReadFailed?: (target: QuotaTarget, err: unknown) => void;
+}
+
+const keyOf = (t: QuotaTarget): string => `${t.subscriptionId.toLowerCase()}/${t.location.toLowerCase()}`;
+
+/** Where each usable NodeClass creates VMs: one usages read serves every NodeClass of a subscription and location. */
+export function quotaTargets(nodeClasses: readonly AzureFlexNodeClass[]): QuotaTarget[] {
+  const out = new Map<string, QuotaTarget>();
+  for (const nc of nodeClasses) {
+    const t = { subscriptionId: nc.spec.subscriptionID, location: nc.spec.location.toLowerCase() };
+    if (!out.has(keyOf(t))) out.set(keyOf(t), t);
+  }
+  return [...out.values()];
+}
+
+/** The newest quota refusal marked on a NodeClass of the target (markedAt), if any. */
+function lastRefusal(nodeClasses: readonly AzureFlexNodeClass[], target: QuotaTarget): number | undefined {
+  let last: number | undefined;
+  for (const nc of nodeClasses) {
+    if (keyOf({ subscriptionId: nc.spec.subscriptionID, location: nc.spec.location }) !== keyOf(target)) continue;
+    for (const m of readMarks(nc)) if (isQuotaReason(m.reason) && (last === undefined || m.markedAt > last)) last = m.markedAt;
+  }
+  return last;
+}
+
+export class QuotaReader {
+  private readonly readings = new Map<string, QuotaReading>();
+  private readonly attempted = new Map<string, number>();
+  private readonly intervalMs: number;
+  private readonly staleAfterMs: number;
+  private readonly debounceMs: number;
+
+  constructor(private readonly options: QuotaReaderOptions) {
+    this.intervalMs = options.intervalMs ?? DEFAULT_QUOTA_READ_INTERVAL_MS;
+    this.staleAfterMs = options.staleAfterMs ?? 3 * this.intervalMs;
+    this.debounceMs = options.refusalDebounceMs ?? DEFAULT_QUOTA_REFUSAL_DEBOUNCE_MS;
+  }
+
+  /** Reads the usages of every NodeClass location that is due (never read, interval passed, or refused since the last reading). */
+  async refresh(nodeClasses: readonly AzureFlexNodeClass[]): Promise<void> {
+    for (const target of quotaTargets(nodeClasses)) {
+      if (this.due(target, lastRefusal(nodeClasses, target))) await this.read(target);
+    }
+  }
+
+  private due(target: QuotaTarget, refusedAt: number | undefined): boolean {
+    const now = this.options.clock.now();
+    const tried = this.attempted.get(keyOf(target));
+    if (tried === undefined || now - tried >= this.intervalMs) return true;
+    const reading = this.readings.get(keyOf(target));
+    return refusedAt !== undefined && refusedAt >= (reading?.readAt ?? tried) && now - tried >= this.debounceMs;
+  }
+
+  private async read(target: QuotaTarget): Promise<void> {
+    const key = keyOf(target);
+    this.attempted.set(key, this.options.clock.now());
+    try {
+      const usages = await this.options.arm.listUsages(target.subscriptionId, target.location);
+      const reading = { readAt: this.options.clock.now(), usages };
+      this.readings.set(key, reading);
+      this.options.onReading?.(target, reading);
+    } catch (err) {
+      // Kept until stale: one failed read is not a reason to forget a recent one.
+      this.options.onReadFailed?.(target, err);
+    }
+  }
+
+  /** The target's reading, unless there is none or it is stale (fail open). */
+  reading(target: QuotaTarget): QuotaReading | undefined {
+    const r = this.readings.get(keyOf(target));
+    return r && this.options.clock.now() - r.readAt <= this.staleAfterMs ? r : undefined;
+  }
+
+  /** One pass's ledger: the readings less the cores of NodeClaims in flight. */
+  ledger(nodeClasses: readonly AzureFlexNodeClass[], nodeClaims: readonly NodeClaim[], instanceTypes: readonly InstanceType[]): QuotaLedger {
+    const headroom = new Map<string, Headroom>();
+    const subsByRegion = new Map<string, string[]>();
+    for (const target of quotaTargets(nodeClasses)) {
+      const reading = this.reading(target);
+      if (!reading) continue;
+      const classes = new Set(nodeClasses.filter((nc) => keyOf({ subscriptionId: nc.spec.subscriptionID, location: nc.spec.location }) === keyOf(target)).map((nc) => nc.metadata.name));
+      const mine = nodeClaims.filter((c) => classes.has(c.spec.nodeClassRef.name));
+      const flying = inFlightCores(mine, instanceTypes, reading.readAt);
+      const families = new Map<string, CoreUsage>();
+      for (const [family, u] of reading.usages.families) families.set(family.toLowerCase(), { used: u.used + (flying.families.get(family.toLowerCase()) ?? 0), limit: u.limit });
+      headroom.set(keyOf(target), { regional: { used: reading.usages.regional.used + flying.regional, limit: reading.usages.regional.limit }, families });
+      const subs = subsByRegion.get(target.location) ?? [];
+      subs.push(target.subscriptionId.toLowerCase());
+      subsByRegion.set(target.location, subs);
+    }
+    return new QuotaLedger(headroom, subsByRegion, new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t])));
+  }
+}
+
+interface Headroom {
+  regional: CoreUsage;
+  families: Map<string, CoreUsage>;
+}
+
+/** Why quota rules an offering out: what the Event on the pending pod names. */
+export interface QuotaShortfall {
+  quota: string;
+  region: string;
+  limit: number;
+  usage: number;
+  request: number;
+}
+
+export function describeShortfall(s: QuotaShortfall): string {
+  return `${s.quota} quota in ${s.region} cannot hold the VM: limit ${s.limit}, usage ${s.usage} (with creates in flight), request ${s.request}`;
+}
+
+/**
+ * Headroom for one planning pass. Creates this pass plans take their cores as they are
+ * admitted, so a burst cannot spend the same headroom twice. Spot (low-priority) cores are
+ * not planned against: azflex creates on-demand VMs.
+ */
+export class QuotaLedger {
+  /** The first shortfall that ruled an offering out this pass (for the Event). */
+  shortfall: QuotaShortfall | undefined;
+
+  constructor(
+    private readonly headroom: Map<string, Headroom>,
+    private readonly subsByRegion: Map<string, string[]>,
+    private readonly types: Map<string, InstanceType>,
+  ) {}
+
+  /** Why the subscription's quota in the region cannot hold one VM of `sku`; undefined when it can or nothing is known. */
+  shortfallFor(subscriptionId: string, region: string, sku: string): QuotaShortfall | undefined {
+    const h = this.headroom.get(`${subscriptionId.toLowerCase()}/${region.toLowerCase()}`);
+    const type = this.types.get(sku.toLowerCase());
+    if (!h || !type) return undefined;
+    const family = h.families.get(type.family.toLowerCase());
+    if (family && family.used + type.vcpu > family.limit) return { quota: type.family, region, limit: family.limit, usage: family.used, request: type.vcpu };
+    if (h.regional.used + type.vcpu > h.regional.limit) return { quota: 'Total Regional vCPUs', region, limit: h.regional.limit, usage: h.regional.used, request: type.vcpu };
+    return undefined;
+  }
+
+  /** For the scheduler, which asks by region: ruled out when every subscription read there is short. */
+  blocks(sku: string, region: string, capacityType: string): boolean {
+    if (capacityType !== 'on-demand') return false;
+    const subs = this.subsByRegion.get(region.toLowerCase());
+    if (!subs || subs.length === 0) return false;
+    let first: QuotaShortfall | undefined;
+    for (const sub of subs) {
+      const s = this.shortfallFor(sub, region, sku);
+      if (!s) return false;
+      first ??= s;
+    }
+    this.shortfall ??= first;
+    return true;
+  }
+
+  /** The sizes of a planned NodeClaim its quota can hold, and takes the cores of the largest (it may launch as any). */
+  admit(subscriptionId: string, region: string, skus: readonly string[]): string[] {
+    const fitting = skus.filter((sku) => {
+      const s = this.shortfallFor(subscriptionId, region, sku);
+      if (s) this.shortfall ??= s;
+      return !s;
+    });
+    const h = this.headroom.get(`${subscriptionId.toLowerCase()}/${region.toLowerCase()}`);
+    if (!h) return fitting;
+    const byFamily = new Map<string, number>();
+    let regional = 0;
+    for (const sku of fitting) {
+      const t = this.types.get(sku.toLowerCase());
+      if (!t) continue;
+      byFamily.set(t.family.toLowerCase(), Math.max(byFamily.get(t.family.toLowerCase()) ?? 0, t.vcpu));
+      regional = Math.max(regional, t.vcpu);
+    }
+    for (const [family, cores] of byFamily) {
+      const u = h.families.get(family);
+      if (u) u.used += cores;
+    }
+    h.regional.used += regional;
+    return fitting;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What limits a planned NodeClaim before it is created: one canary per offering on probation
+ * (offering-marks.ts), and only the sizes its quota can hold (src/capacity/quota.ts).
+ */
+import type { AzureFlexNodeClass } from '../ports/cluster.js';
+import type { QuotaLedger } from '../capacity/quota.js';
+import type { NodeClaimPlan } from './scheduling/types.js';
+import type { OfferingMarks } from './offering-marks.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+
+/**
+ * A plan limited to one canary per offering on probation: the first plan of the pass that may
+ * launch it keeps it, later ones lose it (and are dropped if nothing else is left: their pods
+ * are planned again once the canary has launched or failed).
+ */
+export function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
+  const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
+  if (zonal === undefined) return undefined;
+  plan = zonal;
+  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
+  if (probation.length === 0) return plan;
+  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
+  for (const it of probation) canaries.add(`${region}/${it.name}`);
+  if (taken.length === 0) return plan;
+  const drop = new Set(taken.map((it) => it.name));
+  return keepSizes(plan, (name) => !drop.has(name));
+}
+
+/** The plan with only the sizes `keep` admits; undefined when none is left. */
+function keepSizes(plan: NodeClaimPlan, keep: (name: string) => boolean): NodeClaimPlan | undefined {
+  if (plan.instanceTypeOptions.every((it) => keep(it.name))) return plan;
+  const options = plan.instanceTypeOptions.filter((it) => keep(it.name));
+  if (options.length === 0) return undefined;
+  return {
+    ...plan,
+    instanceType: options[0]!,
+    instanceTypeOptions: options,
+    requirements: plan.requirements.map((r) => (r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: r.values!.filter((v) => keep(v)) } : r)),
+  };
+}
+
+/**
+ * The plan with only the sizes the NodeClass's quota can hold (their cores then taken from
+ * the pass's ledger); undefined when none fits: its pods are planned again next pass, where
+ * this NodeClaim's absence and the in-flight ones steer them to another offering.
+ */
+export function withinQuota(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, ledger: QuotaLedger): NodeClaimPlan | undefined {
+  const fitting = new Set(ledger.admit(nodeClass.spec.subscriptionID, nodeClass.spec.location, plan.instanceTypeOptions.map((it) => it.name)));
+  return keepSizes(plan, (name) => fitting.has(name));
+}
+
+/**
+ * The same rule per zone: a zone on probation (an expired zone mark of one of the plan's
+ * SKUs) stays in the first plan of the pass that may land there; later plans lose that zone
+ * from their zone requirement, and are dropped if no zone is left.
+ */
+function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
+  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
+  if (!zoneReq?.values?.length) return plan;
+  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
+  if (probation.length === 0) return plan;
+  const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
+  for (const z of probation) canaries.add(`${region}/zone/${z}`);
+  if (taken.size === 0) return plan;
+  const zones = zoneReq.values.filter((z) => !taken.has(z));
+  if (zones.length === 0) return undefined;
+  return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { QuotaReader } from '../../src/capacity/quota.js';
+import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
+import { AzureError, type ComputeUsages } from '../../src/ports/azure.js';
+import { formatMarks } from '../../src/provisioning/offering-marks.js';
+import { ANNOTATION_OFFERING_MARKS } from '../../src/apis/well-known.js';
+import { T0, makeNodeClaim, makeNodeClass } from '../provisioning/fixtures.js';
+
+const D8 = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_D8s_v5')!;
+const FAMILY = D8.family;
+const SUB = '00000000-0000-0000-0000-000000000000';
+
+/** A clock the test moves, and a usages port that counts its reads (or fails). */
+function setup(familyUsed: number, familyLimit: number, opts: { fail?: boolean } = {}) {
+  let now = T0;
+  const reads: number[] = [];
+  const usage = { used: familyUsed, limit: familyLimit };
+  const reader = new QuotaReader({
+    clock: { now: () => now, setTimer: () => 0, clearTimer: () => {} },
+    arm: {
+      listUsages: async (): Promise<ComputeUsages> => {
+        reads.push(now);
+        if (opts.fail) throw new AzureError('Unknown', 403, 'AuthorizationFailed');
+        return { regional: { used: usage.used, limit: 1000 }, families: new Map([[FAMILY, { ...usage }]]) };
+      },
+    },
+  });
+  return { reader, reads, usage, advance: (ms: number) => (now += ms), at: () => now };
+}
+
+describe('QuotaReader', () => {
+  it('reads each location once at start, again after the interval, and not in between', async () => {
+    const q = setup(0, 100);
+    const classes = [makeNodeClass('a'), makeNodeClass('b')]; // one subscription and location: one read
+    await q.reader.refresh(classes);
+    await q.reader.refresh(classes);
+    expect(q.reads).toEqual([T0]);
+    q.advance(5 * 60_000);
+    await q.reader.refresh(classes);
+    expect(q.reads).toEqual([T0, T0 + 5 * 60_000]);
+  });
+
+  it('a quota refusal marked after the reading reads again, debounced', async () => {
+    const q = setup(0, 100);
+    await q.reader.refresh([makeNodeClass()]);
+    const marked = (at: number) => makeNodeClass('eastus2', 'eastus2', {
+      [ANNOTATION_OFFERING_MARKS]: formatMarks([{ sku: D8.name, family: FAMILY, capacityType: 'on-demand', reason: 'QuotaExceeded', markedAt: at, expiresAt: at + 60_000 }])!,
+    });
+    q.advance(10_000);
+    await q.reader.refresh([marked(q.at())]);
+    expect(q.reads).toHaveLength(1); // within the debounce
+    q.advance(20_000);
+    await q.reader.refresh([marked(T0 + 10_000)]);
+    expect(q.reads).toEqual([T0, T0 + 30_000]);
+  });
+
+  it('rules out a size the family headroom cannot hold, counting NodeClaims in flight, and fails open when stale or unread', async () => {
+    const q = setup(80, 100);
+    const nc = makeNodeClass();
+    await q.reader.refresh([nc]);
+    const launching = makeNodeClaim('c1', { nodePool: 'p', instanceTypes: [D8.name] });
+    const ledger = q.reader.ledger([nc], [launching], STATIC_INSTANCE_TYPES);
+    // 80 used + 8 in flight: one more D8 (8) fits, a second does not.
+    expect(ledger.blocks(D8.name, 'eastus2', 'on-demand')).toBe(false);
+    expect(ledger.admit(SUB, 'eastus2', [D8.name])).toEqual([D8.name]);
+    expect(ledger.blocks(D8.name, 'eastus2', 'on-demand')).toBe(true);
+    expect(ledger.shortfall).toMatchObject({ quota: FAMILY, region: 'eastus2', limit: 100, usage: 96, request: 8 });
+    // Spot plans against its own quota, which azflex does not read here.
+    expect(ledger.blocks(D8.name, 'eastus2', 'spot')).toBe(false);
+    q.advance(16 * 60_000); // past three intervals, and the re-read fails: stale, so nothing is ruled out
+    const failing = setup(80, 80, { fail: true });
+    await failing.reader.refresh([nc]);
+    expect(failing.reader.ledger([nc], [], STATIC_INSTANCE_TYPES).blocks(D8.name, 'eastus2', 'on-demand')).toBe(false);
+    expect(q.reader.ledger([nc], [], STATIC_INSTANCE_TYPES).blocks(D8.name, 'eastus2', 'on-demand')).toBe(false);
+  });
+
+  it('a NodeClaim launched before the reading is in its usage, one launched after is still in flight', async () => {
+    const q = setup(88, 100);
+    const nc = makeNodeClass();
+    await q.reader.refresh([nc]);
+    const launched = (name: string, at: number) => {
+      const c = makeNodeClaim(name, { nodePool: 'p', launchedAs: D8.name, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: new Date(at).toISOString(), reason: '', message: '' }] });
+      c.status.providerID = `azure:///x/${name}`;
+      return c;
+    };
+    // 88 used: one more D8 fits unless a VM launched since the reading holds 8 of the 12 left.
+    expect(q.reader.ledger([nc], [launched('old', T0 - 1000)], STATIC_INSTANCE_TYPES).shortfallFor(SUB, 'eastus2', D8.name)).toBeUndefined();
+    expect(q.reader.ledger([nc], [launched('new', T0 + 1000)], STATIC_INSTANCE_TYPES).shortfallFor(SUB, 'eastus2', D8.name)).toMatchObject({ usage: 96, request: 8 });
+  });
+});
