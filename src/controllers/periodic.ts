@@ -5,7 +5,7 @@ import { LivenessController, type LivenessOptions } from '../lifecycle/nodeclaim
 import { drain } from '../lifecycle/nodeclaim/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { AzurePort } from '../ports/azure.js';
-import { QuotaReader, type QuotaReaderOptions } from '../capacity/quota.js';
+import { QuotaReader, type QuotaReaderOptions } from '../provisioning/quota.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
 

@@ -1,9 +1,9 @@
 /**
  * What limits a planned NodeClaim before it is created: one canary per offering on probation
- * (offering-marks.ts), and only the sizes its quota can hold (src/capacity/quota.ts).
+ * (offering-marks.ts), and only the sizes its quota can hold (quota.ts).
  */
 import type { AzureFlexNodeClass } from '../ports/cluster.js';
-import type { QuotaLedger } from '../capacity/quota.js';
+import type { QuotaLedger } from './quota.js';
 import type { NodeClaimPlan } from './scheduling/types.js';
 import type { OfferingMarks } from './offering-marks.js';
 import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';

@@ -13,7 +13,7 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { Requirements } from './requirements.js';
-import { describeShortfall, type QuotaLedger, type QuotaReader } from '../capacity/quota.js';
+import { describeShortfall, type QuotaLedger, type QuotaReader } from './quota.js';
 import { oneCanaryEach, withinQuota } from './plan-limits.js';
 import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
@@ -92,7 +92,7 @@ export interface ProvisionerOptions {
   skuRestricted?: SkuRestrictedCheck;
   /** Drops the in-memory marks of a SKU in a region (the cache behind isOfferingUnavailable). */
   liftOffering?: (sku: string, region: string) => void;
-  /** Quota-aware planning (src/capacity/quota.ts): no plan into an offering whose quota cannot hold its VM. */
+  /** Quota-aware planning (quota.ts): no plan into an offering whose quota cannot hold its VM. */
   quota?: QuotaReader;
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
   onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;

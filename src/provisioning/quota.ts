@@ -13,9 +13,9 @@ import type { AzurePort, ComputeUsages, CoreUsage } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { readMarks } from '../provisioning/offering-marks.js';
+import { readMarks } from './offering-marks.js';
 import { isQuotaReason } from '../azure/offerings.js';
-import { inFlightCores } from './in-flight.js';
+import { inFlightCores } from './quota-in-flight.js';
 
 export const DEFAULT_QUOTA_READ_INTERVAL_MS = 5 * 60_000;
 /** A refusal reads again at once, but no sooner than this after the last read of the location. */

@@ -6,7 +6,7 @@
  */
 import type { NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { Requirements } from '../provisioning/requirements.js';
+import { Requirements } from './requirements.js';
 import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 
 export interface InFlightCores {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QuotaReader } from '../../src/capacity/quota.js';
+import { QuotaReader } from '../../src/provisioning/quota.js';
 import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { AzureError, type ComputeUsages } from '../../src/ports/azure.js';
 import { formatMarks } from '../../src/provisioning/offering-marks.js';
