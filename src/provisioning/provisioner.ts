@@ -12,7 +12,6 @@ import { ClusterError } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
-import { Requirements } from './requirements.js';
 import { describeShortfall, type QuotaLedger, type QuotaReader } from './quota.js';
 import { oneCanaryEach, withinQuota } from './plan-limits.js';
 import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
@@ -22,16 +21,12 @@ import {
 import { isProvisioningSupported, type SupportIssue } from './nodepool-support.js';
 import { NodePoolTotals, syncNodePoolStatus } from './nodepool-status.js';
 import { isStaticNodePool, planStaticCapacity } from './static-capacity.js';
-import { NODECLASS_HASH_VERSION, nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
+import { nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
 import { inputsKey } from './inputs-key.js';
 import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { PodsViewTracker, type PodsView } from './pods-view.js';
-import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
-import {
-  ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
-  ANNOTATION_NODEPOOL_HASH_VERSION, ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, FINALIZER_TERMINATION,
-  LABEL_NODEPOOL,
-} from '../apis/well-known.js';
+import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL } from '../apis/well-known.js';
+import { buildNodeClaim } from './nodeclaim-template.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
@@ -537,45 +532,6 @@ export class Provisioner {
       this.sentEvents.delete(uid);
     }
   }
-}
-
-/**
- * The NodeClaim for a plan: template labels and taints, requirements narrowed to the plan,
- * the drift hashes of NodeClass and NodePool, and the termination finalizer that makes
- * deletion go through drain and VM teardown. Shared by provisioning and consolidation.
- */
-export function buildNodeClaim(
-  name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass,
-  options: { now: number; nodeClassHash: (nodeClass: AzureFlexNodeClass) => string },
-): NodeClaim {
-  const template = nodePool.spec.template;
-  const requirementLabels = Requirements.fromSelectors(plan.requirements).labels();
-  return {
-    metadata: {
-      name,
-      uid: '',
-      labels: { ...requirementLabels, ...template.metadata.labels, [LABEL_NODEPOOL]: nodePool.metadata.name },
-      annotations: {
-        ...template.metadata.annotations,
-        [ANNOTATION_NODECLASS_HASH]: options.nodeClassHash(nodeClass),
-        [ANNOTATION_NODECLASS_HASH_VERSION]: NODECLASS_HASH_VERSION,
-        [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
-        [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
-      },
-      finalizers: [FINALIZER_TERMINATION],
-      creationTimestamp: new Date(options.now).toISOString(),
-    },
-    spec: {
-      nodeClassRef: { ...template.spec.nodeClassRef },
-      requirements: plan.requirements,
-      resources: { requests: plan.requests },
-      taints: template.spec.taints.map((t) => ({ ...t })),
-      startupTaints: template.spec.startupTaints.map((t) => ({ ...t })),
-      ...(template.spec.expireAfter !== undefined ? { expireAfter: template.spec.expireAfter } : {}),
-      ...(template.spec.terminationGracePeriod !== undefined ? { terminationGracePeriod: template.spec.terminationGracePeriod } : {}),
-    },
-    status: { conditions: [] },
-  };
 }
 
 /**
