@@ -91,7 +91,7 @@ export class FakeArm implements AzurePort {
   private readonly faults: Faults;
   /**
    * The custom data last digested, and its digest: the controller renders the same bytes for
-   * every NodeClaim of one NodePool and size (src/runtime/userdata.ts), and digesting a few KB
+   * every NodeClaim of one NodePool and size (src/lifecycle/nodeclaim/userdata.ts), and digesting a few KB
    * on every VM PUT of a quota storm showed in its profile.
    */
   private lastCustomData: { text: string; digest: string } | undefined;
