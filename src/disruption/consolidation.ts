@@ -12,6 +12,7 @@ import type { InstanceType } from '../catalog/skus.js';
 import { schedule, type NodeClaimPlan, type SchedulingInput } from '../provisioning/scheduler.js';
 import { isReschedulable } from './emptiness.js';
 import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import type { ClaimRecord } from './facts.js';
 
 export interface ConsolidationState {
   nodePools: readonly NodePool[];
@@ -101,4 +102,17 @@ export function cheaperReplacement(
     requirements: plan.requirements.map((r) =>
       r.key === LABEL_INSTANCE_TYPE && r.operator === 'In' ? { ...r, values: (r.values ?? []).filter((v) => names.has(v)) } : r),
   };
+}
+
+/** What consolidateAfter counts from: the claim's last pod event, else when it initialized (upstream's rule); undefined before. */
+export function consolidationClock(record: ClaimRecord): number | undefined {
+  if (!record.facts.initialized) return undefined;
+  return record.lastPodEvent ?? record.facts.initializedAt;
+}
+
+/** Upstream's Consolidatable: initialized, and consolidateAfter has passed since consolidationClock. */
+export function isConsolidatable(record: ClaimRecord, consolidateAfter: number | undefined, now: number): boolean {
+  if (consolidateAfter === undefined) return false;
+  const since = consolidationClock(record);
+  return since !== undefined && now - since >= consolidateAfter;
 }

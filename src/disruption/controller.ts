@@ -32,7 +32,7 @@ import type { ProvisionerLog } from '../provisioning/provisioner.js';
 import { daemonSetRepresentatives } from '../provisioning/pods-view.js';
 import type { NodeClaimPlan } from '../provisioning/scheduler.js';
 import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
-import { canRemoveWithoutReplacement, cheaperReplacement, consolidationOrder, type ConsolidationState } from './consolidation.js';
+import { canRemoveWithoutReplacement, cheaperReplacement, consolidationClock, consolidationOrder, isConsolidatable, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { durationOrNever } from '../utils/duration.js';
 import { lastPodEvent } from './emptiness.js';
@@ -590,17 +590,4 @@ function nextDeadline(views: readonly PoolView[], now: number): number {
     }
   }
   return due;
-}
-
-/** What consolidateAfter counts from: the claim's last pod event, else when it initialized (upstream's rule); undefined before. */
-function consolidationClock(record: ClaimRecord): number | undefined {
-  if (!record.facts.initialized) return undefined;
-  return record.lastPodEvent ?? record.facts.initializedAt;
-}
-
-/** Upstream's Consolidatable: initialized, and consolidateAfter has passed since consolidationClock. */
-function isConsolidatable(record: ClaimRecord, consolidateAfter: number | undefined, now: number): boolean {
-  if (consolidateAfter === undefined) return false;
-  const since = consolidationClock(record);
-  return since !== undefined && now - since >= consolidateAfter;
 }
