@@ -79,8 +79,15 @@ describe('azflex controller crashes during a quota storm in azflex dev', () => {
     const base = defaultFakeArmConfig();
     dev = await startDev({
       stateDir,
-      // Three D8s VMs fit: the fourth create is refused after its NIC exists.
-      armConfig: { ...base, regions: base.regions.map((r) => ({ ...r, familyQuotaCores: { ...r.familyQuotaCores, standardDSv5Family: 24 } })), latencyMs: FAST_ARM_LATENCY },
+      // Three D8s VMs fit: the fourth create is refused after its NIC exists. Usages are
+      // unreadable (a role without usages/read), so the controller meets the quota by refusal and
+      // the crashes land on the NIC-reservation path this test is for.
+      armConfig: {
+        ...base,
+        regions: base.regions.map((r) => ({ ...r, familyQuotaCores: { ...r.familyQuotaCores, standardDSv5Family: 24 } })),
+        latencyMs: FAST_ARM_LATENCY,
+        usages: { readable: false },
+      },
       seed: 11,
       binaries: shared.binaries,
       logLevel: 'warn',
