@@ -1,4 +1,3 @@
-import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Registry, Gauge } from 'prom-client';
 import { generate } from 'selfsigned';
@@ -8,6 +7,7 @@ import { startMetricsServer, type MetricsServer } from '../../src/metrics/server
 import { RealClock } from '../../src/platform/real-clock.js';
 import { adminKubeConfig, adminRequest, mintServiceAccountToken } from './harness.js';
 import { ensureNamespace } from './fixtures.js';
+import { scrape } from '../metrics/scrape.js';
 
 /**
  * Secure metrics against the real kube-apiserver: ServiceAccount tokens reviewed with
@@ -17,17 +17,6 @@ import { ensureNamespace } from './fixtures.js';
 const info = inject('k8s');
 const ns = 'metrics-auth';
 
-function scrape(port: number, path: string, token?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('secure metrics with TokenReview and SubjectAccessReview (real API server)', () => {
   let server: MetricsServer;

@@ -7,6 +7,7 @@ import { KubeClient, tokenKubeConfig } from '../../src/k8s/client.js';
 import { KubeMetricsAuthorizer } from '../../src/metrics/auth.js';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { scrape } from './scrape.js';
 
 /**
  * Secure metrics serving (controller-runtime's WithAuthenticationAndAuthorization) through
@@ -47,18 +48,6 @@ function stubApiServer(cert: string, key: string): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function get(port: number, path: string, token?: string): Promise<{ status: number; text: string }> {
-  const { request } = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('secure metrics serving', () => {
   let api: Server;
@@ -88,20 +77,20 @@ describe('secure metrics serving', () => {
   });
 
   it('rejects a scrape without a token (401) and with a token the TokenReview does not authenticate (401)', async () => {
-    const none = await get(metrics.port, '/metrics');
+    const none = await scrape(metrics.port, '/metrics');
     expect(none.status).toBe(401);
     expect(none.text).not.toContain('karpenter_nodeclaims_created_total');
-    const bad = await get(metrics.port, '/metrics', 'stolen-or-expired');
+    const bad = await scrape(metrics.port, '/metrics', 'stolen-or-expired');
     expect(bad.status).toBe(401);
     expect(bad.text).not.toContain('karpenter_');
     expect(reviews.filter((r) => r.kind === 'SubjectAccessReview')).toEqual([]);
   });
 
   it('rejects an authenticated user that may not get /metrics (403), serves one that may', async () => {
-    const denied = await get(metrics.port, '/metrics', 'nobody-token');
+    const denied = await scrape(metrics.port, '/metrics', 'nobody-token');
     expect(denied.status).toBe(403);
     expect(denied.text).toContain('system:serviceaccount:default:nobody may not get /metrics');
-    const ok = await get(metrics.port, '/metrics', 'prometheus-token');
+    const ok = await scrape(metrics.port, '/metrics', 'prometheus-token');
     expect(ok.status).toBe(200);
     expect(ok.text).toContain('karpenter_nodeclaims_created_total 1');
     const sar = reviews.filter((r) => r.kind === 'SubjectAccessReview').at(-1)!.body as { spec: Record<string, unknown> };
@@ -110,15 +99,15 @@ describe('secure metrics serving', () => {
 
   it('caches a decision for a minute of the injected clock, then reviews again', async () => {
     const before = reviews.length;
-    expect((await get(metrics.port, '/metrics', 'prometheus-token')).status).toBe(200);
+    expect((await scrape(metrics.port, '/metrics', 'prometheus-token')).status).toBe(200);
     expect(reviews.length).toBe(before);
     await clock.runUntil(clock.now() + 60_000);
-    expect((await get(metrics.port, '/metrics', 'prometheus-token')).status).toBe(200);
+    expect((await scrape(metrics.port, '/metrics', 'prometheus-token')).status).toBe(200);
     expect(reviews.length).toBe(before + 2);
   });
 
   it('keeps the probes open (the kubelet sends no token), over HTTPS', async () => {
-    expect(await get(metrics.port, '/healthz')).toEqual({ status: 200, text: 'ok' });
-    expect(await get(metrics.port, '/readyz')).toEqual({ status: 200, text: 'ok' });
+    expect(await scrape(metrics.port, '/healthz')).toEqual({ status: 200, text: 'ok' });
+    expect(await scrape(metrics.port, '/readyz')).toEqual({ status: 200, text: 'ok' });
   });
 });
