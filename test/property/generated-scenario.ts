@@ -16,8 +16,10 @@ import type { ScenarioInput } from '../../src/sim/scenario.js';
  * by up to a minute and page by 1-3 items, a VM delete that also takes a still-reserved NIC,
  * asynchronous allocation failures that leave no Failed VM, Compute RP throttling windows
  * exhausted mid-run (Retry-After up to 20 min), and the default regional vCPU quota. VMs may be
- * taken away under the controller (deallocated, powered off or deleted by a person). Each case is a
- * scenario file plus a seed, so a failure is reproducible with `azflex simulate`.
+ * taken away under the controller (deallocated, powered off or deleted by a person). The first
+ * region's GPU pool may be static (`replicas`), and a share of nodes may turn unhealthy for good
+ * (NotReady, or a GPU condition no repair policy names). Each case is a scenario file plus a
+ * seed, so a failure is reproducible with `azflex simulate`.
  */
 export interface GeneratedCase {
   scenario: ScenarioInput;
@@ -77,6 +79,13 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     }),
     computeThrottleAt: fc.option(fc.integer({ min: 0, max: 5400 }), { nil: undefined }),
     // VMs taken away under the controller: deallocated, powered off or deleted by a person.
+    // Static capacity (NodePool spec.replicas) for the first region's GPU pool.
+    staticReplicas: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined, freq: 3 }),
+    // Nodes that turn unhealthy for good: node repair (with its 20% breaker) replaces them, or not.
+    unhealthy: fc.option(
+      fc.record({ at: fc.integer({ min: 0, max: 5400 }), fraction: rate(0.5), condition: fc.constantFrom({ type: 'Ready', status: 'False' as const }, { type: 'Ready', status: 'Unknown' as const }, { type: 'GpuXidError', status: 'True' as const }) }),
+      { nil: undefined, freq: 3 },
+    ),
     takeAway: fc.option(
       fc.record({ at: fc.integer({ min: 0, max: 5400 }), region: fc.constantFrom(0, 1), action: fc.constantFrom('deallocate' as const, 'powerOff' as const, 'delete' as const), fraction: rate(1) }),
       { nil: undefined, freq: 3 },
@@ -118,7 +127,8 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     }
     // Scaled into the run (a fault after the end is refused by the scenario schema).
     const runSeconds = c.minutes * 60;
-    for (const e of schedule) e.at = Math.floor((e.at / (5400 + 3600 + 1)) * runSeconds);
+    const scaled = (at: number) => Math.floor((at / (5400 + 3600 + 1)) * runSeconds);
+    for (const e of schedule) e.at = scaled(e.at);
     schedule.sort((a, b) => a.at - b.at);
     return {
       seed: c.seed,
@@ -151,6 +161,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
             labels: { gpu: 'h200' },
             limits: { 'nvidia.com/gpu': '32' },
             weight: 50 - 10 * i,
+            ...(i === 0 && c.staticReplicas !== undefined ? { replicas: c.staticReplicas } : {}),
           })),
           { name: 'cpu', nodeClass: classes[classes.length - 1]!.name, instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '64' } },
         ],
@@ -165,6 +176,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
           restarts: c.restarts,
           restartDelaySeconds: c.restartDelaySeconds,
           nodeNeverJoinsRate: c.neverJoinRate,
+          ...(c.unhealthy ? { unhealthyNodes: [{ ...c.unhealthy, at: scaled(c.unhealthy.at) }] } : {}),
           schedule,
         },
         controller: { bootSeconds: [60, 180] as [number, number] },

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { propertyParams } from './params.js';
+import { coverageApplies, propertyParams } from './params.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 import { runSweepJob, type SweepJob } from '../../src/sim/sweep/job.js';
 import { isOk, runSweep, type SweepOutcome } from '../../src/sim/sweep/sweep.js';
@@ -24,6 +24,7 @@ import { generatedCase, reproduction, type GeneratedCase } from './generated-sce
 export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: number): Promise<void> {
   const { numRuns: worlds, seed } = propertyParams({ numRuns: defaultWorlds, seed: defaultSeed });
   const cases = fc.sample(generatedCase, { numRuns: worlds, seed });
+  assertDrawn(cases, coverageApplies({ numRuns: worlds }, { numRuns: defaultWorlds }));
   const outcomes = await runSweep(cases.map((c, i) => jobOf(c, `world ${i} of fc.sample(generatedCase, { seed: ${seed} })`)), { workers: defaultWorkers() });
   const failing = outcomes.flatMap((o, i) => (isOk(o) ? [] : [{ i, o }]));
   if (failing.length === 0) return;
@@ -31,6 +32,15 @@ export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: numb
   for (const { i, o } of failing.slice(0, 10)) lines.push(`- world ${i}, seed ${o.seed}: ${whatFailed(o)}`, `  ${reproduction(cases[i]!)}`);
   lines.push(...(await shrink(seed, failing[0]!.i)));
   throw new Error(lines.join('\n'));
+}
+
+/** The worlds include what the property is meant to reach: static pools and unhealthy nodes among them. */
+function assertDrawn(cases: GeneratedCase[], applies: boolean): void {
+  const drawn = {
+    staticPools: cases.filter((c) => c.scenario.nodePools?.some((p) => p.replicas !== undefined)).length,
+    unhealthyNodes: cases.filter((c) => (c.scenario.faults?.unhealthyNodes?.length ?? 0) > 0).length,
+  };
+  if (applies && Object.values(drawn).some((n) => n === 0)) throw new Error(`generated worlds miss a feature: ${JSON.stringify(drawn)}`);
 }
 
 /** One sweep job per generated world (the sweep's own check: leaks, stuck NodeClaims, invariants, deletes of attached NICs). */
