@@ -5,6 +5,7 @@ import type { PeriodicIntervals } from '../controllers/periodic.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { Clock } from '../ports/clock.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
+import { withAzureRepairPolicies, type RepairPolicy } from '../disruption/repair.js';
 import type { ControllerProcess } from './process.js';
 import { startReplica } from './replica.js';
 import { SIM_NODE_AGENT } from '../sim/userdata.js';
@@ -38,6 +39,8 @@ export interface DevControllerOptions {
   arm: { endpoint: string; tlsCa: Buffer; clock: Clock };
   intervals?: PeriodicIntervals;
   runtimeConfig?: Partial<RuntimeConfig>;
+  /** Node repair policies besides the Azure provider's (`--repair-policies`). */
+  repairPolicies?: readonly RepairPolicy[];
 }
 
 /**
@@ -81,6 +84,7 @@ export async function startDevController(o: DevControllerOptions): Promise<Contr
       armTlsCa: o.arm.tlsCa,
       armCredential: simArmCredential(clock),
       config: { ...DEV_RUNTIME_CONFIG, ...o.runtimeConfig },
+      ...(o.repairPolicies?.length ? { repairPolicies: withAzureRepairPolicies(o.repairPolicies) } : {}),
     },
   });
 }

@@ -9,7 +9,7 @@ import { metricsSecurity } from '../metrics/tls.js';
 import { CryptoRandom, RealClock } from '../platform/real-clock.js';
 import type { ControllerProcess } from './process.js';
 import { startReplica } from './replica.js';
-import { AZURE_REPAIR_POLICIES, type RepairPolicy } from '../disruption/repair.js';
+import { withAzureRepairPolicies, type RepairPolicy } from '../disruption/repair.js';
 
 /**
  * `azflex controller` as the chart deploys it: one replica (replica.ts) on the real clock,
@@ -94,7 +94,7 @@ export async function runController(s: ControllerSettings): Promise<ControllerPr
       catalogRefreshMs: s.skuCatalogRefreshMs,
       clusterName: s.clusterName,
       ...(s.nodeResourceGroup ? { nodeResourceGroup: s.nodeResourceGroup } : {}),
-      ...(s.repairPolicies?.length ? { repairPolicies: [...AZURE_REPAIR_POLICIES, ...s.repairPolicies] } : {}),
+      ...(s.repairPolicies?.length ? { repairPolicies: withAzureRepairPolicies(s.repairPolicies) } : {}),
       intervals: DEFAULT_INTERVALS,
       ...(s.armEndpoint ? { armEndpoint: s.armEndpoint } : {}),
       ...(armTlsCa ? { armTlsCa } : {}),

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { parseRepairPolicies, type RepairPolicy } from '../disruption/repair.js';
 
 /**
  * Flag parsers shared by the commands. Kept apart from the commands' implementations so that
@@ -34,3 +35,14 @@ export function seedList(raw: string): number[] {
   }
   return [...seeds];
 }
+
+/** `--repair-policies` of `azflex controller` and `azflex dev`. */
+export function repairPoliciesFlag(raw: string): RepairPolicy[] {
+  try {
+    return parseRepairPolicies(raw);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+export const REPAIR_POLICIES_HELP = "node repair policies besides the Azure provider's (Ready False or Unknown for 10m), e.g. node-problem-detector GPU conditions: GpuXidError=True:5m";

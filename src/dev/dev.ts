@@ -9,6 +9,7 @@ import type { ControllerProcess } from '../app/process.js';
 import { KubeClient } from '../k8s/client.js';
 import { createRedactingLogger } from '../log/redact.js';
 import type { RuntimeConfig } from '../runtime/deps.js';
+import type { RepairPolicy } from '../disruption/repair.js';
 import type { FakeArm } from '../sim/arm/fake-arm.js';
 import { serveArm, type ServedArm } from '../sim/arm/https-face.js';
 import type { FakeArmConfig } from '../sim/arm/types.js';
@@ -44,6 +45,8 @@ export interface DevOptions {
   lroRetryAfterSeconds?: number;
   intervals?: PeriodicIntervals;
   runtimeConfig?: Partial<RuntimeConfig>;
+  /** Node repair policies besides the Azure provider's (`azflex dev --repair-policies`). */
+  repairPolicies?: readonly RepairPolicy[];
 }
 
 export interface DevEnvironment {
@@ -149,6 +152,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
         arm: { endpoint: served.endpoint, tlsCa: armCa, clock: served.clock },
         ...(o.intervals ? { intervals: o.intervals } : {}),
         ...(o.runtimeConfig ? { runtimeConfig: o.runtimeConfig } : {}),
+        ...(o.repairPolicies ? { repairPolicies: o.repairPolicies } : {}),
       });
       return current;
     };

@@ -52,6 +52,8 @@ export interface DisruptionDecision {
   nodePool: string;
   kind: DisruptionKind;
   detail: string;
+  /** Node repair: the Node condition type past its toleration (upstream's metric reason for a repair). */
+  repairedCondition?: string;
 }
 
 export interface DisruptionControllerOptions {
@@ -228,8 +230,8 @@ export class DisruptionController {
 
     const decisions: DisruptionDecision[] = [];
     const deleted = new Set<string>();
-    const decide = (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string): void => {
-      decisions.push({ nodeClaim: record.name, nodePool: view.pool.metadata.name, kind, detail });
+    const decide = (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string, repairedCondition?: string): void => {
+      decisions.push({ nodeClaim: record.name, nodePool: view.pool.metadata.name, kind, detail, ...(repairedCondition !== undefined ? { repairedCondition } : {}) });
       deleted.add(record.name);
       // Only initialized claims count towards budgets, and a NotReady one already does.
       if (record.facts.initialized && record.ready) view.disrupting++;
@@ -336,7 +338,7 @@ export class DisruptionController {
    */
   private async repair(
     views: readonly PoolView[], now: number,
-    decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string) => void, deleted: ReadonlySet<string>,
+    decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string, repairedCondition?: string) => void, deleted: ReadonlySet<string>,
   ): Promise<number> {
     const policies = this.options.repairPolicies ?? AZURE_REPAIR_POLICIES;
     let due = Number.POSITIVE_INFINITY;
@@ -360,7 +362,7 @@ export class DisruptionController {
           continue;
         }
         const condition = record.node.status.conditions.find((c) => c.type === unhealthy.conditionType);
-        decide(view, record, 'Unhealthy', `node ${record.node.metadata.name} ${unhealthy.conditionType}=${condition?.status ?? ''} past its toleration`);
+        decide(view, record, 'Unhealthy', `node ${record.node.metadata.name} ${unhealthy.conditionType}=${condition?.status ?? ''} past its toleration`, unhealthy.conditionType);
       }
       if (!blocked) {
         this.repairBlocked.delete(name);

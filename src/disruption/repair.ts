@@ -25,6 +25,11 @@ export const AZURE_REPAIR_POLICIES: readonly RepairPolicy[] = [
   { conditionType: 'Ready', conditionStatus: 'Unknown', tolerationMs: 10 * 60_000 },
 ];
 
+/** The policies a controller runs: the Azure provider's, then the configured ones. */
+export function withAzureRepairPolicies(extra: readonly RepairPolicy[]): RepairPolicy[] {
+  return [...AZURE_REPAIR_POLICIES, ...extra];
+}
+
 /** Upstream's breaker: the percentage of a NodePool's nodes that may be unhealthy before its repair stops. */
 export const UNHEALTHY_THRESHOLD_PERCENT = 20;
 

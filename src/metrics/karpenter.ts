@@ -21,6 +21,7 @@ export interface KarpenterMetrics {
   nodeClaimsCreated: Counter<'reason' | 'nodepool' | 'min_values_relaxed'>;
   nodeClaimsTerminated: Counter<'nodepool' | 'capacity_type' | 'zone'>;
   nodeClaimsDisrupted: Counter<'reason' | 'nodepool' | 'capacity_type' | 'consolidation_policy' | 'termination_mode'>;
+  nodeClaimsUnhealthyDisrupted: Counter<'condition' | 'nodepool' | 'capacity_type' | 'image_id' | 'termination_mode'>;
   nodesCreated: Counter<'nodepool' | 'zone'>;
   nodesTerminated: Counter<'nodepool' | 'zone'>;
   cloudProviderErrors: Counter<'controller' | 'method' | 'provider' | 'error' | 'nodepool'>;
@@ -102,6 +103,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       name: 'karpenter_nodeclaims_disrupted_total',
       help: 'NodeClaims azflex disrupted, by reason, NodePool, capacity type, consolidation policy (consolidation only) and termination mode.',
       labelNames: ['reason', 'nodepool', 'capacity_type', 'consolidation_policy', 'termination_mode'] as const,
+      registers,
+    }),
+    nodeClaimsUnhealthyDisrupted: new Counter({
+      name: 'karpenter_nodeclaims_unhealthy_disrupted_total',
+      help: 'NodeClaims node repair disrupted, by the Node condition that was unhealthy, NodePool, capacity type, image and termination mode.',
+      labelNames: ['condition', 'nodepool', 'capacity_type', 'image_id', 'termination_mode'] as const,
       registers,
     }),
     nodesCreated: new Counter({

@@ -7,7 +7,7 @@ import type { LogEntry } from '../runtime/event-log.js';
 import type { PeriodicControllerDeps } from '../controllers/periodic.js';
 import type { NodeClaim } from '../ports/cluster.js';
 import {
-  CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, nodeClaimDisruptedLabels, PROVISIONER_CONTROLLER,
+  CLOUD_PROVIDER_LABEL, LIFECYCLE_CONTROLLER, nodeClaimDisruptedLabels, PROVISIONER_CONTROLLER, snakeCase,
   type AzflexMetrics, type KarpenterMetrics, type NodeClaimDisruptedReason,
 } from './karpenter.js';
 
@@ -179,8 +179,16 @@ export function karpenterControllerMetrics(k: KarpenterMetrics): ControllerObser
     onReplacementCreated: created('underutilized'),
     onSchedulingDuration: (seconds) => k.schedulingDuration.observe({ controller: PROVISIONER_CONTROLLER }, seconds),
     onUnschedulablePods: (count) => k.unschedulablePods.set({ controller: PROVISIONER_CONTROLLER }, count),
-    onNodeClaimDisrupted: (d, policy, claim) =>
-      k.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(d.kind.toLowerCase() as NodeClaimDisruptedReason, claimFacts(claim), d.nodePool, policy)),
+    onNodeClaimDisrupted: (d, policy, claim) => {
+      const labels = nodeClaimDisruptedLabels(d.kind.toLowerCase() as NodeClaimDisruptedReason, claimFacts(claim), d.nodePool, policy);
+      k.nodeClaimsDisrupted.inc(labels);
+      // Upstream's per-condition breakdown of repairs (its condition label is the type in snake case).
+      if (d.repairedCondition !== undefined) {
+        k.nodeClaimsUnhealthyDisrupted.inc({
+          condition: snakeCase(d.repairedCondition), nodepool: labels.nodepool, capacity_type: labels.capacity_type, image_id: claim?.status.imageID ?? '', termination_mode: labels.termination_mode,
+        });
+      }
+    },
     onNodeClaimTimedOut: (action, claim) =>
       k.nodeClaimsDisrupted.inc(nodeClaimDisruptedLabels(action.failure === 'LaunchTimeout' ? 'launch_timeout' : 'registration_timeout', claimFacts(claim), action.nodePool ?? '')),
   };

@@ -37,6 +37,8 @@ export const KNOWN_RULES: Readonly<Record<string, Rule>> = {
   'self.find("^([^/]+)").endsWith("kops.k8s.io") || !self.find("^([^/]+)").endsWith("k8s.io")': (self) =>
     domain(String(self)).endsWith('kops.k8s.io') || !domain(String(self)).endsWith('k8s.io'),
   'self.all(x, has(x.schedule) == has(x.duration))': (self) => items(self).every((x) => (x.schedule !== undefined) === (x.duration !== undefined)),
+  '!has(self.replicas) || !has(self.weight)': (self) => (self as Raw).replicas === undefined || (self as Raw).weight === undefined,
+  "!has(self.replicas) || !has(self.limits) || self.limits.all(k, k == 'nodes')": (self) => (self as Raw).replicas === undefined || keys((self as Raw).limits).every((k) => k === 'nodes'),
 };
 
 /** The first CEL rule `value` breaks, as "path: message", walking the schema with the value. */

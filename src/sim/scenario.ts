@@ -224,7 +224,10 @@ const NodePool = z.strictObject({
     .array(z.strictObject({ nodes: z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, 'a node count or a percentage such as "10%"'), reasons: z.array(z.enum(['Empty', 'Drifted', 'Underutilized'])).optional() }))
     .max(50)
     .default([{ nodes: '10%' }]),
-});
+})
+  // Upstream's CRD rules for static NodePools, so a scenario cannot hold a pool the API server refuses.
+  .refine((p) => p.replicas === undefined || p.weight === undefined, { message: "'weight' is not supported on static NodePools (replicas set)", path: ['weight'] })
+  .refine((p) => p.replicas === undefined || Object.keys(p.limits).every((k) => k === 'nodes'), { message: "only 'limits.nodes' is supported on static NodePools (replicas set)", path: ['limits'] });
 
 /** Same shapes as FakeArm.injectFault and POST /_sim/faults. */
 export const ArmFaultSchema = z.discriminatedUnion('kind', [

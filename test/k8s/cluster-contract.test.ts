@@ -365,6 +365,8 @@ const scenarios: Array<[string, (h: Hooks, p: string) => Promise<void>]> = [
       ['a karpenter.sh label in the template', nodePoolBody(`${p}-label`, (_s, t) => { t.metadata = { labels: { 'karpenter.sh/custom': 'x' } }; })],
       ['the hostname requirement', nodePoolBody(`${p}-host`, (_s, t) => { (t.spec as Record<string, unknown>).requirements = [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['a'] }]; })],
       ['a budget schedule without a duration', nodePoolBody(`${p}-budget`, (s) => { s.disruption = { budgets: [{ nodes: '10%', schedule: '@daily' }] }; })],
+      ['a static NodePool with a weight', nodePoolBody(`${p}-static-weight`, (s) => { s.replicas = 2; s.weight = 10; })],
+      ['a static NodePool with a cpu limit', nodePoolBody(`${p}-static-limit`, (s) => { s.replicas = 2; s.limits = { cpu: '64' }; })],
     ];
     for (const [what, body] of refused) expect([what, await applyNodePool(body)]).toEqual([what, 'Invalid']);
     expect(await applyNodePool(nodePoolBody(`${p}-ok`))).toBeUndefined();

@@ -30,7 +30,6 @@ const NOT_EXPORTED: Record<string, string> = Object.fromEntries([
     'karpenter_voluntary_disruption_queue_failures_total', 'karpenter_voluntary_disruption_terminate_first_decisions_total',
     'karpenter_pods_disruption_initiated_total',
   ].map((n) => [n, 'the disruption controller has no command queue, validation pass, scoring or multi-node consolidation; each NodeClaim it disrupts is counted in karpenter_nodeclaims_disrupted_total']),
-  ['karpenter_nodeclaims_unhealthy_disrupted_total', 'no node repair'],
   ['karpenter_nodepools_cost_total', 'prices only rank sizes (docs/install.md): not a cost figure to publish'],
   ['karpenter_nodepools_cost_tracker_errors_total', 'prices only rank sizes (docs/install.md): not a cost figure to publish'],
   ...[
@@ -144,6 +143,7 @@ async function exercise(): Promise<{ text: string; registry: Registry }> {
   controllers.onUnschedulablePods(2);
   controllers.onNodeClaimDisrupted({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', kind: 'Underutilized', detail: '' }, 'WhenEmptyOrUnderutilized', claim);
   controllers.onNodeClaimDisrupted({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', kind: 'Drifted', detail: '' }, 'WhenEmptyOrUnderutilized', cluster.nodeClaims.get('gpu-fghij'));
+  controllers.onNodeClaimDisrupted({ nodeClaim: 'gpu-fghij', nodePool: 'gpu', kind: 'Unhealthy', detail: '', repairedCondition: 'GpuXidError' }, 'WhenEmptyOrUnderutilized', cluster.nodeClaims.get('gpu-fghij'));
   controllers.onNodeClaimTimedOut({ nodeClaim: 'gpu-fghij', nodePool: 'gpu', failure: 'RegistrationTimeout' }, cluster.nodeClaims.get('gpu-fghij')!);
   k.reconcileErrors.inc({ controller: 'provisioner' });
 
@@ -199,6 +199,9 @@ describe('metrics match upstream Karpenter (v1.15, its own registered families)'
     const disrupted = await values('karpenter_nodeclaims_disrupted_total');
     expect(disrupted).toContainEqual({ reason: 'underutilized', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: 'when_empty_or_underutilized', termination_mode: 'eventual' });
     expect(disrupted).toContainEqual({ reason: 'drifted', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
+    // Node repair: reason unhealthy, and upstream's per-condition breakdown with the condition in snake case.
+    expect(disrupted).toContainEqual({ reason: 'unhealthy', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
+    expect(await values('karpenter_nodeclaims_unhealthy_disrupted_total')).toEqual([{ condition: 'gpu_xid_error', nodepool: 'gpu', capacity_type: 'on-demand', image_id: '', termination_mode: 'graceful' }]);
     expect(disrupted).toContainEqual({ reason: 'registration_timeout', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
     expect(disrupted).toContainEqual(expect.objectContaining({ reason: 'insufficient_capacity', consolidation_policy: '' }));
     // A lost instance: core's garbage collection (gone), the AWS provider's interruption kinds (stopped, terminated).

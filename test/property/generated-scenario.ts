@@ -159,9 +159,10 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
             nodeClass: cls.name,
             instanceTypes: [H200],
             labels: { gpu: 'h200' },
-            limits: { 'nvidia.com/gpu': '32' },
-            weight: 50 - 10 * i,
-            ...(i === 0 && c.staticReplicas !== undefined ? { replicas: c.staticReplicas } : {}),
+            // A static pool takes no weight and only a `nodes` limit (upstream's CRD rules).
+            ...(i === 0 && c.staticReplicas !== undefined
+              ? { replicas: c.staticReplicas, limits: { nodes: '3' } as Record<string, string> }
+              : { limits: { 'nvidia.com/gpu': '32' } as Record<string, string>, weight: 50 - 10 * i }),
           })),
           { name: 'cpu', nodeClass: classes[classes.length - 1]!.name, instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '64' } },
         ],

@@ -5,8 +5,7 @@ import { IN_CLUSTER_SA_DIR } from '../../apis/well-known.js';
 import { AKS_FLEX_NODE_VERSION, parseAgentSha256 } from '../../azure/userdata/node-agent.js';
 import type { ControllerSettings } from '../../app/production.js';
 import { UsageError } from '../errors.js';
-import { bounded } from '../flags.js';
-import { parseRepairPolicies, type RepairPolicy } from '../../disruption/repair.js';
+import { bounded, REPAIR_POLICIES_HELP, repairPoliciesFlag } from '../flags.js';
 
 /** What commander parses: the settings, with the durations and the price file as the flags name them. */
 type ControllerFlags = Omit<ControllerSettings, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'skuCatalogRefreshMs' | 'prices' | 'env'> & {
@@ -74,14 +73,6 @@ function agentSha256Flag(raw: string): ControllerSettings['nodeAgentSha256'] {
   }
 }
 
-function repairPoliciesFlag(raw: string): RepairPolicy[] {
-  try {
-    return parseRepairPolicies(raw);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-}
-
 function bool(raw: string): boolean {
   if (raw === 'true') return true;
   if (raw === 'false') return false;
@@ -121,7 +112,7 @@ export function register(program: Command): void {
     .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
     .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed (1m … 168h)', duration(REFRESH_MIN_MS, REFRESH_MAX_MS), 60 * 60_000)
     .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')
-    .option('--repair-policies <Type=Status:toleration,...>', 'node repair policies besides the Azure provider\'s (Ready False or Unknown for 10m), e.g. node-problem-detector GPU conditions: GpuXidError=True:5m', repairPoliciesFlag)
+    .option('--repair-policies <Type=Status:toleration,...>', REPAIR_POLICIES_HELP, repairPoliciesFlag)
     .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', bounded('--live-view-port', 1, 65535))
     .action(async (flags: ControllerFlags) => {
       // Leader election needs lease > renew deadline > retry period (client-go's rule).

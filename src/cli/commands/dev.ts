@@ -4,13 +4,15 @@ import * as path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { resolveArmConfig } from './sim-serve-arm.js';
-import { bounded, MAX_SEED } from '../flags.js';
+import { bounded, MAX_SEED, REPAIR_POLICIES_HELP, repairPoliciesFlag } from '../flags.js';
+import type { RepairPolicy } from '../../disruption/repair.js';
 
 interface DevFlags {
   stateDir: string;
   seed: number;
   scenario: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  repairPolicies?: RepairPolicy[];
 }
 
 /**
@@ -25,13 +27,14 @@ export function register(program: Command): void {
     .option('--state-dir <dir>', 'kubeconfig, logs, etcd data (wiped at start)', path.join(os.tmpdir(), 'azflex-dev'))
     .option('--seed <n>', `seed of the fake ARM random stream (0..${MAX_SEED})`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--scenario <s>', "fake ARM setup: 'default' (eastus2, quota for 2 H200), a built-in scenario, or a JSON file", 'default')
+    .option('--repair-policies <Type=Status:toleration,...>', REPAIR_POLICIES_HELP, repairPoliciesFlag)
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: DevFlags) => {
       const st = statSync(flags.stateDir, { throwIfNoEntry: false });
       if (st && !st.isDirectory()) throw new UsageError(`--state-dir ${flags.stateDir}: not a directory`);
       const armConfig = await resolveArmConfig(flags.scenario);
       const { startDev } = await import('../../dev/dev.js');
-      const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel });
+      const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel, ...(flags.repairPolicies ? { repairPolicies: flags.repairPolicies } : {}) });
       const lines = devSummary({ kubeconfigPath: dev.kubeconfigPath, armEndpoint: dev.armEndpoint, armCaCertPath: dev.armCaCertPath, examplesDir: dev.examplesDir, metricsPort: dev.controller()?.metricsPort, logsDir: path.join(flags.stateDir, 'control-plane') });
       process.stdout.write(`${lines.join('\n')}\n`);
       await new Promise<void>((resolve) => {

@@ -217,6 +217,8 @@ describe('azflex simulate --manifests --world', () => {
     await refused(['--manifests', manifests([nodeClass(), reqs([{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [] }])])], /requirements with operator 'In' must have a value defined/);
     await refused(['--manifests', manifests([nodeClass(), nodePool({ disruption: { consolidateAfter: '30s', budgets: [{ nodes: '1', duration: '1h' }] } })])], /spec\.disruption\.budgets: 'schedule' must be set with 'duration'/);
     await refused(['--manifests', manifests([nodeClass(), nodePool({ disruption: { consolidateAfter: '30s', budgets: [{ nodes: '150%' }] } })])], /budgets\.0\.nodes/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool({ replicas: 2, weight: 10 })])], /NodePool gpu: spec: a static NodePool \(replicas set\) takes no weight/);
+    await refused(['--manifests', manifests([nodeClass(), nodePool({ replicas: 2, limits: { cpu: '64' } })])], /NodePool gpu: spec: a static NodePool \(replicas set\) takes only a nodes limit/);
   });
 
   it('refuses pods the API server would refuse, and pods no VM size could hold', async () => {
