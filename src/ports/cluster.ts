@@ -14,6 +14,16 @@ export interface ObjectMeta {
   /** RFC 3339. */
   creationTimestamp: string;
   deletionTimestamp?: string;
+  /** Read and written for NodeClaims only (their NodePool owns them, so deleting it deletes them). */
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  blockOwnerDeletion?: boolean;
 }
 
 export interface Condition {

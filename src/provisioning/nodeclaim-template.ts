@@ -11,7 +11,9 @@ import type { NodeClaimPlan } from './scheduling/types.js';
 /**
  * The NodeClaim for a plan: template labels and taints, requirements narrowed to the plan,
  * the drift hashes of NodeClass and NodePool, and the termination finalizer that makes
- * deletion go through drain and VM teardown. Shared by provisioning and consolidation.
+ * deletion go through drain and VM teardown. Shared by provisioning and consolidation. The
+ * NodePool owns it, as upstream's do: deleting a NodePool has the garbage collector delete its
+ * NodeClaims, which terminate as any other.
  */
 export function buildNodeClaim(
   name: string, plan: NodeClaimPlan, nodePool: NodePool, nodeClass: AzureFlexNodeClass,
@@ -33,6 +35,9 @@ export function buildNodeClaim(
       },
       finalizers: [FINALIZER_TERMINATION],
       creationTimestamp: new Date(options.now).toISOString(),
+      ...(nodePool.metadata.uid
+        ? { ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: nodePool.metadata.name, uid: nodePool.metadata.uid, blockOwnerDeletion: true }] }
+        : {}),
     },
     spec: {
       nodeClassRef: { ...template.spec.nodeClassRef },

@@ -11,6 +11,8 @@ const dir = path.resolve(import.meta.dirname, '../../examples');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
 /** examples/topology/: anti-affinity, zone spread and a zonal disk (kubectl apply -f examples/topology/). */
 const topology = fs.readdirSync(path.join(dir, 'topology')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('topology', f));
+/** examples/static/: a static NodePool (spec.replicas) with its NodeClass. */
+const statics = fs.readdirSync(path.join(dir, 'static')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('static', f));
 
 describe('examples/', () => {
   it('has the H200 (eastus2, eastus2euap), deployment and CPU examples', () => {
@@ -57,7 +59,18 @@ describe('examples/', () => {
     ]);
   });
 
-  it.each([...files, ...topology])('%s passes kubectl apply --dry-run=server', async (file) => {
+  it('has the static keepalive: two H200 nodes held by spec.replicas, no weight, only a nodes limit, and a NodeClass the controller accepts', async () => {
+    const docs = parseAllDocuments(fs.readFileSync(path.join(dir, 'static', 'h200-keepalive.yaml'), 'utf8')).map((d) => d.toJSON() as { kind: string; spec: Record<string, unknown> });
+    const pool = docs.find((d) => d.kind === 'NodePool')!;
+    expect(pool.spec).toMatchObject({ replicas: 2, limits: { nodes: '3' } });
+    expect(pool.spec).not.toHaveProperty('weight');
+    const r = await kubectl(info, ['apply', '--dry-run=server', '-o', 'json', '-f', path.join(dir, 'static', 'h200-keepalive.yaml')]);
+    expect(r.code, r.stderr).toBe(0);
+    const applied = (JSON.parse(r.stdout) as { items: Array<Record<string, unknown> & { kind: string }> }).items;
+    expect(validateNodeClassSpec(toNodeClass(applied.find((o) => o.kind === 'AzureFlexNodeClass')!).spec)).toMatchObject({ ok: true });
+  });
+
+  it.each([...files, ...topology, ...statics])('%s passes kubectl apply --dry-run=server', async (file) => {
     const r = await kubectl(info, ['apply', '--dry-run=server', '-f', path.join(dir, file)]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -46,6 +46,10 @@ describe('Provisioner', () => {
       'karpenter.sh/nodepool-hash': nodePoolTemplateHash(cluster.nodePools.get('h200')!),
     });
     expect(claim.metadata.finalizers).toEqual(['karpenter.sh/termination']);
+    // Owned by its NodePool, as upstream's: deleting the NodePool has the garbage collector delete it.
+    const pool = cluster.nodePools.get('h200')!;
+    expect(pool.metadata.uid).not.toBe('');
+    expect(claim.metadata.ownerReferences).toEqual([{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: 'h200', uid: pool.metadata.uid, blockOwnerDeletion: true }]);
     expect(claim.spec.requirements).toContainEqual({ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_ND96isr_H200_v5'] });
     expect(claim.spec.resources.requests).toMatchObject({ cpu: '8', memory: '64Gi', 'nvidia.com/gpu': '8', pods: '1' });
     expect(claim.spec.taints).toEqual([GPU_TAINT]);
