@@ -1,5 +1,5 @@
 import type { Node, NodeClaim, Pod } from '../ports/cluster.js';
-import { EVENT_REASON_FAILED_SCHEDULING } from '../provisioning/provisioner.js';
+import { EVENT_REASON_FAILED_SCHEDULING, EVENT_REASON_INSUFFICIENT_QUOTA } from '../provisioning/provisioner.js';
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 import { ownsNodeClaim } from '../runtime/world.js';
 import type { FakeCluster } from './cluster.js';
@@ -28,7 +28,7 @@ export interface PlacedPod {
   namespace: string;
   name: string;
   node?: string;
-  /** Why a pod is still pending: the provisioner's last FailedScheduling message, else the kube-scheduler's condition. */
+  /** Why a pod is still pending: the provisioner's last FailedScheduling (and InsufficientQuota) message, else the kube-scheduler's condition. */
   pending?: string;
 }
 
@@ -112,13 +112,23 @@ function described(labels: Record<string, string>): Omit<PlacedNode, 'name' | 'n
   return out;
 }
 
-/** Each pod's last FailedScheduling message, by uid (events are kept in the order they were sent). */
+/**
+ * Each pod's last FailedScheduling message, by uid (events are kept in the order they were
+ * sent), followed by its last InsufficientQuota one when quota is what ruled offerings out.
+ */
 function pendingReasons(cluster: FakeCluster): Map<string, string> {
-  const out = new Map<string, string>();
+  const failed = new Map<string, string>();
+  const quota = new Map<string, string>();
   for (const e of cluster.events) {
-    if (e.reason === EVENT_REASON_FAILED_SCHEDULING && e.involvedObject.kind === 'Pod' && e.involvedObject.uid) out.set(e.involvedObject.uid, e.message);
+    if (e.involvedObject.kind !== 'Pod' || !e.involvedObject.uid) continue;
+    if (e.reason === EVENT_REASON_FAILED_SCHEDULING) failed.set(e.involvedObject.uid, e.message);
+    else if (e.reason === EVENT_REASON_INSUFFICIENT_QUOTA) quota.set(e.involvedObject.uid, e.message);
   }
-  return out;
+  for (const [uid, message] of failed) {
+    const short = quota.get(uid);
+    if (short !== undefined) failed.set(uid, `${message}; ${short}`);
+  }
+  return failed;
 }
 
 function podEntry(pod: Pod, reasons: ReadonlyMap<string, string>): PlacedPod {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +40,20 @@ describe('azflex simulate --json placement and --output-cluster', () => {
     const second = await yamlOf('b.yaml');
     expect(second.yaml).toBe(first.yaml);
     expect(JSON.stringify(second.json.placement)).toBe(JSON.stringify(first.json.placement));
+  }, 60_000);
+
+  it('a running cluster (examples/running-cluster/): --output-cluster shows every pod on its node, the snapshot\'s and the new ones', async () => {
+    const world = join(dir, 'world.yaml');
+    writeFileSync(world, 'name: h200-room\nhours: 1\nregions: [{location: eastus2, regionalQuotaCores: 1000, familyQuotaCores: {standardNDSH200v5Family: 768}}]\n');
+    const file = join(dir, 'running.yaml');
+    expect(await main(['simulate', '--manifests', 'examples/running-cluster/', '--world', world, '--output-cluster', file, '--assert-no-leaks']), out.stderr.join('')).toBe(0);
+    const items = (parse(readFileSync(file, 'utf8')) as { items: WireObject[] }).items;
+    const nodes = new Set(items.filter((i) => i.kind === 'Node').map((n) => n.metadata.name));
+    const pods = items.filter((i) => i.kind === 'Pod');
+    expect(pods).toHaveLength(14);
+    for (const pod of pods) expect(nodes.has(pod.spec.nodeName ?? ''), `${pod.metadata.name} on ${pod.spec.nodeName}`).toBe(true);
+    expect(pods.filter((p) => p.spec.nodeName?.startsWith('aks-system-'))).toHaveLength(6);
+    expect(out.stdout.join('')).toMatch(/nothing leaked/);
   }, 60_000);
 
   it('refuses a path it cannot write, a sweep and --strategy all with one line and exit 2, before simulating', async () => {
