@@ -96,7 +96,7 @@ export function register(program: Command): void {
     .command('simulate')
     .description('run the controller against the deterministic fake Azure and cluster, and count what leaks')
     .option('--scenario <name|file>', `world, NodePools and workload in one: built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
-    .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim); files or directories')
+    .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim), or a running cluster from kubectl get nodes,pods,nodeclaims,nodepools,azureflexnodeclasses -A -o yaml; files or directories')
     .option('-R, --recursive', 'with --manifests: read the directories\' subdirectories too, as kubectl apply -R does')
     .option('--world <name|file>', `with --manifests: the Azure side, built-in (${BUILT_IN_WORLDS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
     .option('--hours <n>', `simulated hours, above 0 and at most ${LIMITS.hours} (default: the scenario’s)`, hoursFlag)
