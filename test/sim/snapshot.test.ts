@@ -109,7 +109,13 @@ describe('a snapshot of a running cluster in --manifests', () => {
     const done = structuredClone(list.items.find((i) => i.kind === 'Pod')!);
     done.metadata.name = 'job-done';
     done.status.phase = 'Succeeded';
-    const more = loadManifests([write([...list.items, nap, napClaim, done])]);
+    // A pod still pending in the snapshot is scheduled like any other, under its own name.
+    const waiting = structuredClone(list.items.find((i) => i.kind === 'Pod' && i.metadata.name.startsWith('inference-'))!) as Item & { spec: { nodeName?: string } };
+    waiting.metadata.name = 'inference-6c9d8b7f5d-zz9zz';
+    delete waiting.spec.nodeName;
+    waiting.status = { phase: 'Pending' };
+    const more = loadManifests([write([...list.items, nap, napClaim, done, waiting])]);
+    expect(more.workloads.map((w) => [w.name, w.replicas, w.podNames.from, w.template.ownerKind])).toEqual([['inference-6c9d8b7f5d-zz9zz', 1, 'own', 'ReplicaSet']]);
     expect(more.ignored).toEqual(expect.arrayContaining(['NodePool/nap-default (node auto-provisioning\'s)', 'NodeClaim/default-abcde (another provisioner\'s)', 'Pod/kube-system/job-done (Succeeded: holds nothing)']));
     expect(more.existing?.nodeClaims).toHaveLength(2);
 
