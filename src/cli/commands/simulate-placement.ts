@@ -9,9 +9,6 @@ import { checkOutputPath, writeOutput } from './output-file.js';
  * megabytes nobody reads; replay one seed for its placement) and `--output-cluster`.
  */
 
-/** Each run's final cluster, in strategy order. */
-export type PlacementOutputs = FakeCluster[];
-
 interface PlacementFlags {
   outputCluster?: string;
   seeds?: number[];
@@ -27,15 +24,18 @@ export function checkPlacementFlags(flags: PlacementFlags): void {
   checkOutputPath('--output-cluster', flags.outputCluster);
 }
 
-/** After the runs: writes `--output-cluster`, and returns each run's placement for `--json` (none without it). */
-export async function finishPlacement(flags: PlacementFlags, clusters: PlacementOutputs): Promise<Array<Placement | undefined>> {
-  if (flags.outputCluster !== undefined && clusters[0]) {
+/**
+ * After each run, while its cluster is at hand (a 10,000-pod run's is not kept for the next):
+ * writes `--output-cluster`, and returns the run's placement for `--json` (none without it).
+ */
+export async function placementOfRun(flags: PlacementFlags, cluster: FakeCluster): Promise<Placement | undefined> {
+  if (flags.outputCluster !== undefined) {
     const { clusterYaml } = await import('../../sim/cluster-yaml.js');
-    if (writeOutput('--output-cluster', flags.outputCluster, clusterYaml(clusters[0])) && !flags.json) {
+    if (writeOutput('--output-cluster', flags.outputCluster, clusterYaml(cluster)) && !flags.json) {
       process.stderr.write(`cluster written to ${flags.outputCluster}\n`);
     }
   }
-  if (!flags.json) return clusters.map(() => undefined);
+  if (!flags.json) return undefined;
   const { placementOf } = await import('../../sim/placement.js');
-  return clusters.map(placementOf);
+  return placementOf(cluster);
 }

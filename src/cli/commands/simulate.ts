@@ -7,7 +7,8 @@ import type { SimulationReportInput } from '../../viz/report.js';
 import type { SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
 import { checkOutputPath, writeOutput } from './output-file.js';
-import { checkPlacementFlags, finishPlacement, type PlacementOutputs } from './simulate-placement.js';
+import { checkPlacementFlags, placementOfRun } from './simulate-placement.js';
+import type { Placement } from '../../sim/placement.js';
 import type { ClusterSetup } from '../../sim/cluster-setup.js';
 import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js';
 
@@ -131,7 +132,7 @@ export function register(program: Command): void {
       ]);
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
-      const placements: PlacementOutputs = [];
+      const placed: Array<Placement | undefined> = [];
       const reportRuns: SimulationReportInput[] = [];
       const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
       for (const [i, strategy] of strategies.entries()) {
@@ -150,10 +151,9 @@ export function register(program: Command): void {
           onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
         });
         results.push(run.result);
-        placements.push(run.cluster);
+        placed.push(await placementOfRun(flags, run.cluster));
         if (recorder) reportRuns.push(recorder.build(run.result, run.cluster));
       }
-      const placed = await finishPlacement(flags, placements);
       if (flags.report !== undefined && writeOutput('--report', flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
         process.stderr.write(`report written to ${flags.report}\n`);
       }
