@@ -1,5 +1,6 @@
 import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
 import { scenarioSubnetId, type Scenario } from './scenario.js';
+import type { ExistingCluster } from './snapshot.js';
 import { NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
@@ -17,6 +18,8 @@ export interface ClusterSetup {
   storage?: { claims: PersistentVolumeClaim[]; volumes: PersistentVolume[]; classes: StorageClass[] };
   /** Where each object came from, for messages ("examples/h200.yaml: Deployment h200-trainer"). */
   sources?: Record<string, string>;
+  /** A running cluster's Nodes, azflex's NodeClaims and bound pods (a `kubectl get -o yaml` snapshot in --manifests). */
+  existing?: ExistingCluster;
 }
 
 export interface WorkloadSpec {

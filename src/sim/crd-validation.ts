@@ -4,6 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { NODECLASS_GROUP } from '../apis/well-known.js';
 import { celViolation } from './crd-rules.js';
 import { parseYamlDocuments, readBoundedFile } from './input-files.js';
+import { ScenarioError } from './scenario.js';
 
 /**
  * The API server's checks of a custom resource against its CRD, for the simulator: the served
@@ -74,4 +75,17 @@ function strictSchema(s: Raw): Raw {
   if (out.items && typeof out.items === 'object') out.items = strictSchema(out.items as Raw);
   if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = strictSchema(out.additionalProperties as Raw);
   return out;
+}
+
+/** The API server's checks of a user's manifest (`--manifests`), minus what the server owns; a problem is a ScenarioError naming `at`. */
+export function checkManifest(o: Raw, kind: CrdKind, at: string): Raw {
+  const copy = structuredClone(o);
+  // The API server owns these; a manifest may carry them (from `kubectl get -o yaml`).
+  delete copy.status;
+  const meta = copy.metadata as Raw;
+  for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete meta[k];
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = copy;
+  const checked = checkAgainstCrd(kind, { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest });
+  if (!checked.ok) throw new ScenarioError(`${at}: ${checked.problem}`);
+  return { ...checked.object, metadata: meta };
 }

@@ -16,6 +16,8 @@ import { walkAlongside } from '../utils/list-walk.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 
 const NO_UNDEFINED_LABELS: ReadonlySet<string> = new Set();
+/** Provider IDs are compared lowercased. */
+const AZFLEX_PROVIDER_ID = PROVIDER_ID_PREFIX.toLowerCase();
 
 /**
  * The cluster side of the simulated world: VMs that boot register Nodes (as the flex node
@@ -118,7 +120,8 @@ export class SimKubelet {
       reg.nextBootAt = Number.POSITIVE_INFINITY;
       for (const at of this.readyAt.values()) reg.nextBootAt = Math.min(reg.nextBootAt, at);
     }
-    // Ready nodes whose VM is gone (or was never there) turn NotReady, in node map order.
+    // Ready nodes whose VM is gone (or was never there) turn NotReady, in node map order. A node
+    // of another provider (a snapshot's system pool) has no VM in this ARM to look at: it stays.
     if (reg.suspects.size > 0) {
       const suspects = [...reg.suspects].filter((name) => this.cluster.nodes.has(name));
       reg.suspects.clear();
@@ -126,7 +129,7 @@ export class SimKubelet {
       for (const name of suspects) {
         const node = this.cluster.nodes.get(name)!;
         const pid = this.nodeProviderId(node);
-        if (!pid || reg.live.has(pid) || !isReady(node)) continue;
+        if (!pid || !pid.startsWith(AZFLEX_PROVIDER_ID) || reg.live.has(pid) || !isReady(node)) continue;
         this.cluster.putNode({ ...node, status: { ...node.status, conditions: [condition('Ready', 'False', 'KubeletStopped', now)] } });
       }
     }

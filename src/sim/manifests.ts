@@ -8,7 +8,8 @@ import type { AzureFlexNodeClass, NodePool, PersistentVolumeClaim, Pod } from '.
 import { podRequests } from '../provisioning/resources.js';
 import { defaultStorageClass } from '../provisioning/volume-topology.js';
 import type { ClusterSetup, PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';
-import { checkAgainstCrd, type CrdKind } from './crd-validation.js';
+import { checkManifest } from './crd-validation.js';
+import { SnapshotReader } from './snapshot.js';
 import { podTemplateHash } from './pod-names.js';
 import { arrayOf, checkMetadata, checkScheduling, checkSelector, podSpecOf, volumeClaims } from './manifest-pod-spec.js';
 import { InputFileError, MAX_INPUT_FILE_BYTES, parseYamlDocuments, readBoundedFile } from './input-files.js';
@@ -30,17 +31,17 @@ export const ANNOTATION_RUN_SECONDS = 'simulate.azflex.io/run-seconds';
 
 /** Built-in kinds that do not change what gets scheduled: accepted and counted, not simulated. */
 const IGNORED_KINDS = new Set([
-  'Namespace', 'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
+  'Namespace', 'Service', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
   'Ingress', 'IngressClass', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'PriorityClass', 'LimitRange', 'ResourceQuota', 'Endpoints', 'EndpointSlice',
   'CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
   'CSIDriver', 'RuntimeClass', 'Lease', 'APIService', 'VolumeSnapshotClass',
 ]);
 const SUPPORTED = [
-  'AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim', 'PersistentVolume', 'StorageClass',
+  'AzureFlexNodeClass', 'NodePool', 'Deployment', 'StatefulSet', 'Job', 'Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'Node', 'NodeClaim',
 ];
 /** The apiVersion the API server serves each simulated built-in kind at (older ones are gone: apps/v1beta1 since 1.16, policy/v1beta1 since 1.25). */
 const API_VERSIONS: Record<string, string> = {
-  Deployment: 'apps/v1', StatefulSet: 'apps/v1', Job: 'batch/v1', Pod: 'v1', PodDisruptionBudget: 'policy/v1', PersistentVolumeClaim: 'v1', PersistentVolume: 'v1', StorageClass: 'storage.k8s.io/v1',
+  Deployment: 'apps/v1', StatefulSet: 'apps/v1', Job: 'batch/v1', Pod: 'v1', Node: 'v1', PodDisruptionBudget: 'policy/v1', PersistentVolumeClaim: 'v1', PersistentVolume: 'v1', StorageClass: 'storage.k8s.io/v1',
 };
 /** API groups whose kinds the simulator knows: a kind of theirs that it does not simulate is refused, not ignored. */
 const OWN_GROUPS = new Set(['karpenter.sh', 'karpenter.azure.com', NODECLASS_GROUP]);
@@ -53,6 +54,12 @@ function isOtherCustomResource(apiVersion: string): boolean {
   const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
   return group.includes('.') && !group.endsWith('.k8s.io') && !OWN_GROUPS.has(group);
 }
+/** A NodePool of AKS node auto-provisioning (an AKSNodeClass's): another provisioner's, whose nodes a snapshot brings as existing capacity. */
+function isAutoProvisioningPool(o: Raw): boolean {
+  const ref = ((((o.spec as Raw | undefined)?.template as Raw | undefined)?.spec as Raw | undefined)?.nodeClassRef ?? {}) as Raw;
+  return ref.kind === 'AKSNodeClass' && ref.group === 'karpenter.azure.com';
+}
+
 /** The StorageClasses every AKS cluster has (disk classes bind WaitForFirstConsumer): a claim may name them without the manifests defining them. */
 const AKS_STORAGE_CLASSES = new Set(['default', 'managed', 'managed-csi', 'managed-csi-premium', 'managed-premium', 'azurefile', 'azurefile-csi', 'azurefile-csi-premium', 'azurefile-premium']);
 
@@ -74,6 +81,7 @@ export function loadManifests(paths: readonly string[], opts: { recursive?: bool
   const storageClassRefs: Array<{ where: string; name: unknown }> = [];
   const statefulSetPods: Array<{ namespace: string; name: string; replicas: number; at: string }> = [];
   const podVolumes: Array<{ where: string; namespace: string; claims: string[] }> = [];
+  const snapshot = new SnapshotReader();
   let bytes = 0;
   let pods = 0;
   for (const file of files) {
@@ -102,8 +110,17 @@ export function loadManifests(paths: readonly string[], opts: { recursive?: bool
             setup.sources![`AzureFlexNodeClass/${name}`] = where;
             break;
           case 'NodePool':
-            setup.nodePools.push(nodePoolOf(o, at));
+            if (isAutoProvisioningPool(o)) setup.ignored.push(`NodePool/${name} (node auto-provisioning's)`);
+            else setup.nodePools.push(nodePoolOf(o, at));
             break;
+          case 'Node':
+            snapshot.node(o, at);
+            break;
+          case 'NodeClaim':
+            if (snapshot.nodeClaim(o, at) === 'ignored') setup.ignored.push(`NodeClaim/${name} (another provisioner's)`);
+            break;
+          case 'Secret':
+            throw new ScenarioError(`${at}: Secrets are refused: they change nothing the simulation schedules, and a file that holds them holds credentials; take them out (docs/simulate.md says how to take a snapshot without them)`);
           case 'PodDisruptionBudget':
             setup.podDisruptionBudgets.push(pdbOf(o, at));
             break;
@@ -124,6 +141,16 @@ export function loadManifests(paths: readonly string[], opts: { recursive?: bool
           case 'StatefulSet':
           case 'Job':
           case 'Pod': {
+            const phase = (o.status as Raw | undefined)?.phase;
+            if (kind === 'Pod' && (phase === 'Succeeded' || phase === 'Failed')) {
+              setup.ignored.push(`Pod/${namespaceOf(o, kind)}/${name} (${phase}: holds nothing)`);
+              break;
+            }
+            if (kind === 'Pod' && typeof (o.spec as Raw | undefined)?.nodeName === 'string') {
+              if (++pods > MAX_MANIFEST_PODS) throw new ScenarioError(`${at}: the manifests ask for more than ${MAX_MANIFEST_PODS} pods`);
+              snapshot.boundPod(o, namespaceOf(o, kind), at);
+              break;
+            }
             const w = workloadOf(o, kind, at);
             pods += w.replicas;
             if (pods > MAX_MANIFEST_PODS) throw new ScenarioError(`${at}: the manifests ask for more than ${MAX_MANIFEST_PODS} pods`);
@@ -179,6 +206,8 @@ export function loadManifests(paths: readonly string[], opts: { recursive?: bool
     for (const c of v.claims) if (!pvcs.has(`${v.namespace}/${c}`)) throw new ScenarioError(`${v.where}: volume claims PersistentVolumeClaim "${c}", which is not in the manifests`);
   }
   admitStorage(storage, setup.workloads);
+  const existing = snapshot.finish(new Set(setup.nodePools.map((p) => p.metadata.name)), new Set(setup.nodeClasses.map((c) => c.metadata.name)));
+  if (existing) setup.existing = existing;
   crossCheck(setup);
   return setup;
 }
@@ -341,23 +370,10 @@ function namespaceOf(o: Raw, kind: string, where = 'manifests'): string {
   return typeof ns === 'string' && ns !== '' ? ns : 'default';
 }
 
-/** The API server's checks (crd-validation.ts) of a manifest, minus what the server owns. */
-function validateCrd(o: Raw, kind: CrdKind, at: string): Raw {
-  const copy = structuredClone(o);
-  // The API server owns these; a manifest may carry them (from `kubectl get -o yaml`).
-  delete copy.status;
-  const meta = copy.metadata as Raw;
-  for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete meta[k];
-  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = copy;
-  const checked = checkAgainstCrd(kind, { apiVersion: copy.apiVersion, kind, metadata: {}, ...rest });
-  if (!checked.ok) throw new ScenarioError(`${at}: ${checked.problem}`);
-  return { ...checked.object, metadata: meta };
-}
-
 // --- kinds -----------------------------------------------------------------------------------
 
 function nodeClassOf(o: Raw, at: string): AzureFlexNodeClass {
-  const nc = toNodeClass(validateCrd(o, 'AzureFlexNodeClass', at));
+  const nc = toNodeClass(checkManifest(o, 'AzureFlexNodeClass', at));
   const result = validateNodeClassSpec(nc.spec);
   if (!result.ok) throw new ScenarioError(`${at}: ${result.reason}: ${result.message}`);
   // The NodeClass controller would set Ready after validating; the simulation starts there.
@@ -366,7 +382,7 @@ function nodeClassOf(o: Raw, at: string): AzureFlexNodeClass {
 }
 
 function nodePoolOf(o: Raw, at: string): NodePool {
-  const np = toNodePool(validateCrd(o, 'NodePool', at));
+  const np = toNodePool(checkManifest(o, 'NodePool', at));
   const fail = (path: string, m: string): never => {
     throw new ScenarioError(`${at}: ${path}: ${m}`);
   };

@@ -1,6 +1,8 @@
 import type { SimulationReportInput, NamedSeries, TimePoint } from '../viz/report.js';
 import type { LogEntry } from '../runtime/event-log.js';
 import { SIM_EPOCH_MS, type SimulationResult, type SimulationWorld } from './simulation.js';
+import type { FakeCluster } from './cluster.js';
+import { placementByZone, placementOf } from './placement.js';
 
 const SAMPLE_MS = 60_000;
 
@@ -29,7 +31,8 @@ export class ReportRecorder {
     tick();
   };
 
-  build(result: SimulationResult): SimulationReportInput {
+  /** The run's report; with its final cluster, the placement by region and zone too. */
+  build(result: SimulationResult, cluster?: FakeCluster): SimulationReportInput {
     const series = (m: Map<string, TimePoint[]>): NamedSeries[] => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([name, points]) => ({ name, points }));
     const perMinute: NamedSeries[] = [...this.calls]
       .sort(([a], [b]) => a.localeCompare(b))
@@ -45,6 +48,7 @@ export class ReportRecorder {
       armCallsPerMinute: perMinute,
       createFailuresByCode: Object.entries(result.createFailuresByCode).map(([code, count]) => ({ code, count })),
       timeToReapMs: this.world ? this.world.arm.reapTimesSeconds().map((s) => s * 1000) : [],
+      ...(cluster ? { placement: placementByZone(placementOf(cluster)) } : {}),
       summary: [
         { label: 'leaked NICs', value: result.leakedNics },
         { label: 'leaked VMs', value: result.leakedVms },

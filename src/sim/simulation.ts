@@ -14,6 +14,7 @@ import { SimKubelet } from './kubelet.js';
 import { SimVolumeProvisioner } from './volume-provisioner.js';
 import { scenarioSubnetId, type Scenario } from './scenario.js';
 import { clusterOfScenario, type ClusterSetup } from './cluster-setup.js';
+import { adoptSnapshot } from './snapshot-adopt.js';
 import { ControllerSession } from './session.js';
 import { renderSimUserData } from './userdata.js';
 import { SimBootstrapTokens } from './bootstrap-token.js';
@@ -248,6 +249,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   );
   const cluster = new FakeCluster(clock, { informerLagMs: scenario.controller.informerLagSeconds * 1000 });
   seedCluster(cluster, setup);
+  if (setup.existing) adoptSnapshot(arm, cluster, setup.existing, setup.nodeClasses, scenario.clusterName, clock.now());
   const catalog = new StaticInstanceTypeCatalog();
   const tokens = scenario.bootstrapToken ? new SimBootstrapTokens(clock, scenario.bootstrapToken) : undefined;
   const kubelet = new SimKubelet(

@@ -12,6 +12,8 @@ import {
   type TimePoint,
 } from './plot.js';
 
+import { PLACEMENT_CSS, placementTable, type PlacementSummary } from './placement-table.js';
+
 export type { NamedSeries, TimePoint } from './plot.js';
 
 /**
@@ -42,6 +44,8 @@ export interface SimulationReportInput {
   timeToReapMs: number[];
   /** Headline numbers for the run (leaks, NodeClaims launched, ...). */
   summary?: { label: string; value: string | number }[];
+  /** Where the run's nodes and pods ended up, by region and zone. */
+  placement?: PlacementSummary;
 }
 
 export interface ReportOptions {
@@ -152,7 +156,12 @@ export function renderReportHtml(runs: SimulationReportInput[], options: ReportO
     .map((run) => `<div class="run-head" data-run="${escapeXml(run.name)}"><h2>${escapeXml(run.name)}</h2>${run.subtitle ? `<p>${escapeXml(run.subtitle)}</p>` : ''}</div>`)
     .join('');
 
-  const sections = rows
+  const placement = runs.some((r) => r.placement)
+    ? '<section data-plot-row="placement"><h3>Placement by region and zone</h3><div class="runs">' +
+      runs.map((run) => `<figure data-run="${escapeXml(run.name)}">${run.placement ? placementTable(run.placement) : ''}</figure>`).join('') +
+      '</div></section>\n'
+    : '';
+  const sections = placement + rows
     .map(
       (row) =>
         `<section data-plot-row="${row.id}"><h3>${escapeXml(row.title)}</h3><div class="runs">` +
@@ -195,4 +204,5 @@ const CSS = [
   'svg.plot{border:1px solid #e4e4e4;border-radius:4px;background:#fff}',
   'svg.plot text{font-family:inherit;font-size:10px;fill:#333}svg.plot .plot-title{font-size:12px;font-weight:600}',
   'svg.plot .axis-label{fill:#666}svg.plot .ref-label{fill:#888;font-size:9px}svg.plot .empty{fill:#aaa;font-size:12px}',
+  PLACEMENT_CSS,
 ].join('\n');

@@ -1,5 +1,4 @@
-import { closeSync, existsSync, lstatSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { lstatSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
 import { LIMITS, loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
@@ -7,6 +6,9 @@ import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
 import type { SimulationReportInput } from '../../viz/report.js';
 import type { SimulationResult } from '../../sim/simulation.js';
 import { UsageError } from '../errors.js';
+import { checkOutputPath, writeOutput } from './output-file.js';
+import { checkPlacementFlags, placementOfRun } from './simulate-placement.js';
+import type { Placement } from '../../sim/placement.js';
 import type { ClusterSetup } from '../../sim/cluster-setup.js';
 import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js';
 
@@ -30,6 +32,7 @@ interface SimulateFlags {
   arm: 'direct' | 'sdk';
   ui?: number | true;
   report?: string;
+  outputCluster?: string;
   seeds?: number[];
   workers?: number;
 }
@@ -64,52 +67,6 @@ async function resolveInputs(flags: SimulateFlags): Promise<{ scenario: Scenario
   }
 }
 
-/**
- * `--report` must name a file that can be written, before hours of simulation: its directory
- * exists and takes a new file (probed with the same temporary file the report is written
- * through), and the name is not a directory, device or FIFO.
- */
-function checkReportPath(path: string | undefined): void {
-  if (path === undefined) return;
-  if (path === '') throw new UsageError('--report needs a file name');
-  const dir = dirname(resolvePath(path));
-  let st;
-  try {
-    st = statSync(dir);
-  } catch {
-    throw new UsageError(`--report ${path}: directory ${dir} does not exist`);
-  }
-  if (!st.isDirectory()) throw new UsageError(`--report ${path}: ${dir} is not a directory`);
-  if (existsSync(path) && !statSync(path).isFile()) throw new UsageError(`--report ${path}: not a regular file`);
-  const probe = reportTempPath(path);
-  try {
-    closeSync(openSync(probe, 'wx'));
-  } catch (err) {
-    throw new UsageError(`--report ${path}: cannot write in ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  rmSync(probe, { force: true });
-}
-
-/** The report's temporary name, beside it so that the rename onto it is atomic. */
-function reportTempPath(path: string): string {
-  return `${resolvePath(path)}.${process.pid}.tmp`;
-}
-
-/** Writes the whole report or nothing: a full disk leaves no half-written file behind. */
-function writeReport(path: string, html: string): boolean {
-  const tmp = reportTempPath(path);
-  try {
-    writeFileSync(tmp, html, { flag: 'wx' });
-    renameSync(tmp, path);
-    return true;
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    process.stderr.write(`azflex: --report ${path}: cannot write (${(err as NodeJS.ErrnoException).code ?? String(err)})\n`);
-    process.exitCode = 1;
-    return false;
-  }
-}
-
 /** Whether anything is at `path`, a broken or looping symlink included (that one gets its own message when read). */
 function pathExists(path: string): boolean {
   try {
@@ -140,7 +97,7 @@ export function register(program: Command): void {
     .command('simulate')
     .description('run the controller against the deterministic fake Azure and cluster, and count what leaks')
     .option('--scenario <name|file>', `world, NodePools and workload in one: built-in (${BUILT_IN_SCENARIOS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
-    .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim); files or directories')
+    .option('--manifests <file|dir...>', 'your Kubernetes YAML (AzureFlexNodeClass, NodePool, Deployment, StatefulSet, Job, Pod, PodDisruptionBudget, PersistentVolumeClaim), or a running cluster from kubectl get nodes,pods,nodeclaims,nodepools,azureflexnodeclasses -A -o yaml; files or directories')
     .option('-R, --recursive', 'with --manifests: read the directories\' subdirectories too, as kubectl apply -R does')
     .option('--world <name|file>', `with --manifests: the Azure side, built-in (${BUILT_IN_WORLDS.join(', ')}) or a YAML/JSON file (default: quota-storm)`)
     .option('--hours <n>', `simulated hours, above 0 and at most ${LIMITS.hours} (default: the scenario’s)`, hoursFlag)
@@ -153,6 +110,7 @@ export function register(program: Command): void {
     .option('--assert-no-leaks', 'exit 1 if any NIC, VM or disk leaked, a NodeClaim is stuck or a Failed VM is left')
     .option('--no-offerings-cache', 'disable the unavailable-offerings cache for every strategy (to measure what it saves)')
     .option('--report <file>', 'also write a self-contained HTML report with plots over simulated time (strategies side by side)')
+    .option('--output-cluster <file>', 'also write the final cluster (Nodes, NodeClaims, Pods with spec.nodeName) as a Kubernetes YAML List; one strategy, not with --seeds')
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', bounded('--ui', 0, 65535))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags, command: Command) => {
@@ -160,7 +118,8 @@ export function register(program: Command): void {
       if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
       if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
       if (flags.ui !== undefined && flags.strategy === 'all') throw new UsageError('--ui runs one strategy at a time: pass --strategy <name>');
-      checkReportPath(flags.report);
+      checkPlacementFlags(flags);
+      checkOutputPath('--report', flags.report);
       const { scenario, cluster } = await resolveInputs(flags);
       if (flags.seeds) return sweep(flags, scenario, cluster);
       // Input checked: now load the simulator (a bad flag or file never pays for it).
@@ -173,6 +132,7 @@ export function register(program: Command): void {
       ]);
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];
+      const placed: Array<Placement | undefined> = [];
       const reportRuns: SimulationReportInput[] = [];
       const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
       for (const [i, strategy] of strategies.entries()) {
@@ -191,14 +151,16 @@ export function register(program: Command): void {
           onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
         });
         results.push(run.result);
-        if (recorder) reportRuns.push(recorder.build(run.result));
+        placed.push(await placementOfRun(flags, run.cluster));
+        if (recorder) reportRuns.push(recorder.build(run.result, run.cluster));
       }
-      if (flags.report !== undefined && writeReport(flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
+      if (flags.report !== undefined && writeOutput('--report', flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
         process.stderr.write(`report written to ${flags.report}\n`);
       }
       progress?.(strategies.length, 1, '');
       if (flags.json) {
-        const out = results.length === 1 ? results[0] : { scenario: scenario.name, seed: flags.seed, strategy: 'all', runs: results };
+        const runs = results.map((r, i) => ({ ...r, placement: placed[i] }));
+        const out = runs.length === 1 ? runs[0] : { scenario: scenario.name, seed: flags.seed, strategy: 'all', runs };
         process.stdout.write(`${JSON.stringify(out)}\n`);
       } else {
         process.stdout.write(formatComparison(scenario, results));

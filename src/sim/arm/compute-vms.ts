@@ -100,6 +100,29 @@ export class Vms {
     });
   }
 
+  /**
+   * A VM that runs before the run starts (a snapshot's node): Succeeded at once, holding its
+   * cores, NIC and OS disk as a finished create leaves them, but with no ARM call, operation
+   * or random draw (so nothing else in the run shifts).
+   */
+  adopt(input: VmCreateRequest, nics: NicRecord[]): void {
+    const id = armId(input.ref, VM_TYPE);
+    const key = id.toLowerCase();
+    const req: VmCreateRequest = { ...input, location: normalizeLocation(input.location) };
+    const region = this.p.regions.get(req.ref.subscriptionId, req.location);
+    if (!region) throw msg.invalid(`Location '${req.location}' is not configured for subscription '${req.ref.subscriptionId}' in the fake ARM.`);
+    if (!this.state.types.has(req.vmSize.toLowerCase())) throw msg.invalid(`The VM size '${req.vmSize}' is not in the simulated catalog.`);
+    const now = this.state.clock.now();
+    const vm = this.newRecord(req, id, key, region, nics, now);
+    vm.provisioningState = 'Succeeded';
+    vm.listedFrom = now;
+    this.state.vms.set(key, vm);
+    this.state.vmWrites++;
+    for (const nic of nics) this.state.attach(nic, key);
+    this.p.quotas.addCores(vm, 1);
+    this.p.disks.attachOsDisk(vm);
+  }
+
   get(ref: ResourceRef): VmDetails | undefined {
     return this.p.listing.getOne('vm.get', ref, this.state.vms, VM_TYPE, toVmDetails);
   }

@@ -184,6 +184,14 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  /**
+   * A VM with its NIC and OS disk that exist before the run (a snapshot's azflex node), as a
+   * finished create leaves them: no ARM call is counted and no random draw is made.
+   */
+  adoptVm(vm: VmSpec, nic: NicSpec): void {
+    this.vms.adopt(this.createRequest(vm), [this.nics.adopt(nic)]);
+  }
+
   // ------------------------------------------------ synchronous face (REST dialect)
 
   nicPut(spec: NicSpec): { nic: Nic; created: boolean } {

@@ -50,22 +50,38 @@ export class Nics {
         this.replaceTags(existing, spec.tags);
         return { status: 200, value: { nic: this.state.nicView(existing), created: false } };
       }
-      const subnet = this.subnets.get(spec.subnetId.toLowerCase());
-      if (!subnet) throw msg.invalid(`Subnet ${spec.subnetId} referenced by resource ${id} was not found.`);
-      const offset = subnet.allocate();
-      if (offset === undefined) throw msg.subnetIsFull(subnet.id, subnet.addressPrefix);
-      this.totalIps++;
-      if (this.totalIps > this.peakTotalIps) this.peakTotalIps = this.totalIps;
-      const rec: NicRecord = {
-        key, id, name: spec.ref.name, location, subnetId: subnet.id, subnet, ipOffset: offset,
-        ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0, listedFrom: this.state.clock.now() + this.state.settings.appearLagMs,
-      };
-      this.state.nics.set(key, rec);
+      const rec = this.create(spec, id, key, location);
       // Reported here, inside the call: a PUT whose reply is lost still created the NIC.
       this.state.emit('nic.created', rec.name, 'Created');
-      this.state.nicTombs.delete(key);
       return { status: 201, value: { nic: this.state.nicView(rec), created: true } };
     });
+  }
+
+  /**
+   * A NIC that exists before the run (a snapshot's node): made as a PUT makes it, with an
+   * address of its subnet and listed at once, but no ARM call and no create counted.
+   */
+  adopt(spec: NicSpec): NicRecord {
+    const id = armId(spec.ref, NIC_TYPE);
+    const rec = this.create(spec, id, id.toLowerCase(), normalizeLocation(spec.location));
+    rec.listedFrom = this.state.clock.now();
+    return rec;
+  }
+
+  private create(spec: NicSpec, id: string, key: string, location: string): NicRecord {
+    const subnet = this.subnets.get(spec.subnetId.toLowerCase());
+    if (!subnet) throw msg.invalid(`Subnet ${spec.subnetId} referenced by resource ${id} was not found.`);
+    const offset = subnet.allocate();
+    if (offset === undefined) throw msg.subnetIsFull(subnet.id, subnet.addressPrefix);
+    this.totalIps++;
+    if (this.totalIps > this.peakTotalIps) this.peakTotalIps = this.totalIps;
+    const rec: NicRecord = {
+      key, id, name: spec.ref.name, location, subnetId: subnet.id, subnet, ipOffset: offset,
+      ip: subnet.address(offset), tags: { ...spec.tags }, reservedUntil: 0, listedFrom: this.state.clock.now() + this.state.settings.appearLagMs,
+    };
+    this.state.nics.set(key, rec);
+    this.state.nicTombs.delete(key);
+    return rec;
   }
 
   get(ref: ResourceRef): Nic | undefined {

@@ -140,7 +140,9 @@ describe('manifests', () => {
     await refused(run({ ...deployment(), apiVersion: 'apps/v1beta1' }), /Deployment web: no matches for kind "Deployment" in version "apps\/v1beta1" \(Deployment is apps\/v1\)/);
     await refused(run({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' }, spec: { minAvailable: 1 } }), /no matches for kind "PodDisruptionBudget" in version "policy\/v1beta1"/);
     await refused(run({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'ds' }, spec: {} }), /DaemonSet ds: kind DaemonSet \(apps\/v1\) is not simulated: take it out of --manifests/);
-    await refused(run({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'nc' }, spec: {} }), /kind NodeClaim \(karpenter\.sh\/v1\) is not simulated/);
+    await refused(run({ apiVersion: 'karpenter.sh/v1alpha1', kind: 'NodeOverlay', metadata: { name: 'o' }, spec: {} }), /kind NodeOverlay \(karpenter\.sh\/v1alpha1\) is not simulated/);
+    // A NodeClaim is a running cluster's (a snapshot's): checked against its CRD like a NodePool.
+    await refused(run({ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'nc' }, spec: {} }), /NodeClaim nc: spec: must have required property 'nodeClassRef'/);
   });
 
   it('metadata: names that are not strings, generateName, labels that are not strings or not labels, NodePool and StatefulSet names too long to label', async () => {

@@ -19,5 +19,9 @@ describe('azflex simulate --report', () => {
     }
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="https?:/);
     expect(html).toMatch(/idle/);
+    // Where each strategy's nodes and pods landed, by region and zone.
+    expect(html.split('<table class="placement">').length - 1).toBe(3);
+    expect(html).toMatch(/<h3>Placement by region and zone<\/h3>/);
+    expect(html).toMatch(/<td>eastus2-[123]<\/td>/);
   });
 });

@@ -414,3 +414,25 @@ describe('FakeArm leaks', () => {
     expect(deadB.nics.map((n) => n.name)).toEqual([nicNameFor('b')]);
   });
 });
+
+describe('FakeArm adoptVm (a snapshot\'s running VM)', () => {
+  it('holds the VM Succeeded with its NIC attached, OS disk and cores, as a finished create leaves them, without an ARM call', async () => {
+    const h = harness(zero());
+    const { arm } = h;
+    arm.adoptVm(vmSpec('old', { zone: '2' }), nicSpec('old'));
+    expect(arm.armCalls()).toEqual({});
+    const vm = await h.run(arm.getVm(ref(vmNameFor('old'))));
+    expect(vm).toMatchObject({ provisioningState: 'Succeeded', vmSize: H200, zone: '2', tags: nicSpec('old').tags });
+    const nic = await h.run(arm.getNic(ref(nicNameFor('old'))));
+    expect(nic?.virtualMachineId).toBe(vm?.id);
+    expect(arm.snapshot().disks.map((d) => d.name)).toEqual([osDiskNameFor('old')]);
+    expect(arm.quotaUsage(SUB, 'eastus2')?.families.find((f) => f.family === 'standardNDSH200v5Family')?.used).toBe(96);
+    expect(arm.leaks(new Set(['old']))).toEqual({ nics: [], vms: [], disks: [] });
+    // Its cores count: the family quota (192) now holds one more H200, not two.
+    await h.run(arm.createNic(nicSpec('new')));
+    await h.run(arm.createVm(vmSpec('new')));
+    await h.run(arm.createNic(nicSpec('third')));
+    const refused = await h.run(arm.createVm(vmSpec('third'))).catch((e: unknown) => e);
+    expect(azErr(refused).message).toContain('standardNDSH200v5Family Cores quota');
+  });
+});
