@@ -5,7 +5,6 @@
  * fallback and the simulator's default world. Prices are USD/hour (src/catalog/prices.ts)
  * used only to prefer the cheapest fitting SKU.
  */
-import { estimatePrice } from './prices.js';
 
 /** Where a catalog listing applies: one NodeClass's subscription and location. */
 export interface CatalogScope {
@@ -173,14 +172,15 @@ const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones'>> = [
   },
   // ND GB200 v6: two Grace (arm64) CPUs and four Blackwell GPUs of 192 GB per VM, 128 vCPUs,
   // 864 GiB, 16 TB of local NVMe (the series page on learn.microsoft.com; memory and quota
-  // family as Resource SKUs lists them). Azure publishes no pay-as-you-go list price for it:
-  // the price is estimatePrice's (prices.ts). Its regions here are a plausible offline
-  // fallback, not a sourced list; the live Resource SKUs listing decides where it is offered.
+  // family as Resource SKUs lists them). No list price was sourced for it, so the price is
+  // estimatePrice's figure for its shape (prices.ts; test/catalog/skus.test.ts checks it). Its
+  // regions are a plausible offline fallback, not a sourced list: the live Resource SKUs
+  // listing decides where it is offered.
   {
     name: 'Standard_ND128isr_NDR_GB200_v6', family: 'standardNDISRGB200V6NDRFamily', vcpu: 128, memoryMiB: 864 * 1024,
     gpuCount: 4, gpuModel: 'GB200', gpuMemoryGiB: 192, maxPods: 110, ephemeralStorageGiB: 16000, arch: 'arm64',
     acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0,
-    pricePerHour: estimatePrice({ vcpu: 128, memoryMiB: 864 * 1024, gpuCount: 4, gpuModel: 'GB200' }), locations: ['eastus2', 'westus3'],
+    pricePerHour: 23.424, locations: ['eastus2', 'westus3'],
   },
 ];
 

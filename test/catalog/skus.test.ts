@@ -77,7 +77,7 @@ describe('arm64 sizes', () => {
     expect(instanceTypeRequirements(byName('Standard_D8s_v5'), 'eastus2').labels()['kubernetes.io/arch']).toBe('amd64');
   });
 
-  it('Dpsv5 and Epsv5 are priced from the table, ND GB200 v6 (no public list price) by its shape', () => {
+  it('Dpsv5 and Epsv5 are priced from the table, ND GB200 v6 (no list price sourced) by its shape', () => {
     const book = new PriceBook();
     expect(book.price(STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_D4ps_v5')!)).toEqual({ usdPerHour: 0.154, source: 'table' });
     expect(book.price(STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_E8ps_v5')!)).toEqual({ usdPerHour: 0.403, source: 'table' });
