@@ -38,6 +38,8 @@ export const RETAIL_PRICES_USD_PER_HOUR: Readonly<Record<string, number>> = {
   // Compute optimised (Fsv2)
   Standard_F2s_v2: 0.0846, Standard_F4s_v2: 0.169, Standard_F8s_v2: 0.338, Standard_F16s_v2: 0.677,
   Standard_F32s_v2: 1.353, Standard_F48s_v2: 2.03, Standard_F64s_v2: 2.706, Standard_F72s_v2: 3.045,
+  // General purpose and memory optimised, Arm64 (Dpsv5, Epsv5; Ampere Altra)
+  Standard_D2ps_v5: 0.077, Standard_D4ps_v5: 0.154, Standard_E2ps_v5: 0.101, Standard_E4ps_v5: 0.202, Standard_E8ps_v5: 0.403,
   // GPU: T4, V100, A100, H100, H200
   Standard_NC4as_T4_v3: 0.526, Standard_NC8as_T4_v3: 0.752, Standard_NC16as_T4_v3: 1.204, Standard_NC64as_T4_v3: 4.352,
   Standard_NC6s_v3: 3.06, Standard_NC12s_v3: 6.12, Standard_NC24s_v3: 12.24,

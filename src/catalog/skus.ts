@@ -157,6 +157,31 @@ const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones'>> = [
     acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0, maxNics: 4,
     pricePerHour: 0.384, locations: ['eastus', 'eastus2', 'eastus2euap', 'westeurope', 'swedencentral', 'westus2'],
   },
+  // arm64. Dpsv5 and Epsv5 run on Ampere Altra; Resource SKUs says CpuArchitectureType Arm64.
+  {
+    name: 'Standard_D4ps_v5', family: 'standardDPSv5Family', vcpu: 4, memoryMiB: 16 * 1024,
+    gpuCount: 0, maxPods: 110, ephemeralStorageGiB: 128, arch: 'arm64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0, maxNics: 2,
+    pricePerHour: 0.154, locations: ['eastus', 'eastus2', 'westeurope', 'swedencentral', 'westus2'],
+  },
+  {
+    name: 'Standard_E8ps_v5', family: 'standardEPSv5Family', vcpu: 8, memoryMiB: 64 * 1024,
+    gpuCount: 0, maxPods: 110, ephemeralStorageGiB: 128, arch: 'arm64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0, maxNics: 4,
+    pricePerHour: 0.403, locations: ['eastus', 'eastus2', 'westeurope', 'swedencentral', 'westus2'],
+  },
+  // ND GB200 v6: two Grace (arm64) CPUs and four Blackwell GPUs of 192 GB per VM, 128 vCPUs,
+  // 864 GiB, 16 TB of local NVMe (the series page on learn.microsoft.com; memory and quota
+  // family as Resource SKUs lists them). No list price was sourced for it, so the price is
+  // estimatePrice's figure for its shape (prices.ts; test/catalog/skus.test.ts checks it). Its
+  // regions are a plausible offline fallback, not a sourced list: the live Resource SKUs
+  // listing decides where it is offered.
+  {
+    name: 'Standard_ND128isr_NDR_GB200_v6', family: 'standardNDISRGB200V6NDRFamily', vcpu: 128, memoryMiB: 864 * 1024,
+    gpuCount: 4, gpuModel: 'GB200', gpuMemoryGiB: 192, maxPods: 110, ephemeralStorageGiB: 16000, arch: 'arm64',
+    acceleratedNetworking: true, premiumIO: true, ephemeralOSDiskMaxGiB: 0,
+    pricePerHour: 23.424, locations: ['eastus2', 'westus3'],
+  },
 ];
 
 export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = STATIC_TYPES.map((t) => ({ ...t, zones: staticZones(t.locations) }));

@@ -20,9 +20,10 @@ export interface VmSizeParts {
 }
 
 // Family, sub-family (up to two capitals), vCPUs, optional constrained vCPUs, lower-case
-// additive features, optional accelerator (capitals + digits), optional "_cc" (confidential
-// child), optional version, optional "_Promo".
-const SIZE = /^([A-Z])([A-Z]{0,2})(\d+)(?:-\d+)?([a-z]*)(?:_([A-Z]+\d+[A-Z]*))?(?:_cc)?(?:_[vV](\d+))?(?:_Promo)?$/;
+// additive features, optional "_NDR" (the InfiniBand generation, in ND GB200 v6's name),
+// optional accelerator (capitals + digits), optional "_cc" (confidential child), optional
+// version, optional "_Promo".
+const SIZE = /^([A-Z])([A-Z]{0,2})(\d+)(?:-\d+)?([a-z]*)(?:_NDR)?(?:_([A-Z]+\d+[A-Z]*))?(?:_cc)?(?:_[vV](\d+))?(?:_Promo)?$/;
 
 /** Sizes whose name does not carry their GPU; from the series pages on learn.microsoft.com. */
 const ACCELERATOR_BY_SERIES: Readonly<Record<string, string>> = {

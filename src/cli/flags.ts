@@ -46,3 +46,12 @@ export function repairPoliciesFlag(raw: string): RepairPolicy[] {
 }
 
 export const REPAIR_POLICIES_HELP = "node repair policies besides the Azure provider's (Ready False or Unknown for 10m), e.g. node-problem-detector GPU conditions: GpuXidError=True:5m";
+
+/** `--shard i/n`: shard i (0-based, as a Job's completion index) of n, n at most MAX_SHARDS. */
+export const MAX_SHARDS = 10_000;
+export function shardFlag(raw: string): { index: number; count: number } {
+  const m = /^(\d{1,5})\/(\d{1,5})$/.exec(raw);
+  const [index, count] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
+  if (!m || count < 1 || count > MAX_SHARDS || index >= count) throw new InvalidArgumentError(`--shard must be i/n with 0 <= i < n <= ${MAX_SHARDS} (such as 0/4), got "${raw.slice(0, 80)}"`);
+  return { index, count };
+}

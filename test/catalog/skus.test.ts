@@ -17,6 +17,9 @@ describe('VM size names (Azure naming convention, as the Azure Karpenter provide
     ['Standard_ND96asr_v4', { family: 'N', series: 'NDasr_v4', version: '4', accelerator: 'A100' }],
     ['Standard_M8-2ms', { family: 'M', series: 'Mms', version: '1' }],
     ['Standard_DC4as_cc_v5', { family: 'D', series: 'DCas_v5', version: '5' }],
+    ['Standard_D4ps_v5', { family: 'D', series: 'Dps_v5', version: '5' }],
+    // "_NDR" names the InfiniBand generation, not a GPU.
+    ['Standard_ND128isr_NDR_GB200_v6', { family: 'N', series: 'NDisr_v6', version: '6', accelerator: 'GB200' }],
   ])('%s', (name, parts) => {
     expect(parseVmSize(name)).toEqual({ subfamily: expect.any(String), ...parts });
   });
@@ -45,6 +48,41 @@ describe('well-known labels of an instance type', () => {
     expect(labels).not.toHaveProperty('karpenter.azure.com/sku-gpu-name');
     const h200 = instanceTypeRequirements(STATIC_INSTANCE_TYPES[0]!, 'eastus2').labels();
     expect(h200).toMatchObject({ 'karpenter.azure.com/sku-family': 'N', 'karpenter.azure.com/sku-gpu-name': 'H200', 'karpenter.azure.com/sku-gpu-manufacturer': 'nvidia' });
+  });
+});
+
+describe('arm64 sizes', () => {
+  const arm = (types: readonly { name: string; arch: string }[]) => types.filter((t) => t.arch === 'arm64').map((t) => t.name);
+
+  it('the static catalog and serve-arm\'s carry Dpsv5, Epsv5 and ND GB200 v6 as arm64, everything else as amd64', () => {
+    expect(arm(STATIC_INSTANCE_TYPES)).toEqual(['Standard_D4ps_v5', 'Standard_E8ps_v5', 'Standard_ND128isr_NDR_GB200_v6']);
+    const sim = simInstanceTypes();
+    expect(arm(sim).every((n) => /^Standard_(D\d+ps_v5|E\d+ps_v5|ND128isr_NDR_GB200_v6)$/.test(n))).toBe(true);
+    expect(arm(sim)).toEqual(expect.arrayContaining(arm(STATIC_INSTANCE_TYPES)));
+    // The sizes both list agree on shape and price.
+    for (const t of STATIC_INSTANCE_TYPES.filter((t) => t.arch === 'arm64')) {
+      const s = sim.find((x) => x.name === t.name)!;
+      expect([s.vcpu, s.memoryMiB, s.gpuCount, s.arch, s.pricePerHour], t.name).toEqual([t.vcpu, t.memoryMiB, t.gpuCount, t.arch, t.pricePerHour]);
+    }
+  });
+
+  it('label kubernetes.io/arch and the provider\'s sku labels; the Grace GPU size as an NVIDIA GPU', () => {
+    const byName = (n: string) => STATIC_INSTANCE_TYPES.find((t) => t.name === n)!;
+    expect(instanceTypeRequirements(byName('Standard_D4ps_v5'), 'eastus2').labels()).toMatchObject({
+      'kubernetes.io/arch': 'arm64', 'karpenter.azure.com/sku-family': 'D', 'karpenter.azure.com/sku-series': 'Dps_v5', 'karpenter.azure.com/sku-cpu': '4',
+    });
+    expect(instanceTypeRequirements(byName('Standard_ND128isr_NDR_GB200_v6'), 'eastus2').labels()).toMatchObject({
+      'kubernetes.io/arch': 'arm64', 'karpenter.azure.com/sku-gpu-name': 'GB200', 'karpenter.azure.com/sku-gpu-manufacturer': 'nvidia', 'karpenter.azure.com/sku-gpu-count': '4',
+    });
+    expect(instanceTypeRequirements(byName('Standard_D8s_v5'), 'eastus2').labels()['kubernetes.io/arch']).toBe('amd64');
+  });
+
+  it('Dpsv5 and Epsv5 are priced from the table, ND GB200 v6 (no list price sourced) by its shape', () => {
+    const book = new PriceBook();
+    expect(book.price(STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_D4ps_v5')!)).toEqual({ usdPerHour: 0.154, source: 'table' });
+    expect(book.price(STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_E8ps_v5')!)).toEqual({ usdPerHour: 0.403, source: 'table' });
+    const gb200 = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_ND128isr_NDR_GB200_v6')!;
+    expect(book.price(gb200)).toEqual({ usdPerHour: gb200.pricePerHour, source: 'estimate' });
   });
 });
 

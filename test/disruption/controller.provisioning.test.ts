@@ -51,7 +51,7 @@ describe('provisioning and disruption together', () => {
       }),
       makeNodePool('cpu', {
         consolidateAfter: '1m', budgets: [{ nodes: '50%' }],
-        requirements: [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }],
+        requirements: [{ key: 'karpenter.azure.com/sku-gpu-count', operator: 'In', values: ['0'] }, { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }],
       }),
     ]) cluster.putNodePool(pool);
     const gpuPods = Array.from({ length: 3 }, (_, i) => makePod(`train-${i}`, { requests: { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '8' }, tolerations: [GPU_TOLERATION] }));

@@ -158,9 +158,10 @@ describe('DisruptionController', () => {
     expect(await controller.reconcile()).toEqual([]);
     const replacementName = cluster.nodeClaims.get('big')!.metadata.annotations['flex.aks.azure.com/consolidation-replacement']!;
     const replacement = cluster.nodeClaims.get(replacementName)!;
-    // Only options cheaper than the NC40ads_H100 ($6.98/h) it replaces.
+    // Only options cheaper than the NC40ads_H100 ($6.98/h) it replaces; the pool does not pin
+    // the architecture, so the arm64 sizes are options too, as upstream's would be.
     const options = replacement.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')!.values;
-    expect(options).toEqual(['Standard_D8s_v5', 'Standard_NC24ads_A100_v4']);
+    expect(options).toEqual(['Standard_D4ps_v5', 'Standard_D8s_v5', 'Standard_E8ps_v5', 'Standard_NC24ads_A100_v4']);
     expect(replacement.metadata.finalizers).toEqual(['karpenter.sh/termination']);
     // Not initialized yet: the candidate stays, and no second replacement is launched.
     expect(await controller.reconcile()).toEqual([]);

@@ -13,6 +13,8 @@ const files = fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
 const topology = fs.readdirSync(path.join(dir, 'topology')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('topology', f));
 /** examples/static/: a static NodePool (spec.replicas) with its NodeClass. */
 const statics = fs.readdirSync(path.join(dir, 'static')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('static', f));
+/** examples/sweep/: a seed sweep as an Indexed Job. */
+const sweep = fs.readdirSync(path.join(dir, 'sweep')).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join('sweep', f));
 
 describe('examples/', () => {
   it('has the H200 (eastus2, eastus2euap), deployment and CPU examples', () => {
@@ -70,7 +72,20 @@ describe('examples/', () => {
     expect(validateNodeClassSpec(toNodeClass(applied.find((o) => o.kind === 'AzureFlexNodeClass')!).spec)).toMatchObject({ ok: true });
   });
 
-  it.each([...files, ...topology, ...statics])('%s passes kubectl apply --dry-run=server', async (file) => {
+  it('the sweep Job runs one shard per completion index, as many shards as completions', () => {
+    expect(sweep).toEqual(['sweep/job.yaml']);
+    const job = parseAllDocuments(fs.readFileSync(path.join(dir, 'sweep/job.yaml'), 'utf8'))[0]?.toJSON() as {
+      spec: { completionMode: string; completions: number; template: { spec: { containers: Array<{ command?: unknown; args: string[] }> } } };
+    };
+    expect(job.spec.completionMode).toBe('Indexed');
+    const [container] = job.spec.template.spec.containers;
+    // The image's entrypoint is the CLI: args only.
+    expect(container!.command).toBeUndefined();
+    expect(container!.args.slice(0, 1)).toEqual(['simulate']);
+    expect(container!.args[container!.args.indexOf('--shard') + 1]).toBe(`$(JOB_COMPLETION_INDEX)/${job.spec.completions}`);
+  });
+
+  it.each([...files, ...topology, ...statics, ...sweep])('%s passes kubectl apply --dry-run=server', async (file) => {
     const r = await kubectl(info, ['apply', '--dry-run=server', '-f', path.join(dir, file)]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -20,7 +20,9 @@ const gpuPods = (n: number, gpus: string, extra: Parameters<typeof makePod>[1] =
 describe('schedule', () => {
   it('packs small CPU pods onto the cheapest SKU that holds them', () => {
     const pods = Array.from({ length: 10 }, (_, i) => makePod(`web-${i}`, { requests: { cpu: '500m', memory: '1Gi' } }));
-    const result = schedule(base({ pendingPods: pods }));
+    // Pinned to amd64, as a pool of amd64 images is: unpinned, two arm64 D4ps_v5 are cheaper.
+    const amd64 = makeNodePool('default', { requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] });
+    const result = schedule(base({ pendingPods: pods, nodePools: [amd64] }));
     expect(result.unschedulable).toEqual([]);
     expect(result.nodeClaims).toHaveLength(1);
     const [plan] = result.nodeClaims;

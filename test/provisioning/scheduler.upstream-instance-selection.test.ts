@@ -8,7 +8,7 @@ import { STATIC_INSTANCE_TYPES, type InstanceType } from '../../src/catalog/skus
 import { LABEL_ARCH, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../src/apis/well-known.js';
 import type { NodeSelectorRequirement } from '../../src/ports/cluster.js';
 import { makeNodePool } from './fixtures.js';
-import { TYPES, UpstreamCluster, ZONES, pod, pods } from './scheduling/harness.js';
+import { TYPES, UpstreamCluster, ZONES, assortedTypes, pod, pods } from './scheduling/harness.js';
 
 const cheapest = (types: readonly InstanceType[]): number => Math.min(...types.map((t) => t.pricePerHour));
 const poolWith = (...requirements: NodeSelectorRequirement[]) => makeNodePool('default', { requirements });
@@ -37,18 +37,30 @@ describe('upstream instance_selection_test.go', () => {
   });
 
   it('should not schedule if no instance type matches selector (pod arch = arm)', () => {
-    const c = new UpstreamCluster();
+    // Upstream removes every arm64 type from the assorted set.
+    const c = new UpstreamCluster(undefined, assortedTypes().filter((t) => t.arch === 'amd64'));
     const p = pod({}, { nodeSelector: { [LABEL_ARCH]: 'arm64' } });
     const result = c.provision(p);
     expect(c.nodeOf(p)).toBeUndefined();
+    expect(result.nodeClaims).toEqual([]);
     expect(result.unschedulable.map((u) => u.pod)).toEqual([p]);
   });
 
-  it('should not schedule if no instance type matches selector (prov arch = arm / pod zone=test-zone-2)', () => {
-    const c = new UpstreamCluster([poolWith({ key: LABEL_ARCH, operator: 'In', values: ['arm64'] })]);
-    const p = pod({}, { nodeSelector: { [LABEL_ZONE]: ZONES[1]! } });
-    c.provision(p);
+  it('should not schedule if no instance type matches selector (pod arch = arm zone=test-zone-2)', () => {
+    // Upstream removes the arm64 types from test-zone-2.
+    const c = new UpstreamCluster(undefined, assortedTypes([ZONES[0]!, ZONES[2]!]));
+    const p = pod({}, { nodeSelector: { [LABEL_ARCH]: 'arm64', [LABEL_ZONE]: ZONES[1]! } });
+    const result = c.provision(p);
     expect(c.nodeOf(p)).toBeUndefined();
+    expect(result.nodeClaims).toEqual([]);
+  });
+
+  it('should not schedule if no instance type matches selector (prov arch = arm / pod zone=test-zone-2)', () => {
+    const c = new UpstreamCluster([poolWith({ key: LABEL_ARCH, operator: 'In', values: ['arm64'] })], assortedTypes([ZONES[0]!, ZONES[2]!]));
+    const p = pod({}, { nodeSelector: { [LABEL_ZONE]: ZONES[1]! } });
+    const result = c.provision(p);
+    expect(c.nodeOf(p)).toBeUndefined();
+    expect(result.nodeClaims).toEqual([]);
   });
 
   it('should schedule on an instance with enough resources', () => {
@@ -59,6 +71,43 @@ describe('upstream instance_selection_test.go', () => {
     expect(chosen.vcpu).toBeGreaterThan(30);
     // Every option holds the pod, and the cheapest that does is the one launched.
     expect(chosen.pricePerHour).toBe(cheapest(TYPES.filter((t) => t.vcpu > 30)));
+  });
+});
+
+describe('upstream instance_selection_test.go: architecture', () => {
+  const ASSORTED = assortedTypes();
+  /** Upstream's check: the cheapest type overall, and every type the NodeClaim may launch as (its create call) of that arch. */
+  const expectCheapestOf = (arch: string, pool = makeNodePool('default'), nodeSelector: Record<string, string> = {}) => {
+    const c = new UpstreamCluster([pool], ASSORTED);
+    const p = pod({}, { nodeSelector });
+    const result = c.provision(p);
+    expect(c.nodeOf(p)?.metadata.labels[LABEL_ARCH]).toBe(arch);
+    expect(result.nodeClaims[0]!.instanceType.pricePerHour).toBe(cheapest(ASSORTED));
+    expect(new Set(result.nodeClaims[0]!.instanceTypeOptions.map((t) => t.arch))).toEqual(new Set([arch]));
+  };
+
+  it('should schedule on one of the cheapest instances (pod arch = amd64)', () => expectCheapestOf('amd64', undefined, { [LABEL_ARCH]: 'amd64' }));
+  it('should schedule on one of the cheapest instances (pod arch = arm64)', () => expectCheapestOf('arm64', undefined, { [LABEL_ARCH]: 'arm64' }));
+  it('should schedule on one of the cheapest instances (prov arch = amd64)', () => expectCheapestOf('amd64', poolWith({ key: LABEL_ARCH, operator: 'In', values: ['amd64'] })));
+  it('should schedule on one of the cheapest instances (prov arch = arm64)', () => expectCheapestOf('arm64', poolWith({ key: LABEL_ARCH, operator: 'In', values: ['arm64'] })));
+
+  it('should schedule on one of the cheapest instances (prov = ondemand/test-zone-1/arm64), as (prov ct = ondemand/test-zone-1/arm64/windows) without Windows', () => {
+    const pool = poolWith({ key: LABEL_ARCH, operator: 'In', values: ['arm64'] }, { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }, { key: LABEL_ZONE, operator: 'In', values: [ZONES[0]!] });
+    const c = new UpstreamCluster([pool], ASSORTED);
+    const p = pod();
+    const result = c.provision(p);
+    expect(c.nodeOf(p)?.metadata.labels).toMatchObject({ [LABEL_ARCH]: 'arm64', [LABEL_ZONE]: ZONES[0] });
+    expect(result.nodeClaims[0]!.instanceType.pricePerHour).toBe(cheapest(ASSORTED));
+    expect(result.nodeClaims[0]!.instanceTypeOptions.every((t) => t.arch === 'arm64')).toBe(true);
+  });
+
+  it('azflex\'s own: against the static catalog\'s CPU sizes, an arm64 pod gets the cheapest arm64 size and an amd64 pod an amd64 one', () => {
+    const cpu = STATIC_INSTANCE_TYPES.filter((t) => t.gpuCount === 0).map((t) => ({ ...t, zones: { eastus2: ZONES } }));
+    const c = new UpstreamCluster([makeNodePool('default')], cpu);
+    const [armPod, amdPod] = [pod({}, { nodeSelector: { [LABEL_ARCH]: 'arm64' } }), pod({}, { nodeSelector: { [LABEL_ARCH]: 'amd64' } })];
+    c.provision(armPod, amdPod);
+    expect(c.nodeOf(armPod)?.metadata.labels[LABEL_INSTANCE_TYPE]).toBe('Standard_D4ps_v5');
+    expect(c.nodeOf(amdPod)?.metadata.labels[LABEL_INSTANCE_TYPE]).toBe('Standard_D8s_v5');
   });
 });
 

@@ -4,10 +4,10 @@
  * names the upstream test it mirrors.
  */
 import { describe, expect, it } from 'vitest';
-import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../src/apis/well-known.js';
+import { LABEL_ARCH, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_ZONE } from '../../src/apis/well-known.js';
 import type { NodeSelectorRequirement, Pod } from '../../src/ports/cluster.js';
 import { makeNodeClaim, makeNodePool } from './fixtures.js';
-import { TYPES, UpstreamCluster, ZONES, pod, pods, spread } from './scheduling/harness.js';
+import { TYPES, UpstreamCluster, ZONES, assortedTypes, pod, pods, spread } from './scheduling/harness.js';
 
 const required = (...terms: NodeSelectorRequirement[][]): Partial<Pod['spec']> => ({
   affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })) } } },
@@ -76,6 +76,20 @@ describe('upstream suite_test.go: Well Known Labels', () => {
   it('should not schedule if node selector outside of NodePool constraints', () => {
     const c = new UpstreamCluster([makeNodePool('default', { requirements: [zoneIn(ZONES[0]!, ZONES[1]!)] })]);
     expect(scheduled(c, pod({}, { nodeSelector: { [LABEL_ZONE]: ZONES[2]! } }))).toBe(false);
+  });
+
+  it('should schedule pods that have node selectors with label in wellknown label list (capacity type spot aside: azflex launches on-demand)', () => {
+    const types = assortedTypes();
+    const c = new UpstreamCluster(undefined, types);
+    const schedulable = [
+      pod({}, { nodeSelector: { [LABEL_ZONE]: ZONES[0]! } }),
+      pod({}, { nodeSelector: { [LABEL_INSTANCE_TYPE]: types[0]!.name } }),
+      pod({}, { nodeSelector: { [LABEL_ARCH]: 'arm64' } }),
+      pod({}, { nodeSelector: { [LABEL_OS]: 'linux' } }),
+    ];
+    c.provision(...schedulable);
+    for (const p of schedulable) expect(c.nodeOf(p), p.metadata.name).toBeDefined();
+    expect(c.nodeOf(schedulable[2]!)?.metadata.labels[LABEL_ARCH]).toBe('arm64');
   });
 
   it('should schedule compatible requirements with Operator=In', () => {

@@ -15,7 +15,8 @@ import { BUILT_IN_WORLDS, loadWorld, scenarioOfWorld } from '../../sim/world.js'
 const builtInWorldNames = new Set(BUILT_IN_WORLDS);
 import { defaultWorkers, MAX_WORKERS } from '../../sim/sweep/pool-size.js';
 import type { SweepJob } from '../../sim/sweep/sweep.js';
-import { bounded, MAX_SEED, MAX_SWEEP_SEEDS, seedList } from '../flags.js';
+import { bounded, MAX_SEED, MAX_SWEEP_SEEDS, seedList, shardFlag } from '../flags.js';
+import type { Shard } from '../../sim/sweep/shard.js';
 
 interface SimulateFlags {
   scenario?: string;
@@ -35,6 +36,7 @@ interface SimulateFlags {
   outputCluster?: string;
   seeds?: number[];
   workers?: number;
+  shard?: Shard;
 }
 
 function hoursFlag(raw: string): number {
@@ -103,6 +105,7 @@ export function register(program: Command): void {
     .option('--hours <n>', `simulated hours, above 0 and at most ${LIMITS.hours} (default: the scenario’s)`, hoursFlag)
     .option('--seed <n>', `seed of every random choice (0..${MAX_SEED}); the same seed gives the same run`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--seeds <list>', `sweep: run every seed of \`1..1000\` or \`1,5,9\` (at most ${MAX_SWEEP_SEEDS}) and print one JSON object`, seedList)
+    .option('--shard <i/n>', 'with --seeds: run only shard i of n (0-based), the seeds at positions i, i+n, …; merge the shards with `simulate merge`', shardFlag)
     .option('--workers <n>', `sweep worker threads (1..${MAX_WORKERS}; default: the core count)`, bounded('--workers', 1, MAX_WORKERS))
     .addOption(new Option('--strategy <name>', 'NIC cleanup strategy to run').choices([...STRATEGIES, 'all']).default('machine'))
     .option('--restarts <n>', `kill the controller at this many random await points, 0..${LIMITS.restarts} (overrides the scenario)`, bounded('--restarts', 0, LIMITS.restarts))
@@ -116,6 +119,7 @@ export function register(program: Command): void {
     .action(async (flags: SimulateFlags, command: Command) => {
       if (flags.seeds && command.getOptionValueSource('seed') === 'cli') throw new UsageError('--seed and --seeds do not go together: a sweep runs every seed of --seeds');
       if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
+      if (flags.shard !== undefined && !flags.seeds) throw new UsageError('--shard splits a sweep: it goes with --seeds');
       if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
       if (flags.ui !== undefined && flags.strategy === 'all') throw new UsageError('--ui runs one strategy at a time: pass --strategy <name>');
       checkPlacementFlags(flags);
@@ -182,7 +186,11 @@ export function register(program: Command): void {
 async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterSetup | undefined): Promise<void> {
   if (flags.ui !== undefined) throw new UsageError('--ui shows one run: it does not go with --seeds');
   const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
-  const jobs: SweepJob[] = flags.seeds!.flatMap((seed) =>
+  const { shard } = flags;
+  if (shard && shard.count > flags.seeds!.length) throw new UsageError(`--shard ${shard.index}/${shard.count}: more shards than the ${flags.seeds!.length} seeds of --seeds`);
+  const [{ runSweep, summarizeSweep }, { compactSeeds, inputSha256, shardSeeds }] = await Promise.all([import('../../sim/sweep/sweep.js'), import('../../sim/sweep/shard.js')]);
+  const seeds = shard ? shardSeeds(flags.seeds!, shard) : flags.seeds!;
+  const jobs: SweepJob[] = seeds.flatMap((seed) =>
     strategies.map((strategy) => ({
       scenario,
       ...(cluster ? { cluster } : {}),
@@ -196,7 +204,6 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
     })),
   );
   const workers = Math.min(flags.workers ?? defaultWorkers(), jobs.length);
-  const { runSweep, summarizeSweep } = await import('../../sim/sweep/sweep.js');
   const started = process.hrtime.bigint();
   const progress = !flags.json && process.stderr.isTTY;
   const outcomes = await runSweep(jobs, {
@@ -204,7 +211,8 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
     onOutcome: progress ? (_o, done, total) => process.stderr.write(`\r${done}/${total} runs${done === total ? '\r\x1b[K' : ''}`) : undefined,
   });
   const report = summarizeSweep(outcomes, { workers, wallSeconds: Number(process.hrtime.bigint() - started) / 1e9 });
-  process.stdout.write(`${JSON.stringify({ scenario: scenario.name, strategy: flags.strategy, ...report })}\n`);
+  const meta = shard && { shard: { ...shard, seeds: compactSeeds(flags.seeds!), sweep: simulateCommand(flags, ['--seeds', compactSeeds(flags.seeds!), '--strategy', flags.strategy]), inputSha256: inputSha256(scenario, cluster) } };
+  process.stdout.write(`${JSON.stringify({ scenario: scenario.name, strategy: flags.strategy, ...report, ...meta })}\n`);
   if (report.failed > 0 && (flags.assertNoLeaks || report.failures.some((f) => f.error !== undefined))) {
     process.stderr.write(`azflex: ${report.failed} of ${report.runs} runs failed; first: ${report.failures[0]!.reproduce}\n`);
     process.exitCode = 1;
@@ -213,15 +221,19 @@ async function sweep(flags: SimulateFlags, scenario: Scenario, cluster: ClusterS
 
 /** The command line that replays one run of a sweep. */
 function reproduceCommand(flags: SimulateFlags, seed: number, strategy: StrategyName): string {
+  return `${simulateCommand(flags, ['--seed', String(seed), '--strategy', strategy])} --assert-no-leaks`;
+}
+
+/** `azflex simulate` with this sweep's inputs and options, `runArgs` (which seeds and strategies) among them. */
+function simulateCommand(flags: SimulateFlags, runArgs: string[]): string {
   const args = ['npx azflex simulate'];
   if (flags.manifests) args.push('--manifests', ...flags.manifests.map(shellQuote), ...(flags.recursive ? ['-R'] : []), '--world', shellQuote(flags.world ?? DEFAULT_INPUT));
   else args.push('--scenario', shellQuote(flags.scenario ?? DEFAULT_INPUT));
-  args.push('--seed', String(seed), '--strategy', strategy);
+  args.push(...runArgs);
   if (flags.hours !== undefined) args.push('--hours', String(flags.hours));
   if (flags.restarts !== undefined) args.push('--restarts', String(flags.restarts));
   if (flags.offeringsCache === false) args.push('--no-offerings-cache');
   if (flags.arm !== 'direct') args.push('--arm', flags.arm);
-  args.push('--assert-no-leaks');
   return args.join(' ');
 }
 

@@ -6,9 +6,10 @@ import { parseVmSize } from '../../catalog/vm-size.js';
 /**
  * The simulated cloud's VM sizes: what the fake ARM accepts in a VM PUT and lists on the
  * Resource SKUs route. Sizes, vCPUs, memory, temporary disk, NIC limits and GPU counts
- * follow the series pages on learn.microsoft.com (Dsv5, Dasv5, Ddsv5, Esv5, Fsv2,
- * NCasT4_v3, NCv3, NC A100 v4, NCads H100 v5, NDasrA100_v4, NDm A100 v4, ND H100 v5,
- * ND H200 v5); quota family names are the ones ARM's quota errors print. Regions and
+ * follow the series pages on learn.microsoft.com (Dsv5, Dasv5, Ddsv5, Esv5, Fsv2, Dpsv5 and
+ * Epsv5 (arm64), NCasT4_v3, NCv3, NC A100 v4, NCads H100 v5, NDasrA100_v4, NDm A100 v4,
+ * ND H100 v5, ND H200 v5, ND GB200 v6 (arm64: Grace CPUs; its NIC count is not published and
+ * is the other ND sizes' 8 here)); quota family names are the ones ARM's quota errors print. Regions and
  * restrictions are a plausible world, not a copy of any subscription: H200 is
  * NotAvailableForSubscription in westus3, V100 in swedencentral, and some series are
  * zone-restricted, so the controller meets every restriction shape the API has.
@@ -37,6 +38,7 @@ export interface SimSku {
   premiumIO: boolean;
   rdma: boolean;
   hyperVGenerations: 'V1,V2' | 'V2';
+  arch: 'amd64' | 'arm64';
   locations: string[];
   restrictions: SimSkuRestriction[];
 }
@@ -56,6 +58,7 @@ interface Series {
   premiumIO?: boolean;
   rdma?: (vcpu: number) => boolean;
   hyperV?: 'V1,V2' | 'V2';
+  arch?: 'arm64';
   locations: string[];
   restrictions?: SimSkuRestriction[];
 }
@@ -73,6 +76,9 @@ const SERIES: Series[] = [
     locations: ALL_REGIONS },
   { name: (v) => `Standard_E${v}s_v5`, family: 'standardESv5Family', rows: general(8, () => 0, () => 0, [2, 4, 8, 16, 32, 48, 64]).concat([[96, 672, 0, 0, 8]]),
     locations: ALL_REGIONS, restrictions: [{ location: 'westeurope', zones: ['1'], reasonCode: 'NotAvailableForSubscription' }] },
+  { name: (v) => `Standard_D${v}ps_v5`, family: 'standardDPSv5Family', arch: 'arm64', rows: general(4, () => 0, () => 0, [2, 4, 8, 16, 32, 48, 64]), locations: ALL_REGIONS },
+  { name: (v) => `Standard_E${v}ps_v5`, family: 'standardEPSv5Family', arch: 'arm64', rows: general(8, () => 0, () => 0, [2, 4, 8, 16, 20]).concat([[32, 208, 0, 0, 8]]),
+    locations: ALL_REGIONS },
   { name: (v) => `Standard_F${v}s_v2`, family: 'standardFSv2Family', rows: general(2, (v) => v * 8, (v) => v * 16, [2, 4, 8, 16, 32, 48, 64, 72]), locations: ALL_REGIONS },
   { name: (v) => `Standard_NC${v}as_T4_v3`, family: 'standardNCASv3_T4Family', hyperV: 'V1,V2',
     rows: [[4, 28, 176, 0, 2, 1], [8, 56, 352, 0, 4, 1], [16, 110, 352, 0, 8, 1], [64, 440, 2816, 0, 8, 4]], locations: GPU_REGIONS },
@@ -90,6 +96,8 @@ const SERIES: Series[] = [
   { name: () => 'Standard_ND96isr_H200_v5', family: 'standardNDSH200v5Family', rows: [[96, 1850, 28000, 0, 8, 8]], rdma: () => true,
     locations: [...GPU_REGIONS, 'eastus2euap', 'uksouth'].sort(),
     restrictions: [{ location: 'westus3', reasonCode: 'NotAvailableForSubscription' }] },
+  { name: () => 'Standard_ND128isr_NDR_GB200_v6', family: 'standardNDISRGB200V6NDRFamily', arch: 'arm64', rows: [[128, 864, 16000, 0, 8, 4]], rdma: () => true,
+    locations: ['eastus2', 'westus3'] },
 ];
 
 function build(): SimSku[] {
@@ -100,7 +108,7 @@ function build(): SimSku[] {
       out.push({
         name, family: series.family, vcpu, memoryGiB, tempDiskGiB, cacheGiB, gpus: gpus ?? 0, maxNics,
         acceleratedNetworking: vcpu >= 2, premiumIO: series.premiumIO ?? true, rdma: series.rdma?.(vcpu) ?? false,
-        hyperVGenerations: series.hyperV ?? 'V2', locations: [...series.locations], restrictions: [...(series.restrictions ?? [])],
+        hyperVGenerations: series.hyperV ?? 'V2', arch: series.arch ?? 'amd64', locations: [...series.locations], restrictions: [...(series.restrictions ?? [])],
       });
     }
   }
@@ -132,7 +140,7 @@ export function simInstanceTypes(skus: readonly SimSku[] = SIM_SKUS): InstanceTy
       ...(known?.gpuMemoryGiB !== undefined ? { gpuMemoryGiB: known.gpuMemoryGiB } : {}),
       maxPods: 110,
       ephemeralStorageGiB: s.tempDiskGiB,
-      arch: 'amd64',
+      arch: s.arch,
       pricePerHour: RETAIL_PRICES_USD_PER_HOUR[s.name] ?? estimatePrice({ vcpu: s.vcpu, memoryMiB, gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
       locations: s.locations.filter((l) => !blocked.has(l)),
       // The zones the Resource SKUs route lists (locationInfo) minus zone restrictions: what a zonal PUT may name.

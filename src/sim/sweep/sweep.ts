@@ -103,44 +103,58 @@ export interface SweepReport {
   perSeed: SeedSummary[];
 }
 
+/** One run of a sweep as its report keeps it: the per-seed figures and the command that replays it. */
+export interface SweepRun {
+  summary: SeedSummary;
+  reproduce: string;
+}
+
 export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { workers: number; wallSeconds: number }, worstCount = 5): SweepReport {
-  const perSeed: SeedSummary[] = outcomes.map((o) => {
-    const r = o.result;
-    return {
-      seed: o.seed,
-      strategy: o.strategy,
-      ok: isOk(o),
-      nodeClaimsCreated: r?.nodeClaimsCreated ?? 0,
-      createFailures: r?.createFailures ?? 0,
-      leakedNics: r?.leakedNics ?? 0,
-      leakedVms: r?.leakedVms ?? 0,
-      leakedDisks: r?.leakedDisks ?? 0,
-      stuckNodeClaims: r?.stuckNodeClaims ?? 0,
-      failedVmsLeft: r?.failedVmsLeft ?? 0,
-      reapMaxSeconds: r?.timeToReapSeconds.max ?? 0,
-      armWrites: r?.armWrites ?? 0,
-      restarts: r?.restarts ?? 0,
-      wallSeconds: r?.wallSeconds ?? 0,
-      eventLogSha256: r?.eventLogSha256 ?? '',
-      problems: o.problems,
-      ...(o.error !== undefined ? { error: o.error } : {}),
-    };
-  });
-  const byRun = new Map(outcomes.map((o, i) => [perSeed[i]!, o]));
-  const worstBy = (value: (s: SeedSummary) => number) =>
-    perSeed
-      .filter((s) => value(s) > 0)
-      .sort((a, b) => value(b) - value(a) || a.seed - b.seed)
-      .slice(0, worstCount)
-      .map((s) => ({ seed: s.seed, strategy: s.strategy, value: value(s), reproduce: byRun.get(s)!.reproduce }));
-  const failing = outcomes.filter((o) => !isOk(o));
+  return summarizeRuns(outcomes.map((o) => ({ summary: seedSummary(o), reproduce: o.reproduce })), meta, worstCount);
+}
+
+function seedSummary(o: SweepOutcome): SeedSummary {
+  const r = o.result;
   return {
-    seeds: new Set(outcomes.map((o) => o.seed)).size,
-    runs: outcomes.length,
+    seed: o.seed,
+    strategy: o.strategy,
+    ok: isOk(o),
+    nodeClaimsCreated: r?.nodeClaimsCreated ?? 0,
+    createFailures: r?.createFailures ?? 0,
+    leakedNics: r?.leakedNics ?? 0,
+    leakedVms: r?.leakedVms ?? 0,
+    leakedDisks: r?.leakedDisks ?? 0,
+    stuckNodeClaims: r?.stuckNodeClaims ?? 0,
+    failedVmsLeft: r?.failedVmsLeft ?? 0,
+    reapMaxSeconds: r?.timeToReapSeconds.max ?? 0,
+    armWrites: r?.armWrites ?? 0,
+    restarts: r?.restarts ?? 0,
+    wallSeconds: r?.wallSeconds ?? 0,
+    eventLogSha256: r?.eventLogSha256 ?? '',
+    problems: o.problems,
+    ...(o.error !== undefined ? { error: o.error } : {}),
+  };
+}
+
+/**
+ * The report of runs in job order: a sweep's own, or shards' merged back into that order
+ * (`mergeShards`), which then reads the same as the unsplit sweep's.
+ */
+export function summarizeRuns(runs: readonly SweepRun[], meta: { workers: number; wallSeconds: number }, worstCount = 5): SweepReport {
+  const worstBy = (value: (s: SeedSummary) => number) =>
+    runs
+      .filter((r) => value(r.summary) > 0)
+      .sort((a, b) => value(b.summary) - value(a.summary) || a.summary.seed - b.summary.seed)
+      .slice(0, worstCount)
+      .map((r) => ({ seed: r.summary.seed, strategy: r.summary.strategy, value: value(r.summary), reproduce: r.reproduce }));
+  const failing = runs.filter((r) => !r.summary.ok);
+  return {
+    seeds: new Set(runs.map((r) => r.summary.seed)).size,
+    runs: runs.length,
     workers: meta.workers,
     wallSeconds: Math.round(meta.wallSeconds * 1000) / 1000,
     failed: failing.length,
-    failures: failing.map((o) => ({ seed: o.seed, strategy: o.strategy, problems: o.problems, ...(o.error !== undefined ? { error: o.error } : {}), reproduce: o.reproduce })),
+    failures: failing.map(({ summary: s, reproduce }) => ({ seed: s.seed, strategy: s.strategy, problems: s.problems, ...(s.error !== undefined ? { error: s.error } : {}), reproduce })),
     worst: {
       leaks: worstBy((s) => s.leakedNics + s.leakedVms + s.leakedDisks + s.stuckNodeClaims + s.failedVmsLeft),
       reapMaxSeconds: worstBy((s) => s.reapMaxSeconds),
@@ -148,7 +162,7 @@ export function summarizeSweep(outcomes: readonly SweepOutcome[], meta: { worker
       createFailures: worstBy((s) => s.createFailures),
       wallSeconds: worstBy((s) => s.wallSeconds),
     },
-    perSeed,
+    perSeed: runs.map((r) => r.summary),
   };
 }
 

@@ -6,6 +6,8 @@ import { parse } from 'yaml';
 import {
   AKS_FLEX_NODE_VERSION,
   BootstrapTokenExpiredError,
+  CONTAINERD_VERSION,
+  RUNC_VERSION,
   type NodeAgentPin,
   parseAgentSha256,
   CUSTOM_DATA_MAX_BASE64_CHARS,
@@ -70,6 +72,24 @@ describe('cloud-init rendering', () => {
       'cloud-init-d8s.yaml',
       renderCloudInit({ bootstrap, region: 'westeurope', instanceType: 'Standard_D8s_v5', nodePool: 'cpu', nodeClass: 'cpu-we', maxPods: 30, nvidiaRuntime: false, agent: AGENT }),
     );
+  });
+
+  it('matches the golden file for an arm64 Grace GPU node (ND GB200 v6): the arm64 agent under its own pin, the NVIDIA runtime', () => {
+    const gb200: UserDataInput = { ...h200, instanceType: 'Standard_ND128isr_NDR_GB200_v6', nodePool: 'gb200', nodeClass: 'gb200-eastus2', labels: { gpu: 'gb200' }, arch: 'arm64' };
+    const text = renderCloudInit(gb200);
+    expectGolden('cloud-init-gb200.yaml', text);
+    const doc = parse(text) as { write_files: Array<{ path: string; content: string }> };
+    const file = (path: string) => doc.write_files.find((f) => f.path === path)!.content;
+    const script = file('/usr/local/sbin/azflex-bootstrap');
+    expect(script).toContain(`releases/download/${AKS_FLEX_NODE_VERSION}/aks-flex-node-linux-arm64.tar.gz`);
+    expect(script).toContain(`echo "${'b'.repeat(64)}  /opt/aks-flex-node/aks-flex-node.tar.gz" | sha256sum -c --strict -`);
+    expect(script).not.toMatch(/amd64|a{64}/);
+    const actions = JSON.parse(file('/etc/aks-flex-node/flex-config.json')) as Array<{ metadata: { type: string }; spec: Record<string, unknown> }>;
+    // The agent fetches containerd and runc for the node's own architecture; the versions are the same.
+    expect(actions.find((a) => a.metadata.type.endsWith('DownloadCRIBinaries'))!.spec).toEqual({ containerdVersion: CONTAINERD_VERSION, runcVersion: RUNC_VERSION });
+    expect(actions.find((a) => a.metadata.type.endsWith('StartContainerdService'))!.spec).toEqual({ gpuConfig: { nvidiaRuntime: {} } });
+    // The same text as amd64's but for the tarball and its pin.
+    expect(text.replace(/arm64/g, 'amd64').replace(/b{64}/g, 'a'.repeat(64))).toBe(renderCloudInit({ ...gb200, arch: 'amd64' }));
   });
 
   it('is valid cloud-config: the agent actions join with the token, labels and taints; max pods and containerd fixes are there', () => {
@@ -386,6 +406,9 @@ describe('userdata from Karpenter objects', () => {
     // A single-valued In requirement is a node label; a multi-valued one is not.
     expect(input.labels).toMatchObject({ gpu: 'h200', 'topology.kubernetes.io/zone': 'eastus2-2' });
     expect(input.labels).not.toHaveProperty('karpenter.azure.com/sku-family');
+    // The Grace GPU size: arm64, and the NVIDIA runtime.
+    const gb200 = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_ND128isr_NDR_GB200_v6')!;
+    expect(userDataInputFor({ nodeClaim, nodeClass, instanceType: gb200 }, bootstrap, AGENT)).toMatchObject({ arch: 'arm64', nvidiaRuntime: true, instanceType: gb200.name });
     // An AMD Instinct size gets no NVIDIA runtime.
     expect(userDataInputFor({ nodeClaim, nodeClass, instanceType: { ...instanceType, name: 'Standard_ND96isr_MI300X_v5', gpuModel: 'MI300X' } }, bootstrap, AGENT).nvidiaRuntime).toBe(false);
     let reads = 0;

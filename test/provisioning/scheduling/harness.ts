@@ -25,6 +25,15 @@ function dType(vcpu: number, zones: readonly string[] = ZONES): InstanceType {
 /** Sizes like upstream's fake instance types: small to large, every zone. */
 export const TYPES: InstanceType[] = [2, 4, 8, 16, 32, 64].map((vcpu) => dType(vcpu));
 
+/**
+ * Upstream's InstanceTypesAssorted, for the arch cases: every size as amd64 (Dsv5) and as arm64
+ * (Dpsv5) at the same price, so the cheapest of either architecture is the cheapest of all.
+ */
+export function assortedTypes(armZones: readonly string[] = ZONES): InstanceType[] {
+  const arm = (vcpu: number): InstanceType => ({ ...dType(vcpu, armZones), name: `Standard_D${vcpu}ps_v5`, family: 'standardDPSv5Family', arch: 'arm64' });
+  return [2, 4, 8, 16, 32, 64].flatMap((vcpu) => [dType(vcpu), arm(vcpu)]);
+}
+
 export interface Placement {
   node: Node;
   claim: NodeClaim;

@@ -5,6 +5,8 @@ import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
 import { createArmRestHandler } from '../../../src/sim/arm/rest.js';
 import { SIM_SKUS, simInstanceTypes } from '../../../src/sim/arm/sku-catalog.js';
 import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
+import { mapResourceSkus } from '../../../src/azure/resource-skus.js';
+import type { ResourceSku } from '@azure/arm-compute';
 
 const SUB = '00000000-0000-4000-8000-0000000000bb';
 
@@ -76,5 +78,16 @@ describe('simulated Resource SKUs route', () => {
     const types = new Map(simInstanceTypes().map((t) => [t.name, t]));
     for (const t of STATIC_INSTANCE_TYPES) expect(types.get(t.name)?.family).toBe(t.family);
     expect(SIM_SKUS.length).toBe(types.size);
+  });
+
+  it('arm64 sizes say CpuArchitectureType Arm64, and the production mapping reads them back as arm64', async () => {
+    const { list } = world();
+    const east = await list('eastus2');
+    const archOf = (name: string) => cap(east.find((e) => e.name === name)!, 'CpuArchitectureType');
+    expect([archOf('Standard_D4ps_v5'), archOf('Standard_E8ps_v5'), archOf('Standard_ND128isr_NDR_GB200_v6'), archOf('Standard_D8s_v5')]).toEqual(['Arm64', 'Arm64', 'Arm64', 'x64']);
+    const mapped = mapResourceSkus(east.map((e) => ({ ...e, resourceType: 'virtualMachines' }) as ResourceSku), { subscriptionID: SUB, location: 'eastus2' });
+    const arch = new Map(mapped.types.map((t) => [t.name, t.arch]));
+    expect([arch.get('Standard_D4ps_v5'), arch.get('Standard_ND128isr_NDR_GB200_v6'), arch.get('Standard_D8s_v5')]).toEqual(['arm64', 'arm64', 'amd64']);
+    expect(mapped.types.find((t) => t.name === 'Standard_ND128isr_NDR_GB200_v6')).toMatchObject({ gpuCount: 4, gpuModel: 'GB200', vcpu: 128 });
   });
 });
