@@ -295,8 +295,8 @@ export class FakeArm implements AzurePort {
     return this.ops.poll(subscriptionId, id);
   }
 
-  completedOperation(kind: 'create' | 'delete'): string {
-    return this.ops.completed(kind);
+  completedOperation(kind: 'create' | 'delete', target?: ResourceRef): string {
+    return this.ops.completed(kind, target);
   }
 
   waitForOperation(id: string): Promise<OperationStatus> {

@@ -211,8 +211,8 @@ export class ArmResourceRoutes {
         this.validated('vm.patch', ref.name, () => validateVmPatch(doc));
         const vm = this.arm.vmPatchTags(ref, patchedTags(doc, url));
         if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
-        // Compute answers an update as an LRO; the fake's is done at once.
-        return json(200, vmJson(vm), this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, this.arm.completedOperation('create'), apiVersion, false));
+        // Compute answers an update as an LRO (final-state-via: location, like a create); the fake's is done at once.
+        return json(200, vmJson(vm), this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, this.arm.completedOperation('create', ref), apiVersion, true));
       }
       case 'DELETE': {
         const location = this.arm.vmLocation(ref);
