@@ -19,6 +19,7 @@ import { ArmCalls } from './calls.js';
 import { Disks } from './compute-disks.js';
 import { Vms } from './compute-vms.js';
 import { Faults } from './faults.js';
+import { CapacityReservations, type ReservationGroupView } from './capacity-reservations.js';
 import { Listing, type ListPage } from './listing.js';
 import { Nics } from './network-nics.js';
 import { Operations } from './operations.js';
@@ -50,6 +51,7 @@ export type * from './types.js';
 export type { BeginResult, DiskDetails, EvictionPolicy, Leaks, ListScope, OperationInfo, PowerAction, QuotaUsage, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
 export type { ListPage } from './listing.js';
 export { SPOT_EVICTION_NOTICE_MS } from './vm-power.js';
+export type { ReservationGroupView, ReservationView } from './capacity-reservations.js';
 
 export interface FakeArmOptions {
   clock: Clock;
@@ -89,6 +91,7 @@ export class FakeArm implements AzurePort {
   private readonly vms: Vms;
   private readonly power: VmPower;
   private readonly faults: Faults;
+  private readonly reservations: CapacityReservations;
   /**
    * The custom data last digested, and its digest: the controller renders the same bytes for
    * every NodeClaim of one NodePool and size (src/lifecycle/nodeclaim/userdata.ts), and digesting a few KB
@@ -112,7 +115,8 @@ export class FakeArm implements AzurePort {
     const disks = (this.disks = new Disks(state, calls, groups, listing));
     // Power and VMs need each other: an eviction with policy Delete deletes the VM.
     const power = (this.power = new VmPower(state, calls, groups, ops, (rec) => this.vms.startDelete(rec)));
-    this.vms = new Vms({ state, calls, groups, listing, ops, regions, quotas, nics, disks, power });
+    const reservations = (this.reservations = new CapacityReservations(state, calls, groups, regions, quotas, config.regions));
+    this.vms = new Vms({ state, calls, groups, listing, ops, regions, quotas, nics, disks, power, reservations });
     this.faults = new Faults(state, regions, calls, this.vms, power);
     for (const s of config.subnets) {
       const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\//i.exec(s.id);
@@ -301,6 +305,16 @@ export class FakeArm implements AzurePort {
 
   waitForOperation(id: string): Promise<OperationStatus> {
     return this.ops.waitFor(id);
+  }
+
+  /** GET of a capacity reservation group with its reservations' instance views (a counted read); undefined when absent. */
+  capacityReservationGroupGet(ref: ResourceRef): ReservationGroupView | undefined {
+    return this.reservations.getGroup(ref);
+  }
+
+  /** The capacity reservation groups of a resource group, or of the subscription (one counted read). */
+  capacityReservationGroupList(scope: { subscriptionId: string; resourceGroup?: string }): ReservationGroupView[] {
+    return this.reservations.listGroups(scope);
   }
 
   quotaUsage(subscriptionId: string, location: string): QuotaUsage | undefined {

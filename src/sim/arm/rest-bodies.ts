@@ -126,6 +126,7 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
   const computerName = optStr(doc, ['properties', 'osProfile', 'computerName']);
   const storageType = optStr(doc, ['properties', 'storageProfile', 'osDisk', 'managedDisk', 'storageAccountType']);
   const shown = { ...(computerName ? { computerName } : {}), ...(storageType ? { osDiskStorageAccountType: storageType } : {}) };
+  const group = optStr(doc, ['properties', 'capacityReservation', 'capacityReservationGroup', 'id']);
   // osProfile.customData is read by nobody here: the fake must never keep or echo the secret.
   return {
     ref,
@@ -145,5 +146,6 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
     ...(evictionPolicy !== undefined ? { evictionPolicy: evictionPolicy as EvictionPolicy } : {}),
     tags: tagsOf(doc),
     ...(Object.keys(shown).length > 0 ? { shown } : {}),
+    ...(group ? { capacityReservationGroupId: group } : {}),
   };
 }
