@@ -366,6 +366,11 @@ export function instanceTypeRequirements(instanceType: InstanceType, region: str
   return requirements;
 }
 
+/** A zonal type offered without a zone (every zone of it is marked): no zone label, placement-scope regional. */
+export function regionalRequirements(instanceType: InstanceType, region: string, cluster?: string): Requirements {
+  return computeInstanceTypeRequirements(instanceType, region, [], cluster);
+}
+
 /**
  * `cluster` is kubernetes.azure.com/cluster's value (clusterLabelValue of the configured node
  * resource group); without one the label is DoesNotExist, so a pod that requires it is not

@@ -5,7 +5,9 @@ import { AzureError, type VmProvisioningState } from '../../ports/azure.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { Requirements } from '../../provisioning/requirements.js';
 import { vmAttemptAt, type VmCreateAttempt } from '../deps.js';
-import { ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../../apis/well-known.js';
+import {
+  ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_PLACEMENT_SCOPE, LABEL_ZONE, PLACEMENT_SCOPE_REGIONAL,
+} from '../../apis/well-known.js';
 import { classified } from '../failure.js';
 import { assertLeader, nodeClassOf, observedNodeClaim, ownedTags, refIn, statusNow, validNodeClassOf, type LifecycleScope } from '../scope.js';
 import { reservationEnd } from '../timing.js';
@@ -113,7 +115,9 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
  * them from its first moment, as the Azure provider's kubelet node labels do.
  */
 function kubeletView(s: LifecycleScope, nc: NodeClaim, instanceType: InstanceType, cls: AzureFlexNodeClass, zone: string | undefined): NodeClaim {
-  const zoned = zone ? { ...nc.metadata.labels, [LABEL_ZONE]: zone } : nc.metadata.labels;
+  // A zonal type launched without a zone is the regional fallback (chooseZone labelled it so).
+  const regional = !zone && zonesIn(instanceType, cls.spec.location).length > 0 && nc.metadata.labels[LABEL_PLACEMENT_SCOPE] !== PLACEMENT_SCOPE_REGIONAL;
+  const zoned = zone ? { ...nc.metadata.labels, [LABEL_ZONE]: zone } : regional ? { ...nc.metadata.labels, [LABEL_PLACEMENT_SCOPE]: PLACEMENT_SCOPE_REGIONAL } : nc.metadata.labels;
   const launched = launchLabels(zoned === nc.metadata.labels ? nc : { ...nc, metadata: { ...nc.metadata, labels: zoned } }, instanceType, cls.spec.location, s.deps.config.nodeResourceGroup);
   return zoned === nc.metadata.labels && !launched ? nc : { ...nc, metadata: { ...nc.metadata, labels: { ...zoned, ...launched } } };
 }
@@ -132,6 +136,17 @@ function createFailed(s: LifecycleScope, name: string, attempt: VmCreateAttempt,
 async function vmState(s: LifecycleScope, name: string): Promise<VmProvisioningState | undefined> {
   const nc = observedNodeClaim(s, name);
   return (await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), vmNameFor(name))))?.provisioningState;
+}
+
+/**
+ * Whether the NodeClaim may launch without a zone: none of its requirements names a zone
+ * (its pods need none, and its plan pinned none: the plan had a regional option) and its
+ * placement scope, if required, allows regional.
+ */
+function regionalAllowed(nc: NodeClaim): boolean {
+  const requirements = Requirements.fromSelectors(nc.spec.requirements);
+  const scope = requirements.get(LABEL_PLACEMENT_SCOPE);
+  return requirements.get(LABEL_ZONE) === undefined && (scope === undefined || scope.has(PLACEMENT_SCOPE_REGIONAL));
 }
 
 /** Zones the NodeClaim may launch the type in (its zone requirement ∩ the type's zones there); empty: regional. */
@@ -157,9 +172,16 @@ function zoneUsable(s: LifecycleScope, cls: AzureFlexNodeClass, sku: string, zon
 async function chooseZone(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): Promise<string | undefined> {
   const labelled = nc.metadata.labels[LABEL_ZONE];
   if (labelled) return zonesIn(instanceType, cls.spec.location).length > 0 ? labelled : undefined;
+  if (nc.metadata.labels[LABEL_PLACEMENT_SCOPE] === PLACEMENT_SCOPE_REGIONAL) return undefined;
   const allowed = allowedZones(nc, cls, instanceType);
   if (allowed.length === 0) return undefined;
   const usable = allowed.filter((z) => zoneUsable(s, cls, instanceType.name, z));
+  if (usable.length === 0 && regionalAllowed(nc)) {
+    // Every zone is marked and nothing needs one: a regional VM, said before the PUT (a re-PUT
+    // after a crash must again name no zone, and the Node shows how it was placed).
+    await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_PLACEMENT_SCOPE]: PLACEMENT_SCOPE_REGIONAL } });
+    return undefined;
+  }
   const from = usable.length > 0 ? usable : allowed;
   const zone = from[nameHash(nc.metadata.name) % from.length]!;
   await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_ZONE]: zone } });
@@ -175,9 +197,9 @@ async function chooseInstanceType(s: LifecycleScope, nc: NodeClaim, cls: AzureFl
     if (it && isOffered(it, cls.spec.subscriptionID, cls.spec.location)) candidates.push(it);
   }
   candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.name.localeCompare(b.name));
-  // A zonal type is available while one of the NodeClaim's zones for it is.
+  // A zonal type is available while one of the NodeClaim's zones for it is, or regionally when it needs none.
   const available = candidates.find((it) => !s.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand') &&
-    (zonesIn(it, cls.spec.location).length === 0 || allowedZones(nc, cls, it).some((z) => zoneUsable(s, cls, it.name, z))));
+    (zonesIn(it, cls.spec.location).length === 0 || regionalAllowed(nc) || allowedZones(nc, cls, it).some((z) => zoneUsable(s, cls, it.name, z))));
   const chosen = available ?? candidates[0];
   if (!chosen) throw new AzureError('SkuNotAvailable', 409, `no instance type of NodeClaim ${nc.metadata.name} is offered in ${cls.spec.location}`);
   return chosen;

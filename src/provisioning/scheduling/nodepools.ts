@@ -5,7 +5,7 @@
 import type { AzureFlexNodeClass, NodePool, Pod, Taint } from '../../ports/cluster.js';
 import { isOffered, type InstanceType } from '../../catalog/skus.js';
 import { addInto, limitsFromList, podRequests, subtractResources, type Resources } from '../resources.js';
-import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements } from '../requirements.js';
+import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements, regionalRequirements } from '../requirements.js';
 import { instanceTypeCapacity, maxPodsFor } from '../overhead.js';
 import { FirstFitIndex } from './first-fit-index.js';
 import { podRequirementTerms } from './pod-groups.js';
@@ -59,10 +59,12 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
       // before asking about each zone's marks (a pool of one size asked about the whole catalog).
       if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
       const zones = offeredZones(instanceType, region, input.isZoneUnavailable);
-      const itRequirements = instanceTypeRequirements(instanceType, region, zones, cluster);
+      // Every zone marked: the type is still offered regionally (no zone in the VM PUT), as the
+      // Azure provider falls back to, to pods that do not need a zone, until that fails too.
+      const itRequirements = zones?.length === 0 ? regionalRequirements(instanceType, region, cluster) : instanceTypeRequirements(instanceType, region, zones, cluster);
       if (requirements.intersects(itRequirements) !== undefined) continue;
       const candidate = candidateOf(instanceType, nodeClass, itRequirements, kubeReserved);
-      if (zones?.length === 0 || input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
+      if (input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
       else candidates.push(candidate);
     }
     candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
