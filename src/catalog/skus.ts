@@ -41,7 +41,10 @@ export interface InstanceType {
   maxPods: number;
   ephemeralStorageGiB: number;
   arch: 'amd64' | 'arm64';
+  /** On-demand USD/hour (src/catalog/prices.ts). */
   pricePerHour: number;
+  /** Spot USD/hour (src/catalog/spot-prices.ts); absent: the size has no spot offering. */
+  spotPricePerHour?: number;
   /** Regions where the SKU is usable (by at least one subscription, for a live catalog). */
   locations: string[];
   /**

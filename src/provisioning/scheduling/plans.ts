@@ -6,7 +6,7 @@ import type { NodeSelectorRequirement } from '../../ports/cluster.js';
 import { resourcesToList } from '../resources.js';
 import { Requirement, Requirements } from '../requirements.js';
 import { domainsFor } from './topology.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE } from '../../apis/well-known.js';
+import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE } from '../../apis/well-known.js';
 import type { Candidate, NodeClaimPlan, PlannedClaim } from './types.js';
 
 export class PlanWriter {
@@ -26,8 +26,11 @@ export class PlanWriter {
       const pinned = [
         Requirement.in(LABEL_INSTANCE_TYPE, names),
         Requirement.in(LABEL_REGION, [claim.pool.region]),
-        Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
       ];
+      // The capacity types the options still offer (marks took out the refused ones); the
+      // launch picks the cheapest available among them (src/lifecycle/nodeclaim/launch.ts).
+      const capacityTypes = domainsFor(LABEL_CAPACITY_TYPE, Requirements.EMPTY, claim.options);
+      if (capacityTypes) pinned.push(Requirement.in(LABEL_CAPACITY_TYPE, capacityTypes));
       // Zones differ by region for the same SKUs.
       const zones = this.optionZones(`${claim.pool.region}\u0000${optionsKey}`, claim.options);
       if (zones) pinned.push(zones);
