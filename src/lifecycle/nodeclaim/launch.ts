@@ -100,7 +100,7 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     adminUsername: s.deps.config.adminUsername,
     sshPublicKeys: cls.spec.sshPublicKeys,
     customData: await s.deps.userData({ nodeClaim: kubeletView(s, labelled, instanceType, cls, zone), nodeClass: cls, instanceType }),
-    ...vmPriority(capacityType),
+    ...vmPriority(capacityType, cls),
     tags: ownedTags(s, nc, cls),
   }).catch((error: unknown) => {
     createFailed(s, name, attempt, started, error);
@@ -216,9 +216,13 @@ async function recordCapacityType(s: LifecycleScope, nc: NodeClaim, capacityType
   await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_CAPACITY_TYPE]: capacityType } });
 }
 
-/** The VM's priority for its capacity type (the ARM adapters ask a spot VM to be deleted when evicted). */
-function vmPriority(capacityType: CapacityType): Pick<VmSpec, 'priority'> {
-  return { priority: capacityType === 'spot' ? 'Spot' : 'Regular' };
+/**
+ * The VM's priority for its capacity type: a spot VM is deleted when evicted (the ARM
+ * adapters ask for it; its NodeClaim is then replaced) and pays at most the NodeClass's
+ * spotMaxPrice (-1: up to the on-demand price).
+ */
+function vmPriority(capacityType: CapacityType, cls: AzureFlexNodeClass): Pick<VmSpec, 'priority' | 'spotMaxPrice'> {
+  return capacityType === 'spot' ? { priority: 'Spot', spotMaxPrice: cls.spec.spotMaxPrice ?? -1 } : { priority: 'Regular' };
 }
 
 /** Karpenter semantics for a failed launch: remember the bad offering, say why, delete the NodeClaim. */
