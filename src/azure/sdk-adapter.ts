@@ -227,7 +227,7 @@ export class SdkAzure implements AzurePort {
       securityProfile: securityProfileFor(securityType),
       priority: spec.priority,
       // A spot eviction must not leave a deallocated VM (and its NIC) behind.
-      ...(spot ? { evictionPolicy: 'Delete', billingProfile: { maxPrice: -1 } } : {}),
+      ...(spot ? { evictionPolicy: 'Delete', billingProfile: { maxPrice: 'spotMaxPrice' in spec ? spec.spotMaxPrice ?? -1 : -1 } } : {}),
     };
   }
 

@@ -54,6 +54,8 @@ export interface VmSpec {
   /** gzip + base64 cloud-init; a secret (carries the bootstrap token). */
   customData: string;
   priority: 'Regular' | 'Spot';
+  /** A Spot VM's billingProfile.maxPrice (USD/hour; -1: up to the on-demand price, ARM's default for the field). */
+  spotMaxPrice?: number;
   tags: Tags;
 }
 

@@ -218,6 +218,8 @@ const NodePool = z.strictObject({
   taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
+  /** karpenter.sh/capacity-type In these (the launch takes the cheapest available: spot before on-demand). */
+  capacityTypes: z.array(z.enum(['on-demand', 'spot'])).min(1).max(2).default(['on-demand']),
   /** Static capacity: keep this many nodes whatever is pending (NodePool spec.replicas). */
   replicas: z.number().int().min(0).max(LIMITS.nodePools * 100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),

@@ -469,7 +469,7 @@ export class FakeArm implements AzurePort {
       sshPublicKeys: spec.sshPublicKeys,
       priority: spec.priority,
       // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
-      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const } : {}),
+      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const, maxPrice: spec.spotMaxPrice ?? -1 } : {}),
       tags: spec.tags,
       customDataHash: this.customDataDigest(spec.customData),
     };

@@ -41,6 +41,8 @@ export interface VmCreateRequest {
   priority: 'Regular' | 'Spot';
   /** What ARM does to a Spot VM it evicts (`properties.evictionPolicy`; ARM's default for Spot is Deallocate). */
   evictionPolicy?: EvictionPolicy;
+  /** A Spot VM's `properties.billingProfile.maxPrice` (USD/hour; -1 or absent: up to the on-demand price). */
+  maxPrice?: number;
   tags: Tags;
   /** A digest of osProfile.customData (the secret itself is never stored); absent = not sent. */
   customDataHash?: string;

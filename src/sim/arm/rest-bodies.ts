@@ -144,8 +144,17 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
     sshPublicKeys,
     priority: priority === 'Spot' || priority === 'Low' ? 'Spot' : 'Regular',
     ...(evictionPolicy !== undefined ? { evictionPolicy: evictionPolicy as EvictionPolicy } : {}),
+    ...maxPriceOf(doc),
     tags: tagsOf(doc),
     ...(Object.keys(shown).length > 0 ? { shown } : {}),
     ...(group ? { capacityReservationGroupId: group } : {}),
   };
+}
+
+/** properties.billingProfile.maxPrice: a number (ARM's model is a double), or absent. */
+function maxPriceOf(doc: unknown): { maxPrice?: number } {
+  const v = at(doc, ['properties', 'billingProfile', 'maxPrice']);
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'number') throw new HttpError(400, 'InvalidParameter', `The value '${String(v)}' of parameter 'billingProfile.maxPrice' is not valid.`, {}, 'billingProfile.maxPrice');
+  return { maxPrice: v };
 }
