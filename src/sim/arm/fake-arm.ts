@@ -1,6 +1,7 @@
 import {
   AzureError,
   type AzurePort,
+  type CapacityReservationGroup,
   type ComputeUsages,
   type Disk,
   type Nic,
@@ -295,6 +296,16 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  getCapacityReservationGroup(ref: ResourceRef): Promise<CapacityReservationGroup | undefined> {
+    return this.respond(this.state.settings.latency.read, () => {
+      const g = absentAs(() => this.reservations.getGroup(ref), undefined);
+      return g && {
+        id: g.id, name: g.name, location: g.location,
+        reservations: g.reservations.map((r) => ({ id: r.id, name: r.name, vmSize: r.sku, ...(r.zone !== undefined ? { zone: r.zone } : {}), capacity: r.quantity, allocatedVmIds: r.allocatedVmIds })),
+      };
+    });
+  }
+
   pollOperation(subscriptionId: string, id: string): OperationInfo | undefined {
     return this.ops.poll(subscriptionId, id);
   }
@@ -468,6 +479,7 @@ export class FakeArm implements AzurePort {
       adminUsername: spec.adminUsername,
       sshPublicKeys: spec.sshPublicKeys,
       priority: spec.priority,
+      ...(spec.capacityReservationGroupId ? { capacityReservationGroupId: spec.capacityReservationGroupId } : {}),
       // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
       ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const, maxPrice: spec.spotMaxPrice ?? -1 } : {}),
       tags: spec.tags,

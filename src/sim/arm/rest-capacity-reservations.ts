@@ -74,7 +74,8 @@ export function capacityReservationRoute(arm: FakeArm, method: string, ref: { su
   if (!group) throw resourceNotFound(GROUP_TYPE, ref);
   if (rest.length === 0) return json(200, groupJson(group, wantsInstanceView(url)));
   if (lower(rest[0]) !== 'capacityreservations' || rest.length > 2) throw notModelled(method, url);
-  if (rest.length === 1) return json(200, { value: group.reservations.map((r) => reservationJson(r, wantsInstanceView(url))) });
+  // The list's $expand names VM references, not the instance view: each reservation's utilisation is a GET's (or the group's).
+  if (rest.length === 1) return json(200, { value: group.reservations.map((r) => reservationJson(r, false)) });
   const r = group.reservations.find((x) => x.name.toLowerCase() === lower(rest[1]));
   if (!r) throw new HttpError(404, 'ResourceNotFound', `The Resource '${RESERVATION_TYPE}/${ref.name}/${rest[1]}' under resource group '${ref.resourceGroup}' was not found.`);
   return json(200, reservationJson(r, wantsInstanceView(url)));
