@@ -4,7 +4,7 @@ import { NetworkManagementClient } from '@azure/arm-network';
 import type { FakeArmConfig, FakeArmRegionConfig } from '../../../src/sim/arm/types.js';
 import { parseFakeArmConfig } from '../../../src/sim/arm/scenario-config.js';
 import { CMP, credential, faceServer } from './face-client.js';
-import { H200, RG, SUB, SUBNET } from './helpers.js';
+import { H200, RG, SUB, SUBNET, baseConfig, harness, nicSpec, ref, vmSpec } from './helpers.js';
 
 /**
  * Capacity reservation groups through the official SDK over HTTPS: the group and its
@@ -110,6 +110,22 @@ describe('capacity reservation groups', () => {
     await expect(create('regional', { zones: undefined })).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('without a zone') });
     await expect(create('size', { hardwareProfile: { vmSize: 'Standard_D2s_v5' } })).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('no capacity reservation for VM size Standard_D2s_v5') });
     await expect(create('missing', { capacityReservation: { capacityReservationGroup: { id: `${GROUP_ID}x` } } })).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('was not found') });
+  });
+
+  it('the AzurePort face: a VM created into the group takes a slot and shows in the group\'s read until it is deleted', async () => {
+    const cfg = baseConfig();
+    cfg.regions[0]!.capacityReservationGroups = [{ resourceGroup: RG, name: 'regional', reservations: [{ name: 'h200', sku: H200, quantity: 1 }] }];
+    const h = harness(cfg);
+    const id = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/capacityReservationGroups/regional`;
+    await h.run(h.arm.createNic(nicSpec('a')));
+    const vm = await h.run(h.arm.createVm(vmSpec('a', { capacityReservationGroupId: id })));
+    const read = async () => (await h.run(h.arm.getCapacityReservationGroup(ref('regional'))))?.reservations[0];
+    expect(await read()).toMatchObject({ vmSize: H200, capacity: 1, allocatedVmIds: [vm.id] });
+    expect((await read())?.zone).toBeUndefined();
+    await h.run(h.arm.deleteVm(ref(vm.name)));
+    await h.advance(30 * 60_000);
+    expect((await read())?.allocatedVmIds).toEqual([]);
+    expect(await h.run(h.arm.getCapacityReservationGroup(ref('other')))).toBeUndefined();
   });
 
   it('the configuration refuses a zonal group reservation without one of its zones, and two reservations of one size', () => {
