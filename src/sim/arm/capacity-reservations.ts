@@ -8,7 +8,8 @@ import type { ResourceGroups } from './resource-groups.js';
 import type { ArmState } from './state.js';
 import type { FakeArmCapacityReservationGroupConfig, FakeArmRegionConfig } from './types.js';
 
-export const CRG_TYPE = 'Microsoft.Compute/capacityReservationGroups';
+/** The group's ARM resource type. */
+export const GROUP_TYPE = 'Microsoft.Compute/capacityReservationGroups';
 
 interface GroupRecord {
   id: string;
@@ -52,7 +53,7 @@ export interface Placement {
 }
 
 const groupId = (scope: ResourceGroupScope, name: string): string =>
-  `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/${CRG_TYPE}/${name}`;
+  `/subscriptions/${scope.subscriptionId}/resourceGroups/${scope.resourceGroup}/providers/${GROUP_TYPE}/${name}`;
 
 /**
  * On-demand capacity reservation groups (Microsoft.Compute/capacityReservationGroups): each

@@ -1,4 +1,4 @@
-import type { ReservationGroupView, ReservationView } from './capacity-reservations.js';
+import { GROUP_TYPE, type ReservationGroupView, type ReservationView } from './capacity-reservations.js';
 import type { FakeArm } from './fake-arm.js';
 import { HttpError, json, lower, notModelled, resourceNotFound } from './rest-errors.js';
 import { stableGuid, type Json } from './rest-shapes.js';
@@ -6,8 +6,7 @@ import type { ArmHttpResponse } from './rest-http.js';
 
 type JsonObject = { [key: string]: Json };
 
-const GROUP_TYPE = 'Microsoft.Compute/capacityReservationGroups';
-const RESERVATION_TYPE = 'Microsoft.Compute/capacityReservationGroups/capacityReservations';
+const RESERVATION_TYPE = `${GROUP_TYPE}/capacityReservations`;
 const iso = (ms: number): string => new Date(ms).toISOString();
 const refs = (ids: readonly string[]): Json[] => ids.map((id) => ({ id }));
 
