@@ -66,6 +66,9 @@ function validate(spec: AzureFlexNodeClassSpec): ValidationResult {
     return fail('InvalidOSDiskSize', `osDiskSizeGB ${spec.osDiskSizeGB} must be an integer in [30, 4095]`);
   if (!Number.isInteger(spec.maxPodsPerNode) || spec.maxPodsPerNode < 10 || spec.maxPodsPerNode > 250)
     return fail('InvalidMaxPods', `maxPodsPerNode ${spec.maxPodsPerNode} must be an integer in [10, 250]`);
+  // ARM's billingProfile.maxPrice: -1, or a positive price with at most 5 decimals.
+  if (spec.spotMaxPrice !== undefined && !(spec.spotMaxPrice === -1 || (spec.spotMaxPrice > 0 && Math.abs(Math.round(spec.spotMaxPrice * 1e5) - spec.spotMaxPrice * 1e5) < 1e-6)))
+    return fail('InvalidSpotMaxPrice', `spotMaxPrice ${spec.spotMaxPrice} must be -1 or a positive USD/hour price with at most 5 decimals`);
   // The ARM layer creates private NICs only. Accepting the flag and ignoring it was a bug
   // the upstream PR shipped; refuse it until public IPs are implemented.
   if (spec.allocateNodePublicIP) return fail('UnsupportedPublicIP', 'allocateNodePublicIP=true is not supported yet');

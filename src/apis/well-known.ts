@@ -28,8 +28,9 @@ export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
 export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
 export const LABEL_REGISTERED = 'karpenter.sh/registered';
 export const LABEL_INITIALIZED = 'karpenter.sh/initialized';
-/** Phase 1 is on-demand only (the seed defers spot), so every offering has this capacity type. */
+/** karpenter.sh/capacity-type values (the offerings' model is src/catalog/offerings.ts). */
 export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
+export const CAPACITY_TYPE_SPOT = 'spot';
 export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 export const ANNOTATION_NODEPOOL_HASH = 'karpenter.sh/nodepool-hash';
 export const ANNOTATION_NODEPOOL_HASH_VERSION = 'karpenter.sh/nodepool-hash-version';

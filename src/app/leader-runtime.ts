@@ -5,7 +5,7 @@ import { createArmMetrics } from '../azure/metrics.js';
 import { UnavailableOfferings } from '../azure/offerings.js';
 import { SdkAzure } from '../azure/sdk-adapter.js';
 import { resourceSkuCatalog } from '../azure/resource-skus.js';
-import { PriceBook } from '../catalog/prices.js';
+import { PriceBook, type PriceOverrides } from '../catalog/prices.js';
 import { restrictedSince, type InstanceTypeCatalog } from '../catalog/skus.js';
 import { drainWith, periodicControllers, type PeriodicController, type PeriodicIntervals } from '../controllers/periodic.js';
 import type { RuntimeLiveSource } from '../live/runtime-source.js';
@@ -42,7 +42,7 @@ export interface LeaderRuntimeOptions {
   /** Default: the live catalog from the Resource SKUs API (`azflex dev` and tests may pass the static one). */
   catalog?: InstanceTypeCatalog;
   /** Live catalog: price overrides (SKU → USD/hour) and refresh interval. */
-  prices?: Record<string, number>;
+  prices?: PriceOverrides;
   catalogRefreshMs?: number;
   userData: ReturnType<typeof createUserDataRenderer>;
   eventLog: MemoryEventLog;

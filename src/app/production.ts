@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { NodeArch } from '../azure/userdata/node-agent.js';
 import { StaticInstanceTypeCatalog } from '../catalog/skus.js';
+import type { PriceOverrides } from '../catalog/prices.js';
 import { DEFAULT_INTERVALS } from '../controllers/periodic.js';
 import { KubeClient, loadKubeConfig } from '../k8s/client.js';
 import { createRedactingLogger } from '../log/redact.js';
@@ -49,7 +50,7 @@ export interface ControllerSettings {
   skuCatalog: 'live' | 'static';
   skuCatalogRefreshMs: number;
   /** VM size → USD/hour, used only to rank sizes. */
-  prices: Record<string, number>;
+  prices: PriceOverrides;
   /** POD_NAME (this replica's identity). Default: process.env. */
   env?: NodeJS.ProcessEnv;
 }

@@ -1,3 +1,4 @@
+import type { CapacityType } from '../catalog/offerings.js';
 import { AzureError, isAzureError, type AzureErrorCode } from '../ports/azure.js';
 
 /**
@@ -147,7 +148,7 @@ export function quotaTtlSeconds(details: QuotaDetails): number {
 
 /** What the caller knows about the attempt; refines TTLs (SkuNotAvailable is shorter for spot). */
 export interface ClassifyContext {
-  capacityType?: 'on-demand' | 'spot';
+  capacityType?: CapacityType;
 }
 
 /** When a 429 carries no Retry-After (ARM's documented fallback for its buckets is to wait and retry). */

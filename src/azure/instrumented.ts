@@ -37,5 +37,6 @@ export function instrumentAzure(port: AzurePort, metrics: ArmMetrics, clock?: Cl
     getDisk: (ref) => count('getDisk', ref.subscriptionId, () => port.getDisk(ref)),
     deleteDisk: (ref) => count('deleteDisk', ref.subscriptionId, () => port.deleteDisk(ref)),
     listUsages: (subscriptionId, location) => count('listUsages', subscriptionId, () => port.listUsages(subscriptionId, location)),
+    getCapacityReservationGroup: (ref) => count('getCapacityReservationGroup', ref.subscriptionId, () => port.getCapacityReservationGroup(ref)),
   };
 }

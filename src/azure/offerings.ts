@@ -1,3 +1,4 @@
+import type { CapacityType } from '../catalog/offerings.js';
 import type { Clock } from '../ports/clock.js';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import { classifyAzureError, type FailureAction } from './errors.js';
@@ -12,7 +13,6 @@ import { classifyAzureError, type FailureAction } from './errors.js';
  * or a whole region for a capacity type (regional and low-priority quotas), so one refusal
  * stops attempts at every offering it implies instead of one per SKU.
  */
-export type CapacityType = 'on-demand' | 'spot';
 
 /** '*' in `sku` means every SKU; `family` set means every SKU of that family; `zone` set: that zone only. */
 export interface UnavailableEntry {
@@ -37,8 +37,8 @@ export interface OfferingAttempt {
 
 /** The unavailable-offerings cache as the runtime and the provisioner use it (UnavailableOfferings below). */
 export interface OfferingsCache {
-  isUnavailable(sku: string, region: string, capacityType: 'on-demand' | 'spot', zone?: string): boolean;
-  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: 'on-demand' | 'spot'; zone?: string }): void;
+  isUnavailable(sku: string, region: string, capacityType: CapacityType, zone?: string): boolean;
+  apply(action: FailureAction, attempt: { sku: string; region: string; capacityType: CapacityType; zone?: string }): void;
   /** One of our VMs went away: quota marks for its family may lift early. */
   noteCoresFreed(sku: string, region: string): void;
   /** Live marks (persisted to the NodeClass so they survive a restart, see offering-marks.ts). */

@@ -121,7 +121,10 @@ function toInstanceType(sku: ResourceSku, location: string, maxPods: number | un
   const cachedBytes = numberCapability(sku, 'CachedDiskBytes') ?? 0;
   const ephemeral = boolCapability(sku, 'EphemeralOSDiskSupported') ?? false;
   const maxNics = numberCapability(sku, 'MaxNetworkInterfaces');
-  const priced = prices.price({ name, vcpu, memoryMiB, gpuCount, ...(gpuModel ? { gpuModel } : {}) });
+  const shape = { name, vcpu, memoryMiB, gpuCount, ...(gpuModel ? { gpuModel } : {}) };
+  const priced = prices.price(shape);
+  // Spot is offered where Resource SKUs says the size is LowPriorityCapable (ARM refuses it elsewhere).
+  const spot = boolCapability(sku, 'LowPriorityCapable') === true ? prices.spotPrice(shape).usdPerHour : undefined;
   return {
     name,
     family: sku.family ?? known?.family ?? '',
@@ -134,6 +137,7 @@ function toInstanceType(sku: ResourceSku, location: string, maxPods: number | un
     ephemeralStorageGiB: Math.floor(resourceVolumeMB / 1024),
     arch,
     pricePerHour: priced.usdPerHour,
+    ...(spot !== undefined ? { spotPricePerHour: spot } : {}),
     locations: [location],
     acceleratedNetworking: boolCapability(sku, 'AcceleratedNetworkingEnabled') ?? false,
     premiumIO: boolCapability(sku, 'PremiumIO') ?? false,

@@ -1,10 +1,14 @@
-import type { ComputeManagementClient, Usage, VirtualMachine, Disk as ArmDisk, SecurityProfile, ImageReference as ArmImageReference } from '@azure/arm-compute';
+import type {
+  ComputeManagementClient, Usage, VirtualMachine, Disk as ArmDisk, SecurityProfile, ImageReference as ArmImageReference,
+  CapacityReservationGroup as ArmCapacityReservationGroup, CapacityReservation as ArmCapacityReservation,
+} from '@azure/arm-compute';
 import type { NetworkInterface } from '@azure/arm-network';
 import type { HttpClient } from '@azure/core-rest-pipeline';
 import type { TokenCredential } from '@azure/identity';
 import {
   AzureError,
   type AzurePort,
+  type CapacityReservationGroup,
   type ComputeUsages,
   type CoreUsage,
   type Disk,
@@ -179,6 +183,33 @@ export class SdkAzure implements AzurePort {
     return toComputeUsages(usages, regional);
   }
 
+  /**
+   * Two reads on the official operations: the group with its instance view (each reservation's
+   * utilisation, by name) and its reservations (each one's size and zone).
+   */
+  async getCapacityReservationGroup(ref: ResourceRef): Promise<CapacityReservationGroup | undefined> {
+    const { compute } = await this.clientsFor(ref.subscriptionId);
+    let group: ArmCapacityReservationGroup;
+    try {
+      group = await compute.capacityReservationGroups.get(ref.resourceGroup, ref.name, { expand: 'instanceView' });
+    } catch (err) {
+      return this.undefinedIfNotFound(err);
+    }
+    const members = await this.collect(compute.capacityReservations.listByCapacityReservationGroup(ref.resourceGroup, ref.name), (r: ArmCapacityReservation) => r);
+    const utilization = new Map((group.instanceView?.capacityReservations ?? []).map((v) => [(v.name ?? '').toLowerCase(), v.utilizationInfo]));
+    return {
+      id: group.id ?? '', name: group.name ?? ref.name, location: group.location,
+      reservations: members.map((r) => {
+        const used = utilization.get((r.name ?? '').toLowerCase());
+        return {
+          id: r.id ?? '', name: r.name ?? '', vmSize: r.sku.name ?? '', ...(r.zones?.[0] ? { zone: r.zones[0] } : {}),
+          capacity: used?.currentCapacity ?? r.sku.capacity ?? 0,
+          allocatedVmIds: (used?.virtualMachinesAllocated ?? []).map((v) => v.id ?? '').filter((id) => id !== ''),
+        };
+      }),
+    };
+  }
+
   /** The Compute client for a subscription (the Resource SKUs catalog shares it). */
   async computeClient(subscriptionId: string): Promise<ComputeManagementClient> {
     return (await this.clientsFor(subscriptionId)).compute;
@@ -226,8 +257,9 @@ export class SdkAzure implements AzurePort {
       },
       securityProfile: securityProfileFor(securityType),
       priority: spec.priority,
+      ...(spec.capacityReservationGroupId ? { capacityReservation: { capacityReservationGroup: { id: spec.capacityReservationGroupId } } } : {}),
       // A spot eviction must not leave a deallocated VM (and its NIC) behind.
-      ...(spot ? { evictionPolicy: 'Delete', billingProfile: { maxPrice: -1 } } : {}),
+      ...(spot ? { evictionPolicy: 'Delete', billingProfile: { maxPrice: 'spotMaxPrice' in spec ? spec.spotMaxPrice ?? -1 : -1 } } : {}),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { InstanceType } from './skus.js';
+import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from './spot-prices.js';
 
 /**
  * On-demand prices, used ONLY to rank SKUs that fit the same pods (cheapest first); azflex
@@ -62,35 +63,72 @@ export function estimatePrice(type: Pick<InstanceType, 'vcpu' | 'memoryMiB' | 'g
 
 export type PriceSource = 'override' | 'table' | 'estimate';
 
-/** Override > committed table > estimate; case-insensitive SKU names. */
+/** Operators' prices per capacity type: VM size → USD/hour. */
+export interface PriceOverrides {
+  onDemand: Readonly<Record<string, number>>;
+  spot: Readonly<Record<string, number>>;
+}
+
+export const NO_PRICE_OVERRIDES: PriceOverrides = { onDemand: {}, spot: {} };
+
+type Priced = Pick<InstanceType, 'name' | 'vcpu' | 'memoryMiB' | 'gpuCount' | 'gpuModel'>;
+
+/** Override > committed table > estimate, per capacity type; case-insensitive SKU names. */
 export class PriceBook {
+  private readonly onDemand: Lookup;
+  private readonly spot: Lookup;
+
+  constructor(
+    overrides: Partial<PriceOverrides> = {},
+    table: Readonly<Record<string, number>> = RETAIL_PRICES_USD_PER_HOUR,
+    spotTable: Readonly<Record<string, number>> = SPOT_PRICES_USD_PER_HOUR,
+  ) {
+    this.onDemand = new Lookup(overrides.onDemand ?? {}, table);
+    this.spot = new Lookup(overrides.spot ?? {}, spotTable);
+  }
+
+  price(type: Priced): { usdPerHour: number; source: PriceSource } {
+    return this.onDemand.find(type.name) ?? { usdPerHour: estimatePrice(type), source: 'estimate' };
+  }
+
+  /** The spot price of a size Resource SKUs says is LowPriorityCapable. */
+  spotPrice(type: Priced): { usdPerHour: number; source: PriceSource } {
+    return this.spot.find(type.name) ?? { usdPerHour: estimateSpotPrice(this.price(type).usdPerHour, type), source: 'estimate' };
+  }
+}
+
+class Lookup {
   private readonly overrides: Map<string, number>;
   private readonly table: Map<string, number>;
-
-  constructor(overrides: Readonly<Record<string, number>> = {}, table: Readonly<Record<string, number>> = RETAIL_PRICES_USD_PER_HOUR) {
+  constructor(overrides: Readonly<Record<string, number>>, table: Readonly<Record<string, number>>) {
     this.overrides = new Map(Object.entries(overrides).map(([k, v]) => [k.toLowerCase(), v]));
     this.table = new Map(Object.entries(table).map(([k, v]) => [k.toLowerCase(), v]));
   }
-
-  price(type: Pick<InstanceType, 'name' | 'vcpu' | 'memoryMiB' | 'gpuCount' | 'gpuModel'>): { usdPerHour: number; source: PriceSource } {
-    const key = type.name.toLowerCase();
+  find(name: string): { usdPerHour: number; source: PriceSource } | undefined {
+    const key = name.toLowerCase();
     const override = this.overrides.get(key);
     if (override !== undefined) return { usdPerHour: override, source: 'override' };
     const listed = this.table.get(key);
-    if (listed !== undefined) return { usdPerHour: listed, source: 'table' };
-    return { usdPerHour: estimatePrice(type), source: 'estimate' };
+    return listed !== undefined ? { usdPerHour: listed, source: 'table' } : undefined;
   }
 }
 
 /**
- * Parses a price override file: a YAML or JSON map of SKU name → USD/hour (what the chart's
- * `prices` value renders into its ConfigMap). One precise error per bad entry.
+ * Parses a price override file: a YAML or JSON map of SKU name → USD/hour for on-demand, and
+ * under the key `spot` the same for spot (what the chart's `prices` value renders into its
+ * ConfigMap). One precise error per bad entry.
  */
-export function parsePriceOverrides(doc: unknown, source: string): Record<string, number> {
-  if (doc === null || doc === undefined) return {};
+export function parsePriceOverrides(doc: unknown, source: string): PriceOverrides {
+  if (doc === null || doc === undefined) return NO_PRICE_OVERRIDES;
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`${source}: expected a map of SKU name to USD/hour`);
+  const { spot, ...onDemand } = doc as Record<string, unknown>;
+  if (spot !== undefined && (spot === null || typeof spot !== 'object' || Array.isArray(spot))) throw new Error(`${source}: spot: expected a map of SKU name to USD/hour`);
+  return { onDemand: priceMap(onDemand, source), spot: priceMap((spot ?? {}) as Record<string, unknown>, `${source}: spot`) };
+}
+
+function priceMap(doc: Record<string, unknown>, source: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [sku, value] of Object.entries(doc as Record<string, unknown>)) {
+  for (const [sku, value] of Object.entries(doc)) {
     const n = typeof value === 'string' ? Number(value) : value;
     if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new Error(`${source}: price of ${sku} must be a non-negative number, got ${JSON.stringify(value)}`);
     if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(sku)) throw new Error(`${source}: "${sku}" is not a VM size name`);

@@ -6,6 +6,8 @@
  * used only to prefer the cheapest fitting SKU.
  */
 
+import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from './spot-prices.js';
+
 /** Where a catalog listing applies: one NodeClass's subscription and location. */
 export interface CatalogScope {
   subscriptionID: string;
@@ -41,7 +43,10 @@ export interface InstanceType {
   maxPods: number;
   ephemeralStorageGiB: number;
   arch: 'amd64' | 'arm64';
+  /** On-demand USD/hour (src/catalog/prices.ts). */
   pricePerHour: number;
+  /** Spot USD/hour (src/catalog/spot-prices.ts); absent: the size has no spot offering. */
+  spotPricePerHour?: number;
   /** Regions where the SKU is usable (by at least one subscription, for a live catalog). */
   locations: string[];
   /**
@@ -126,7 +131,7 @@ function staticZones(locations: readonly string[]): Record<string, string[]> {
   return out;
 }
 
-const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones'>> = [
+const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones' | 'spotPricePerHour'>> = [
   {
     name: 'Standard_ND96isr_H200_v5', family: 'standardNDSH200v5Family', vcpu: 96, memoryMiB: 1850 * 1024,
     gpuCount: 8, gpuModel: 'H200', gpuMemoryGiB: 141, maxPods: 110, ephemeralStorageGiB: 28000, arch: 'amd64',
@@ -184,7 +189,10 @@ const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones'>> = [
   },
 ];
 
-export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = STATIC_TYPES.map((t) => ({ ...t, zones: staticZones(t.locations) }));
+/** Every static size is LowPriorityCapable in Resource SKUs (Azure refuses spot only for B-series and Promo sizes). */
+export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = STATIC_TYPES.map((t) => ({
+  ...t, spotPricePerHour: SPOT_PRICES_USD_PER_HOUR[t.name] ?? estimateSpotPrice(t.pricePerHour, t), zones: staticZones(t.locations),
+}));
 
 /** Zone labels the type offers in a location (empty: regional there). */
 export function zonesIn(type: InstanceType, location: string): readonly string[] {

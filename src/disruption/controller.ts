@@ -41,7 +41,8 @@ import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
 import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
 import { AZURE_REPAIR_POLICIES, EVENT_REASON_REPAIR_BLOCKED, UNHEALTHY_THRESHOLD_PERCENT, isTripped, poolHealth, unhealthyCondition, type PoolHealth, type RepairPolicy } from './repair.js';
-import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
+import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
+import { offeringPrice } from '../catalog/offerings.js';
 import { CONDITION_DISRUPTION_REASON } from '../lifecycle/nodeclaim/conditions.js';
 
 /** Expired and Unhealthy are forceful: not limited by budgets or do-not-disrupt. */
@@ -507,7 +508,10 @@ export class DisruptionController {
   ): Consolidation {
     const intents: ReplacementIntent[] = [];
     const typesByName = new Map(ctx.instanceTypes.map((t) => [t.name, t]));
-    const price = (claim: NodeClaim): number => typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '')?.pricePerHour ?? 0;
+    const price = (claim: NodeClaim): number => {
+      const type = typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '');
+      return type ? offeringPrice(type, claim.metadata.labels[LABEL_CAPACITY_TYPE]) : 0;
+    };
     const state: ConsolidationState = {
       nodePools: ctx.nodePools,
       nodeClasses: ctx.nodeClasses,

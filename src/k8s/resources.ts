@@ -469,6 +469,7 @@ export function toNodeClass(raw: RawObject): AzureFlexNodeClass {
       sshPublicKeys: arr(spec.sshPublicKeys).filter((k): k is string => typeof k === 'string'),
       allocateNodePublicIP: spec.allocateNodePublicIP === true,
       maxPodsPerNode: typeof spec.maxPodsPerNode === 'number' ? spec.maxPodsPerNode : 110,
+      ...(typeof spec.spotMaxPrice === 'number' ? { spotMaxPrice: spec.spotMaxPrice } : {}),
       tags: strMap(spec.tags),
     },
     status: { conditions: toConditions(status.conditions) },

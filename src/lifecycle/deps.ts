@@ -5,7 +5,6 @@ import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { AzurePort, Disk, Nic, Vm } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
-import { ANNOTATION_VM_ATTEMPT_AT } from '../apis/well-known.js';
 import type { InstanceLoss } from './nodeclaim/machine.js';
 
 /**
@@ -29,17 +28,7 @@ export interface WorldView {
   nicAnsweredGone(name: string): boolean;
 }
 
-/** Read on every resync for every NodeClaim and NIC; NodeClaim objects are replaced, never changed, so remembered per object. */
-const attemptAtOf = new WeakMap<NodeClaim, number | undefined>();
-
-export function vmAttemptAt(nc: NodeClaim): number | undefined {
-  if (attemptAtOf.has(nc)) return attemptAtOf.get(nc);
-  const raw = nc.metadata.annotations[ANNOTATION_VM_ATTEMPT_AT];
-  const t = raw ? Date.parse(raw) : NaN;
-  const at = Number.isFinite(t) ? t : undefined;
-  attemptAtOf.set(nc, at);
-  return at;
-}
+export { vmAttemptAt } from '../apis/vm-attempt.js';
 
 export interface UserDataRequest {
   nodeClaim: NodeClaim;

@@ -54,6 +54,10 @@ export interface VmSpec {
   /** gzip + base64 cloud-init; a secret (carries the bootstrap token). */
   customData: string;
   priority: 'Regular' | 'Spot';
+  /** A Spot VM's billingProfile.maxPrice (USD/hour; -1: up to the on-demand price, ARM's default for the field). */
+  spotMaxPrice?: number;
+  /** ARM id of the capacity reservation group the VM is created into (`properties.capacityReservation`). */
+  capacityReservationGroupId?: string;
   tags: Tags;
 }
 
@@ -89,6 +93,27 @@ export interface Disk {
   name: string;
   managedBy?: string;
   tags: Tags;
+}
+
+/** One capacity reservation of a group, as its instance view shows it. */
+export interface CapacityReservation {
+  id: string;
+  name: string;
+  vmSize: string;
+  /** Availability zone id ("1") of a zonal group's reservation; absent: regional. */
+  zone?: string;
+  /** The reserved quantity (`utilizationInfo.currentCapacity`). */
+  capacity: number;
+  /** ARM ids of the VMs allocated in it now (`utilizationInfo.virtualMachinesAllocated`, overallocated ones too). */
+  allocatedVmIds: string[];
+}
+
+/** A capacity reservation group with its reservations' utilisation. */
+export interface CapacityReservationGroup {
+  id: string;
+  name: string;
+  location: string;
+  reservations: CapacityReservation[];
 }
 
 /** One Compute usage counter of a region: vCPUs in use against the subscription's limit. */
@@ -131,6 +156,8 @@ export interface AzurePort {
   deleteDisk(ref: ResourceRef): Promise<void>;
   /** Compute usages of a subscription in a region (a read; quota-aware planning). */
   listUsages(subscriptionId: string, location: string): Promise<ComputeUsages>;
+  /** A capacity reservation group with each reservation's size, zone, quantity and allocated VMs (reads); undefined when absent. */
+  getCapacityReservationGroup(ref: ResourceRef): Promise<CapacityReservationGroup | undefined>;
 }
 
 /** Azure error codes the controller distinguishes (see src/azure/errors.ts for what each means). */

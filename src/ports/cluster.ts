@@ -282,6 +282,12 @@ export interface AzureFlexNodeClassSpec {
   sshPublicKeys: string[];
   allocateNodePublicIP: boolean;
   maxPodsPerNode: number;
+  /**
+   * Spot VMs' billingProfile.maxPrice in USD/hour: ARM evicts a VM whose spot price rises above
+   * it. Absent or -1: pay up to the on-demand price (evicted for capacity only). Applies to
+   * VMs created after it is set; not part of the drift hash.
+   */
+  spotMaxPrice?: number;
   tags: Record<string, string>;
 }
 

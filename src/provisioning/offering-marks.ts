@@ -12,6 +12,7 @@
  */
 import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
+import { isCapacityType, type CapacityType } from '../catalog/offerings.js';
 import { Requirements } from './requirements.js';
 import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
 import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
@@ -22,7 +23,7 @@ export interface OfferingMark {
   family?: string;
   /** Zone label ("eastus2-1"): only that zone of the SKU (a zonal allocation failure). */
   zone?: string;
-  capacityType: 'on-demand' | 'spot';
+  capacityType: CapacityType;
   reason: string;
   markedAt: number;
   expiresAt: number;
@@ -31,7 +32,7 @@ export interface OfferingMark {
 function isMark(value: unknown): value is OfferingMark {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
-  return typeof m.sku === 'string' && (m.capacityType === 'on-demand' || m.capacityType === 'spot') && typeof m.reason === 'string' &&
+  return typeof m.sku === 'string' && typeof m.capacityType === 'string' && isCapacityType(m.capacityType) && typeof m.reason === 'string' &&
     typeof m.markedAt === 'number' && typeof m.expiresAt === 'number' && (m.family === undefined || typeof m.family === 'string') &&
     (m.zone === undefined || typeof m.zone === 'string');
 }

@@ -6,7 +6,9 @@ import type { AzureFlexNodeClass } from '../ports/cluster.js';
 import type { QuotaLedger } from './quota.js';
 import type { NodeClaimPlan } from './scheduling/types.js';
 import type { OfferingMarks } from './offering-marks.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import { cheapestOffering } from '../catalog/offerings.js';
+import type { InstanceType } from '../catalog/skus.js';
 
 /**
  * A plan limited to one canary per offering on probation: the first plan of the pass that may
@@ -17,10 +19,14 @@ export function oneCanaryEach(plan: NodeClaimPlan, region: string, marks: Offeri
   const zonal = oneZonalCanaryEach(plan, region, marks, canaries);
   if (zonal === undefined) return undefined;
   plan = zonal;
-  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND));
+  const types = planCapacityTypes(plan);
+  // The offering the launch would try for each size: its cheapest capacity type the plan allows.
+  const offeringOf = (it: InstanceType): string => cheapestOffering(it, (ct) => types.has(ct))?.capacityType ?? CAPACITY_TYPE_ON_DEMAND;
+  const probation = plan.instanceTypeOptions.filter((it) => marks.onProbation(it.name, region, offeringOf(it)));
   if (probation.length === 0) return plan;
-  const taken = probation.filter((it) => canaries.has(`${region}/${it.name}`));
-  for (const it of probation) canaries.add(`${region}/${it.name}`);
+  const canary = (it: InstanceType): string => `${region}/${offeringOf(it)}/${it.name}`;
+  const taken = probation.filter((it) => canaries.has(canary(it)));
+  for (const it of probation) canaries.add(canary(it));
   if (taken.length === 0) return plan;
   const drop = new Set(taken.map((it) => it.name));
   return keepSizes(plan, (name) => !drop.has(name));
@@ -57,7 +63,11 @@ export function withinQuota(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, 
 function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: OfferingMarks, canaries: Set<string>): NodeClaimPlan | undefined {
   const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
   if (!zoneReq?.values?.length) return plan;
-  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND, z) && !marks.onProbation(it.name, region, CAPACITY_TYPE_ON_DEMAND)));
+  const types = planCapacityTypes(plan);
+  const probation = zoneReq.values.filter((z) => plan.instanceTypeOptions.some((it) => {
+    const ct = cheapestOffering(it, (t) => types.has(t))?.capacityType ?? CAPACITY_TYPE_ON_DEMAND;
+    return marks.onProbation(it.name, region, ct, z) && !marks.onProbation(it.name, region, ct);
+  }));
   if (probation.length === 0) return plan;
   const taken = new Set(probation.filter((z) => canaries.has(`${region}/zone/${z}`)));
   for (const z of probation) canaries.add(`${region}/zone/${z}`);
@@ -65,4 +75,10 @@ function oneZonalCanaryEach(plan: NodeClaimPlan, region: string, marks: Offering
   const zones = zoneReq.values.filter((z) => !taken.has(z));
   if (zones.length === 0) return undefined;
   return { ...plan, requirements: plan.requirements.map((r) => (r === zoneReq ? { ...r, values: zones } : r)) };
+}
+
+/** The capacity types a plan's NodeClaim may launch as (its requirement; on-demand when it names none). */
+export function planCapacityTypes(plan: NodeClaimPlan): ReadonlySet<string> {
+  const r = plan.requirements.find((x) => x.key === LABEL_CAPACITY_TYPE && x.operator === 'In');
+  return new Set(r?.values ?? [CAPACITY_TYPE_ON_DEMAND]);
 }

@@ -1,13 +1,17 @@
 /**
  * The cores of this controller's own creates that a usages reading does not count yet: a
- * NodeClaim whose VM is not up (its create may be under way or about to be sent), or whose
- * VM came up after the reading. Derived from the NodeClaims, so a restarted controller counts
- * the same. A NodeClaim that may launch as several sizes holds the largest of each family.
+ * NodeClaim whose VM PUT was not sent yet, or was sent after the reading. When the PUT went
+ * out is the VM attempt time the launch writes to the NodeClaim before it: in the world, so a
+ * restarted controller counts the same, and a VM created before the reading is never counted
+ * twice, however late its NodeClaim shows it launched (a crash between the PUT and the status
+ * write). A NodeClaim whose launch failed holds nothing. A NodeClaim that may launch as several
+ * sizes holds the largest of each family.
  */
 import type { NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { Requirements } from './requirements.js';
 import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { vmAttemptAt } from '../apis/vm-attempt.js';
 
 export interface InFlightCores {
   regional: number;
@@ -16,8 +20,12 @@ export interface InFlightCores {
 }
 
 function countsAfter(claim: NodeClaim, readAt: number): boolean {
-  if (!claim.status.providerID) return true;
   const launched = claim.status.conditions.find((c) => c.type === 'Launched');
+  if (launched?.status === 'False') return false;
+  const attemptAt = vmAttemptAt(claim);
+  if (attemptAt !== undefined) return attemptAt >= readAt;
+  // No attempt recorded: not sent yet, unless it launched (a NodeClaim from before the attempt time was written).
+  if (!claim.status.providerID) return true;
   return launched?.status === 'True' && Date.parse(launched.lastTransitionTime) >= readAt;
 }
 

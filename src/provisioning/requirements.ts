@@ -8,10 +8,11 @@
  */
 import type { NodeSelectorRequirement, SelectorOperator, Taint, Toleration } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
+import { offeredCapacityTypes } from '../catalog/offerings.js';
 import { gpuManufacturerOf, parseVmSize } from '../catalog/vm-size.js';
 import {
   AKS_LABEL_CLUSTER, AKS_LABEL_MODE, AKS_LABEL_PRIORITY, AKS_LABEL_SCALESET_PRIORITY, AKS_LABEL_SKU_CPU, AKS_LABEL_SKU_MEMORY,
-  AKS_MODE_SYSTEM, AKS_MODE_USER, AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT, CAPACITY_TYPE_ON_DEMAND, LABEL_ARCH,
+  AKS_MODE_SYSTEM, AKS_MODE_USER, AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, LABEL_ARCH,
   LABEL_CAPACITY_TYPE, LABEL_GPU_COUNT, LABEL_GPU_MANUFACTURER, LABEL_GPU_NAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS,
   LABEL_PLACEMENT_SCOPE, LABEL_REGION, LABEL_SKU_ACCELERATED_NETWORKING, LABEL_SKU_CPU, LABEL_SKU_FAMILY, LABEL_SKU_MEMORY,
   LABEL_SKU_NAME, LABEL_SKU_SERIES, LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, LABEL_SKU_STORAGE_PREMIUM_CAPABLE,
@@ -41,7 +42,7 @@ export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set([
  * none of them is refused, as upstream's NodePool validation refuses it.
  */
 export const WELL_KNOWN_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  [LABEL_CAPACITY_TYPE, new Set([CAPACITY_TYPE_ON_DEMAND, 'spot'])],
+  [LABEL_CAPACITY_TYPE, new Set([CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT])],
   [LABEL_SKU_ACCELERATED_NETWORKING, new Set(['true', 'false'])],
   [LABEL_SKU_STORAGE_PREMIUM_CAPABLE, new Set(['true', 'false'])],
   [LABEL_GPU_MANUFACTURER, new Set(['nvidia', 'amd'])],
@@ -50,9 +51,6 @@ export const WELL_KNOWN_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new M
   [AKS_LABEL_SCALESET_PRIORITY, new Set([AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT])],
   [AKS_LABEL_PRIORITY, new Set([AKS_PRIORITY_REGULAR, AKS_PRIORITY_SPOT])],
 ]);
-
-/** The capacity types every offering has (on-demand only: no Spot offerings). */
-const CAPACITY_TYPES: readonly string[] = [CAPACITY_TYPE_ON_DEMAND];
 
 /** kubernetes.azure.com/scalesetpriority and priority of a capacity type, as the Azure provider's offerings pair them. */
 export function aksPriorityOf(capacityType: string): string {
@@ -355,15 +353,23 @@ function zoneRequirement(zones: readonly string[]): Requirement {
  */
 const requirementsOfType = new WeakMap<InstanceType, Map<string, Requirements>>();
 
-export function instanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones?: readonly string[], cluster?: string): Requirements {
+export function instanceTypeRequirements(
+  instanceType: InstanceType, region: string, offeredZones?: readonly string[], cluster?: string, capacityTypes?: readonly string[],
+): Requirements {
+  const types = capacityTypes ?? offeredCapacityTypes(instanceType);
   // Zones some marks left out: a fresh answer (rare; marks are few), never remembered.
-  if (offeredZones && offeredZones.length > 0) return computeInstanceTypeRequirements(instanceType, region, offeredZones, cluster);
+  if (offeredZones && offeredZones.length > 0) return computeInstanceTypeRequirements(instanceType, region, offeredZones, cluster, types);
   let byRegion = requirementsOfType.get(instanceType);
   if (!byRegion) requirementsOfType.set(instanceType, (byRegion = new Map()));
-  const key = cluster === undefined ? region : `${region}\u0000${cluster}`;
+  const key = `${region}\u0000${cluster ?? ''}\u0000${types.join(',')}`;
   let requirements = byRegion.get(key);
-  if (!requirements) byRegion.set(key, (requirements = computeInstanceTypeRequirements(instanceType, region, undefined, cluster)));
+  if (!requirements) byRegion.set(key, (requirements = computeInstanceTypeRequirements(instanceType, region, undefined, cluster, types)));
   return requirements;
+}
+
+/** A zonal type offered without a zone (every zone of it is marked): no zone label, placement-scope regional. */
+export function regionalRequirements(instanceType: InstanceType, region: string, cluster?: string, capacityTypes?: readonly string[]): Requirements {
+  return computeInstanceTypeRequirements(instanceType, region, [], cluster, capacityTypes ?? offeredCapacityTypes(instanceType));
 }
 
 /**
@@ -371,7 +377,9 @@ export function instanceTypeRequirements(instanceType: InstanceType, region: str
  * resource group); without one the label is DoesNotExist, so a pod that requires it is not
  * planned onto a node that will not carry it.
  */
-function computeInstanceTypeRequirements(instanceType: InstanceType, region: string, offeredZones: readonly string[] | undefined, cluster: string | undefined): Requirements {
+function computeInstanceTypeRequirements(
+  instanceType: InstanceType, region: string, offeredZones: readonly string[] | undefined, cluster: string | undefined, capacityTypes: readonly string[],
+): Requirements {
   const zones = offeredZones ?? instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
@@ -383,7 +391,7 @@ function computeInstanceTypeRequirements(instanceType: InstanceType, region: str
     Requirement.in(LABEL_REGION, [region]),
     // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
     zones && zones.length > 0 ? zoneRequirement(zones) : Requirement.doesNotExist(LABEL_ZONE),
-    Requirement.in(LABEL_CAPACITY_TYPE, CAPACITY_TYPES),
+    Requirement.in(LABEL_CAPACITY_TYPE, capacityTypes),
     Requirement.in(LABEL_ARCH, [instanceType.arch]),
     Requirement.in(LABEL_OS, ['linux']),
     Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
@@ -400,8 +408,8 @@ function computeInstanceTypeRequirements(instanceType: InstanceType, region: str
     Requirement.in(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
     // Either mode: a NodePool or pod may ask for system nodes; launch writes `user` otherwise.
     Requirement.in(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
-    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, CAPACITY_TYPES.map(aksPriorityOf)),
-    Requirement.in(AKS_LABEL_PRIORITY, CAPACITY_TYPES.map(aksPriorityOf)),
+    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, capacityTypes.map(aksPriorityOf)),
+    Requirement.in(AKS_LABEL_PRIORITY, capacityTypes.map(aksPriorityOf)),
     cluster !== undefined ? Requirement.in(AKS_LABEL_CLUSTER, [cluster]) : Requirement.doesNotExist(AKS_LABEL_CLUSTER),
   ];
   const gpuName = instanceType.gpuModel ?? size?.accelerator;

@@ -241,6 +241,7 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
     getDisk: (ref) => guard(ref, OPS.diskGet, () => arm.getDisk(ref)),
     deleteDisk: (ref) => guard(ref, OPS.diskDelete, () => arm.deleteDisk(ref)),
     listUsages: (subscriptionId, location) => guard({ subscriptionId, resourceGroup: '' }, OPS.usageList, () => arm.listUsages(subscriptionId, location)),
+    getCapacityReservationGroup: (ref) => guard(ref, OPS.crgGet, () => arm.getCapacityReservationGroup(ref)),
   };
 }
 
@@ -265,6 +266,7 @@ const OPS = {
   diskList: operation('disk.list', PROVIDER.compute, 'read'),
   diskDelete: operation('disk.delete', PROVIDER.compute, 'delete'),
   usageList: operation('usage.list', PROVIDER.compute, 'read'),
+  crgGet: operation('crg.get', PROVIDER.compute, 'read'),
 } as const;
 
 /**

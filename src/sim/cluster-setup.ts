@@ -1,7 +1,7 @@
 import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
 import { scenarioSubnetId, type Scenario } from './scenario.js';
 import type { ExistingCluster } from './snapshot.js';
-import { NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
+import { LABEL_CAPACITY_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
 /**
  * What the simulated cluster starts with, in the controller's own types: NodeClasses,
@@ -81,7 +81,10 @@ export function clusterOfScenario(scenario: Scenario, createdAt: string): Cluste
         metadata: { labels: p.labels, annotations: {} },
         spec: {
           nodeClassRef: { group: NODECLASS_GROUP, kind: NODECLASS_KIND, name: p.nodeClass },
-          requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: p.instanceTypes }],
+          requirements: [
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: p.instanceTypes },
+            { key: LABEL_CAPACITY_TYPE, operator: 'In', values: p.capacityTypes },
+          ],
           taints: p.taints,
           startupTaints: [],
           expireAfter: p.expireAfter,

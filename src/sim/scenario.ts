@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { STATIC_INSTANCE_TYPES } from '../catalog/skus.js';
 import { COMPUTE_THROTTLE_POLICIES } from './arm/defaults.js';
+import { CapacityReservationGroupsSchema } from './arm/scenario-config.js';
 import { DurationError, parseDuration } from '../utils/duration.js';
 import { fitsWithin, parseQuantity, resourcesFromList, type Resources } from '../provisioning/resources.js';
 import { InputFileError, parseYamlDocuments, readBoundedFile } from './input-files.js';
@@ -144,6 +145,8 @@ export const RegionSchema = z.strictObject({
   spotEvictionRatePerHour: evictionRate.default(0),
   /** The same per VM size, overriding spotEvictionRatePerHour for it. */
   spotEvictionRatePerHourBySku: z.record(z.string().max(128), evictionRate).default({}),
+  /** On-demand capacity reservation groups of the subscription here: each reservation holds a quantity of one size (in a zone of a zonal group) and its quota from the start. */
+  capacityReservationGroups: CapacityReservationGroupsSchema.optional(),
 });
 
 /**
@@ -215,6 +218,8 @@ const NodePool = z.strictObject({
   taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
+  /** karpenter.sh/capacity-type In these (the launch takes the cheapest available: spot before on-demand). */
+  capacityTypes: z.array(z.enum(['on-demand', 'spot'])).min(1).max(2).default(['on-demand']),
   /** Static capacity: keep this many nodes whatever is pending (NodePool spec.replicas). */
   replicas: z.number().int().min(0).max(LIMITS.nodePools * 100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),
@@ -403,7 +408,7 @@ export function parseScenario(raw: unknown, source: string): Scenario {
  * region, times inside the run, subnets that do not overlap.
  */
 export function checkWorld(
-  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[]; familyQuotaCores: Record<string, number>; spotEvictionRatePerHourBySku?: Record<string, number> }>; subnets: Array<{ id: string; addressPrefix: string }>; faults: z.output<typeof FaultsSchema> },
+  w: { hours: number; regions: Array<{ subscriptionId?: string; location: string; unavailableSkus: string[]; familyQuotaCores: Record<string, number>; spotEvictionRatePerHourBySku?: Record<string, number>; capacityReservationGroups?: Array<{ reservations: Array<{ sku: string }> }> }>; subnets: Array<{ id: string; addressPrefix: string }>; faults: z.output<typeof FaultsSchema> },
   source: string,
 ): void {
   const fail = (path: string, message: string): never => {
@@ -417,6 +422,9 @@ export function checkWorld(
     if (!CATALOG_REGIONS.has(r.location)) fail(`regions.${i}.location`, `no VM size of the catalog is offered in "${r.location}" (its regions: ${[...CATALOG_REGIONS].sort().join(', ')})`);
     for (const [j, sku] of r.unavailableSkus.entries()) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.unavailableSkus.${j}`, unknownSku(sku));
     for (const sku of Object.keys(r.spotEvictionRatePerHourBySku ?? {})) if (!KNOWN_SKUS.has(sku.toLowerCase())) fail(`regions.${i}.spotEvictionRatePerHourBySku.${sku}`, unknownSku(sku));
+    for (const [g, group] of (r.capacityReservationGroups ?? []).entries()) {
+      for (const [j, res] of group.reservations.entries()) if (!KNOWN_SKUS.has(res.sku.toLowerCase())) fail(`regions.${i}.capacityReservationGroups.${g}.reservations.${j}.sku`, unknownSku(res.sku));
+    }
     for (const family of Object.keys(r.familyQuotaCores)) {
       const problem = familyProblem(family);
       if (problem) fail(`regions.${i}.familyQuotaCores.${family}`, problem);

@@ -491,6 +491,8 @@ function countReads(port: AzurePort, read: (subscription: string, n: number) => 
     getDisk: (ref) => (get(ref), port.getDisk(ref)),
     deleteDisk: (ref) => port.deleteDisk(ref),
     listUsages: (subscriptionId, location) => (read(subscriptionId.toLowerCase(), 1), port.listUsages(subscriptionId, location)),
+    // Two reads: the group with its instance view, and its reservations.
+    getCapacityReservationGroup: (ref) => (read(ref.subscriptionId.toLowerCase(), 2), port.getCapacityReservationGroup(ref)),
   };
 }
 

@@ -22,11 +22,18 @@ describe('NodeClass validation', () => {
     ['tiny disk', { osDiskSizeGB: 10 }, 'InvalidOSDiskSize'],
     ['missing subscription', { subscriptionID: '' }, 'MissingSubscriptionID'],
     ['bad location', { location: 'East US 2' }, 'InvalidLocation'],
+    ['spot max price of 0 (ARM: -1 or above zero)', { spotMaxPrice: 0 }, 'InvalidSpotMaxPrice'],
+    ['spot max price below -1', { spotMaxPrice: -2 }, 'InvalidSpotMaxPrice'],
+    ['spot max price with 6 decimals', { spotMaxPrice: 0.123456 }, 'InvalidSpotMaxPrice'],
   ])('rejects %s', (_what, over, reason) => {
     const r = validateNodeClassSpec(spec(over));
     expect(r.ok).toBe(false);
     expect(r.reason).toBe(reason);
     expect(isNodeClassUsable(nodeClass(spec(over)))).toBe(false);
+  });
+
+  it('accepts spot max prices ARM takes: -1 and positive prices with up to 5 decimals', () => {
+    for (const spotMaxPrice of [-1, 0.01538, 12.5]) expect(validateNodeClassSpec(spec({ spotMaxPrice })).ok).toBe(true);
   });
 
   it('never lets a deleting class be used', () => {

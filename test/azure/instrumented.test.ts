@@ -28,6 +28,7 @@ function stubPort(clock: VirtualClock): AzurePort {
     listDisks: async () => [],
     getDisk: async () => undefined,
     listUsages: async () => ({ regional: { used: 0, limit: 10 }, families: new Map() }),
+    getCapacityReservationGroup: async () => undefined,
     deleteDisk: async () => {
       throw new Error('not an AzureError');
     },

@@ -98,7 +98,7 @@ describe('mapResourceSkus (one subscription and location)', () => {
   });
 
   it('prices: override, then the committed table, then an estimate from the shape', () => {
-    const withOverride = mapResourceSkus([H200_EASTUS2, ARM64], scope('eastus2'), { prices: new PriceBook({ standard_d8ps_v5: 0.3 }), maxPods: 50 });
+    const withOverride = mapResourceSkus([H200_EASTUS2, ARM64], scope('eastus2'), { prices: new PriceBook({ onDemand: { standard_d8ps_v5: 0.3 } }), maxPods: 50 });
     expect(withOverride.types.find((t) => t.name === 'Standard_D8ps_v5')).toMatchObject({ pricePerHour: 0.3, maxPods: 50 });
     const estimated = mapResourceSkus([ARM64], scope('eastus2')).types[0]!;
     expect(estimated.pricePerHour).toBeGreaterThan(0.3);

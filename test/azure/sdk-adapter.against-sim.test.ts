@@ -81,6 +81,25 @@ for (const route of ROUTES) {
       await expect(locked.run(locked.azure.listUsages(SUB, 'eastus2'))).rejects.toMatchObject({ statusCode: 403 });
     });
 
+    it('getCapacityReservationGroup: each reservation\'s size, zone, quantity and allocated VMs; a VM created into the group takes a slot; absent: undefined', async () => {
+      const cfg = config();
+      cfg.regions[0]!.capacityReservationGroups = [{ resourceGroup: RG, name: 'gpu', zones: ['1'], reservations: [{ name: 'h200', sku: H200, zone: '1', quantity: 2 }] }];
+      const s = await sim(route, cfg);
+      const groupRef = ref('gpu');
+      const groupId = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/capacityReservationGroups/gpu`;
+      await s.run(s.azure.createNic(nicSpec('r')));
+      const vm = await s.run(s.azure.createVm({ ...vmSpec('r'), zone: '1', capacityReservationGroupId: groupId }));
+      expect(vm.provisioningState).toBe('Succeeded');
+      const group = await s.run(s.azure.getCapacityReservationGroup(groupRef));
+      expect(group).toEqual({
+        id: groupId, name: 'gpu', location: 'eastus2',
+        reservations: [{ id: `${groupId}/capacityReservations/h200`, name: 'h200', vmSize: H200, zone: '1', capacity: 2, allocatedVmIds: [vm.id] }],
+      });
+      // The reservation's slot holds its cores: the family's 192 are the reservation's 2 x 96, not one more.
+      expect((await s.run(s.azure.listUsages(SUB, 'eastus2'))).families.get(H200_FAMILY)).toEqual({ used: 192, limit: 192 });
+      expect(await s.run(s.azure.getCapacityReservationGroup(ref('none')))).toBeUndefined();
+    });
+
     it('whole lifecycle: NIC, quota refusal, reservation wait, NIC reaped, VM create and cascading delete', async () => {
       const s = await sim(route);
       const t0 = s.clock.now();

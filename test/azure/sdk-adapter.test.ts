@@ -168,6 +168,14 @@ describe('SdkAzure on the real SDK pipeline (canned ARM over httpClient)', () =>
     expect(body.properties.storageProfile.imageReference).toEqual({ communityGalleryImageId: image.id });
   });
 
+  it("a spot VM pays at most the NodeClass's spotMaxPrice", async () => {
+    const { clock, arm, azure } = setup();
+    arm.on('GET', VM_PATH, armError(404, 'ResourceNotFound', 'gone'), { status: 200, body: vmBody() }).on('PUT', VM_PATH, { status: 200, body: vmBody() });
+    await runOnClock(clock, azure.createVm({ ...vmSpec, priority: 'Spot', spotMaxPrice: 0.5 }));
+    const body = arm.seen('PUT')[0]!.body as { properties: Record<string, unknown> };
+    expect(body.properties.billingProfile).toEqual({ maxPrice: 0.5 });
+  });
+
   it('returns an existing VM as ARM has it, without a second PUT (a re-PUT would re-reserve the NIC)', async () => {
     const { clock, arm, azure } = setup();
     arm.on('GET', VM_PATH, { status: 200, body: vmBody('Failed') });

@@ -88,7 +88,7 @@ describe('arm64 sizes', () => {
 
 describe('prices', () => {
   it('override > table > estimate; the estimate is within 10 % of the table for Dsv5, Esv5, Fsv2', () => {
-    const book = new PriceBook({ STANDARD_D8S_V5: 0.2 });
+    const book = new PriceBook({ onDemand: { STANDARD_D8S_V5: 0.2 } });
     expect(book.price({ name: 'Standard_D8s_v5', vcpu: 8, memoryMiB: 32768, gpuCount: 0 })).toEqual({ usdPerHour: 0.2, source: 'override' });
     expect(book.price({ name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16384, gpuCount: 0 })).toEqual({ usdPerHour: 0.192, source: 'table' });
     for (const t of simInstanceTypes().filter((t) => /^Standard_(D\d+s|E\d+s|F\d+s)_v[25]$/.test(t.name))) {
@@ -99,8 +99,18 @@ describe('prices', () => {
     }
   });
 
+  it('spot: override > table > the table\'s discount of the on-demand price', () => {
+    const book = new PriceBook({ spot: { Standard_D8s_v5: 0.05 } });
+    expect(book.spotPrice({ name: 'Standard_D8s_v5', vcpu: 8, memoryMiB: 32768, gpuCount: 0 })).toEqual({ usdPerHour: 0.05, source: 'override' });
+    expect(book.spotPrice({ name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16384, gpuCount: 0 })).toEqual({ usdPerHour: 0.0384, source: 'table' });
+    const unlisted = book.spotPrice({ name: 'Standard_X8', vcpu: 8, memoryMiB: 32768, gpuCount: 0 });
+    expect(unlisted).toEqual({ usdPerHour: Math.round(book.price({ name: 'Standard_X8', vcpu: 8, memoryMiB: 32768, gpuCount: 0 }).usdPerHour * 0.2 * 10_000) / 10_000, source: 'estimate' });
+  });
+
   it('override files: one precise error', () => {
-    expect(parsePriceOverrides({ Standard_D4s_v5: '0.15' }, 'p.yaml')).toEqual({ Standard_D4s_v5: 0.15 });
+    expect(parsePriceOverrides({ Standard_D4s_v5: '0.15' }, 'p.yaml')).toEqual({ onDemand: { Standard_D4s_v5: 0.15 }, spot: {} });
+    expect(parsePriceOverrides({ spot: { Standard_D4s_v5: 0.03 } }, 'p.yaml')).toEqual({ onDemand: {}, spot: { Standard_D4s_v5: 0.03 } });
+    expect(() => parsePriceOverrides({ spot: { Standard_D4s_v5: -1 } }, 'p.yaml')).toThrow('p.yaml: spot: price of Standard_D4s_v5 must be a non-negative number, got -1');
     expect(() => parsePriceOverrides({ Standard_D4s_v5: 'cheap' }, 'p.yaml')).toThrow('p.yaml: price of Standard_D4s_v5 must be a non-negative number, got "cheap"');
     expect(() => parsePriceOverrides(['x'], 'p.yaml')).toThrow('p.yaml: expected a map of SKU name to USD/hour');
   });

@@ -72,7 +72,9 @@ describe('instance type labels', () => {
     expect(labels.intersects(reqs({ key: 'karpenter.azure.com/sku-gpu-count', operator: 'Gt', values: ['7'] }))).toBeUndefined();
     expect(labels.intersects(reqs({ key: 'karpenter.azure.com/sku-gpu-name', operator: 'In', values: ['H200'] }))).toBeUndefined();
     expect(labels.intersects(reqs({ key: 'topology.kubernetes.io/region', operator: 'In', values: ['westeurope'] }))).toBeDefined();
-    expect(labels.intersects(reqs({ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }))).toBeDefined();
+    // H200 is LowPriorityCapable: on-demand and spot offerings, never reserved without a reservation.
+    expect(labels.intersects(reqs({ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }))).toBeUndefined();
+    expect(labels.intersects(reqs({ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved'] }))).toBeDefined();
   });
 
   it('makes CPU SKUs fail a GPU-name Exists requirement', () => {

@@ -176,3 +176,39 @@ describe('schedule', () => {
     expect(result.nodeClaims.map((c) => c.podKeys.length)).toEqual([3, 3]);
   });
 });
+
+describe('schedule: capacity types', () => {
+  const withSpot = STATIC_INSTANCE_TYPES.map((t) => (t.name === 'Standard_D8s_v5' ? { ...t, spotPricePerHour: 0.05 } : t));
+  const capacity = (values: string[]) => makeNodePool('default', { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values }] });
+  const capacityOf = (plan: { requirements: { key: string; values?: string[] }[] }) => plan.requirements.find((r) => r.key === 'karpenter.sh/capacity-type')?.values;
+  const pods = [makePod('web', { requests: { cpu: '1', memory: '1Gi' } })];
+
+  it('leaves the launch both capacity types a [spot, on-demand] NodePool allows', () => {
+    const result = schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['spot', 'on-demand'])] }));
+    expect(capacityOf(result.nodeClaims[0]!)).toEqual(['on-demand', 'spot']);
+  });
+
+  it('plans only the capacity types the NodePool allows', () => {
+    expect(capacityOf(schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['on-demand'])] })).nodeClaims[0]!)).toEqual(['on-demand']);
+    const spotOnly = schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['spot'])] }));
+    expect(spotOnly.nodeClaims[0]!.instanceType.name).toBe('Standard_D8s_v5');
+    expect(capacityOf(spotOnly.nodeClaims[0]!)).toEqual(['spot']);
+  });
+
+  it('a spot offering marked unavailable leaves on-demand; spot-only then has nothing to plan', () => {
+    const spotMarked = (_sku: string, _region: string, ct: string) => ct === 'spot';
+    const both = schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['spot', 'on-demand'])], isOfferingUnavailable: spotMarked }));
+    expect(capacityOf(both.nodeClaims[0]!)).toEqual(['on-demand']);
+    const spotOnly = schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['spot'])], isOfferingUnavailable: spotMarked }));
+    expect(spotOnly.nodeClaims).toEqual([]);
+  });
+
+  it('ranks a size by its cheapest allowed offering: a cheap spot size beats a cheaper on-demand one', () => {
+    const d4 = { ...withSpot.find((t) => t.name === 'Standard_D8s_v5')!, name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16 * 1024, pricePerHour: 0.192, spotPricePerHour: undefined };
+    const types = [...withSpot, d4];
+    const both = schedule(base({ pendingPods: pods, instanceTypes: types, nodePools: [capacity(['spot', 'on-demand'])] }));
+    expect(both.nodeClaims[0]!.instanceType.name).toBe('Standard_D8s_v5');
+    const onDemand = schedule(base({ pendingPods: pods, instanceTypes: types, nodePools: [capacity(['on-demand'])] }));
+    expect(onDemand.nodeClaims[0]!.instanceType.name).toBe('Standard_D4s_v5');
+  });
+});

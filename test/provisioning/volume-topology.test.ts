@@ -133,14 +133,18 @@ describe('volume topology', () => {
     expect(result.unschedulable[0]!.reason).toMatch(/not bound yet/);
   });
 
-  it('offers a zonal SKU per zone: a zone marked unavailable is left out of the plan, all zones marked leave none', () => {
+  it('offers a zonal SKU per zone: a zone marked unavailable is left out of the plan; all zones marked leave it regional (no zone), for a pod that needs none', () => {
     const pods = [makePod('web-0')];
     const pools = { nodePools: [makeNodePool('eastus2', { nodeClassName: 'eastus2' })], nodeClasses: [makeNodeClass('eastus2', 'eastus2')] };
     const one = schedule(input(pods, { ...pools, isZoneUnavailable: (_sku, _region, zone) => zone === 'eastus2-1' }));
     expect(where(one.nodeClaims[0]!).zone).toEqual(['eastus2-2', 'eastus2-3']);
     const all = schedule(input(pods, { ...pools, isZoneUnavailable: () => true }));
-    expect(all.nodeClaims).toEqual([]);
-    expect(all.unschedulable).toHaveLength(1);
+    expect(all.nodeClaims).toHaveLength(1);
+    expect(where(all.nodeClaims[0]!)).toEqual({ region: ['eastus2'], zone: [] });
+    // A pod that needs a zone cannot go regional.
+    const zoned = schedule(input([{ ...makePod('web-1'), spec: { ...makePod('web-1').spec, nodeSelector: { 'topology.kubernetes.io/zone': 'eastus2-1' } } }], { ...pools, isZoneUnavailable: () => true }));
+    expect(zoned.nodeClaims).toEqual([]);
+    expect(zoned.unschedulable).toHaveLength(1);
   });
 
   it('the provisioner reads PVCs, PVs and StorageClasses and reports a pod it cannot place', async () => {

@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import type { Taint } from '../../ports/cluster.js';
+import type { CapacityType } from '../../catalog/offerings.js';
 import type { BootstrapConfig } from './bootstrap.js';
 import {
   CNI_FIX_PATH_UNIT,
@@ -40,7 +41,7 @@ export interface UserDataInput {
   instanceType: string;
   nodePool: string;
   nodeClass: string;
-  capacityType?: 'on-demand' | 'spot';
+  capacityType?: CapacityType;
   /** NodePool template labels; ours win on conflict. */
   labels?: Record<string, string>;
   taints?: Taint[];

@@ -2,7 +2,8 @@ import type { InstanceType } from '../../catalog/skus.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import type { UserDataInput } from './cloud-init.js';
 import type { NodeAgentPin } from './node-agent.js';
-import { LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { isCapacityType, type CapacityType } from '../../catalog/offerings.js';
 
 /**
  * The bridge from Karpenter objects to cloud-init: a NodeClaim carries its NodePool's
@@ -27,7 +28,7 @@ export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataIn
     instanceType: instanceType.name,
     nodePool: nodeClaim.metadata.labels[LABEL_NODEPOOL] ?? '',
     nodeClass: nodeClass.metadata.name,
-    capacityType: 'on-demand',
+    capacityType: capacityTypeOf(nodeClaim),
     labels,
     taints: nodeClaim.spec.taints,
     startupTaints: nodeClaim.spec.startupTaints,
@@ -36,4 +37,10 @@ export function userDataInputFor(req: NodeUserDataRequest, bootstrap: UserDataIn
     arch: instanceType.arch,
     agent,
   };
+}
+
+/** The capacity type the launch chose (its label, written before the VM PUT); on-demand when none is recorded. */
+function capacityTypeOf(nodeClaim: NodeClaim): CapacityType {
+  const labelled = nodeClaim.metadata.labels[LABEL_CAPACITY_TYPE];
+  return labelled !== undefined && isCapacityType(labelled) ? labelled : CAPACITY_TYPE_ON_DEMAND;
 }

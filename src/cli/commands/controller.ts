@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parsePriceOverrides } from '../../catalog/prices.js';
+import { NO_PRICE_OVERRIDES, parsePriceOverrides, type PriceOverrides } from '../../catalog/prices.js';
 import { parseDuration } from '../../utils/duration.js';
 import { IN_CLUSTER_SA_DIR } from '../../apis/well-known.js';
 import { AKS_FLEX_NODE_VERSION, parseAgentSha256 } from '../../azure/userdata/node-agent.js';
@@ -111,7 +111,7 @@ export function register(program: Command): void {
     .option('--node-agent-url <url>', 'where aks-flex-node releases are downloaded from (<url>/<tag>/aks-flex-node-linux-<arch>.tar.gz; a mirror for air-gapped clusters)', httpsUrl)
     .addOption(new Option('--sku-catalog <source>', 'instance types: live from the Resource SKUs API per NodeClass subscription and location, or the built-in static list (offline)').choices(['live', 'static']).default('live'))
     .option('--sku-catalog-refresh <d>', 'how often the Resource SKUs listing of each subscription and location is refreshed (1m … 168h)', duration(REFRESH_MIN_MS, REFRESH_MAX_MS), 60 * 60_000)
-    .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour, used only to rank sizes (the chart mounts its `prices` value here)')
+    .option('--price-overrides <file>', 'YAML/JSON map of VM size to USD/hour (spot prices under `spot`), used only to rank offerings (the chart mounts its `prices` value here)')
     .option('--repair-policies <Type=Status:toleration,...>', REPAIR_POLICIES_HELP, repairPoliciesFlag)
     .option('--live-view-port <port>', 'serve the read-only live view of the actors on 127.0.0.1:<port> (kubectl port-forward to see it)', bounded('--live-view-port', 1, 65535))
     .action(async (flags: ControllerFlags) => {
@@ -126,7 +126,7 @@ export function register(program: Command): void {
           throw new UsageError(`--node-resource-group (or AZURE_NODE_RESOURCE_GROUP) ${(e as Error).message}`);
         }
       }
-      const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : {};
+      const prices = flags.priceOverrides ? await readPriceOverrides(flags.priceOverrides) : NO_PRICE_OVERRIDES;
       await checkKubeconfig(flags.kubeconfig);
       const { priceOverrides: _file, leaseDuration, renewDeadline, retryPeriod, skuCatalogRefresh, ...rest } = flags;
       // Flags checked: now load client-node, the SDKs and the runtime.
@@ -177,7 +177,7 @@ async function checkKubeconfig(file: string | undefined): Promise<void> {
   if (!process.env.KUBERNETES_SERVICE_HOST) throw new UsageError('no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST is unset)');
 }
 
-async function readPriceOverrides(file: string): Promise<Record<string, number>> {
+async function readPriceOverrides(file: string): Promise<PriceOverrides> {
   const { InputFileError, parseYamlDocuments, readBoundedFile } = await import('../../sim/input-files.js');
   let docs: unknown[];
   try {

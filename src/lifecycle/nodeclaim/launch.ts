@@ -1,11 +1,15 @@
 import { fromPromise } from 'xstate';
 import { armId, nicNameFor, osDiskNameFor, vmNameFor } from '../../azure/naming.js';
 import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../../catalog/skus.js';
-import { AzureError, type VmProvisioningState } from '../../ports/azure.js';
+import { AzureError, type VmProvisioningState, type VmSpec } from '../../ports/azure.js';
+import { cheapestOffering, compareOfferings, type CapacityType, type Offering } from '../../catalog/offerings.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { Requirements } from '../../provisioning/requirements.js';
 import { vmAttemptAt, type VmCreateAttempt } from '../deps.js';
-import { ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../../apis/well-known.js';
+import {
+  ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_PLACEMENT_SCOPE, LABEL_ZONE,
+  PLACEMENT_SCOPE_REGIONAL,
+} from '../../apis/well-known.js';
 import { classified } from '../failure.js';
 import { assertLeader, nodeClassOf, observedNodeClaim, ownedTags, refIn, statusNow, validNodeClassOf, type LifecycleScope } from '../scope.js';
 import { reservationEnd } from '../timing.js';
@@ -16,8 +20,8 @@ import type { LaunchFailure } from './machine.js';
 import { markUnavailable } from './offerings.js';
 
 /**
- * Launch, as Karpenter's launch.go: the attempt recorded before the VM PUT, the SKU and zone
- * chosen, the VM created; and, when it fails for good, the failure said and the NodeClaim deleted.
+ * Launch, as Karpenter's launch.go: the attempt recorded before the VM PUT, the offering (SKU,
+ * capacity type) and zone chosen, the VM created; and, when it fails for good, the failure said and the NodeClaim deleted.
  */
 
 /** The attempt time goes into the NodeClaim before the VM PUT: a restarted controller reads from it when ARM's reservation on the NIC ends. */
@@ -76,14 +80,16 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
   // GET: the read would be spent for nothing. The attempt it is told to make GETs first.
   const refused = s.vmPutRefusal(cls.spec.subscriptionID);
   if (refused) {
-    createFailed(s, name, createAttempt(nc, cls, await chooseInstanceType(s, nc, cls)), s.deps.clock.now(), refused);
+    createFailed(s, name, createAttempt(nc, cls, (await chooseOffering(s, nc, cls)).instanceType), s.deps.clock.now(), refused);
     throw refused;
   }
   const existing = await s.deps.arm.getVm(ref);
   if (existing) return existing.provisioningState;
-  const instanceType = await chooseInstanceType(s, nc, cls);
-  const zone = await chooseZone(s, nc, cls, instanceType);
+  const { instanceType, capacityType } = await chooseOffering(s, nc, cls);
+  await recordCapacityType(s, nc, capacityType);
+  const zone = await chooseZone(s, nc, cls, instanceType, capacityType);
   const attempt = createAttempt(nc, cls, instanceType);
+  const labelled = { ...nc, metadata: { ...nc.metadata, labels: { ...nc.metadata.labels, [LABEL_CAPACITY_TYPE]: capacityType } } };
   const started = s.deps.clock.now();
   const vm = await s.deps.arm.createVm({
     ref,
@@ -96,8 +102,8 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
     adminUsername: s.deps.config.adminUsername,
     sshPublicKeys: cls.spec.sshPublicKeys,
-    customData: await s.deps.userData({ nodeClaim: kubeletView(s, nc, instanceType, cls, zone), nodeClass: cls, instanceType }),
-    priority: 'Regular',
+    customData: await s.deps.userData({ nodeClaim: kubeletView(s, labelled, instanceType, cls, zone), nodeClass: cls, instanceType }),
+    ...vmPriority(capacityType, cls),
     tags: ownedTags(s, nc, cls),
   }).catch((error: unknown) => {
     createFailed(s, name, attempt, started, error);
@@ -113,7 +119,9 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
  * them from its first moment, as the Azure provider's kubelet node labels do.
  */
 function kubeletView(s: LifecycleScope, nc: NodeClaim, instanceType: InstanceType, cls: AzureFlexNodeClass, zone: string | undefined): NodeClaim {
-  const zoned = zone ? { ...nc.metadata.labels, [LABEL_ZONE]: zone } : nc.metadata.labels;
+  // A zonal type launched without a zone is the regional fallback (chooseZone labelled it so).
+  const regional = !zone && zonesIn(instanceType, cls.spec.location).length > 0 && nc.metadata.labels[LABEL_PLACEMENT_SCOPE] !== PLACEMENT_SCOPE_REGIONAL;
+  const zoned = zone ? { ...nc.metadata.labels, [LABEL_ZONE]: zone } : regional ? { ...nc.metadata.labels, [LABEL_PLACEMENT_SCOPE]: PLACEMENT_SCOPE_REGIONAL } : nc.metadata.labels;
   const launched = launchLabels(zoned === nc.metadata.labels ? nc : { ...nc, metadata: { ...nc.metadata, labels: zoned } }, instanceType, cls.spec.location, s.deps.config.nodeResourceGroup);
   return zoned === nc.metadata.labels && !launched ? nc : { ...nc, metadata: { ...nc.metadata, labels: { ...zoned, ...launched } } };
 }
@@ -134,6 +142,17 @@ async function vmState(s: LifecycleScope, name: string): Promise<VmProvisioningS
   return (await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), vmNameFor(name))))?.provisioningState;
 }
 
+/**
+ * Whether the NodeClaim may launch without a zone: none of its requirements names a zone
+ * (its pods need none, and its plan pinned none: the plan had a regional option) and its
+ * placement scope, if required, allows regional.
+ */
+function regionalAllowed(nc: NodeClaim): boolean {
+  const requirements = Requirements.fromSelectors(nc.spec.requirements);
+  const scope = requirements.get(LABEL_PLACEMENT_SCOPE);
+  return requirements.get(LABEL_ZONE) === undefined && (scope === undefined || scope.has(PLACEMENT_SCOPE_REGIONAL));
+}
+
 /** Zones the NodeClaim may launch the type in (its zone requirement ∩ the type's zones there); empty: regional. */
 function allowedZones(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): readonly string[] {
   const offered = zonesIn(instanceType, cls.spec.location);
@@ -141,8 +160,8 @@ function allowedZones(nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: Inst
   return wanted ? offered.filter((z) => wanted.has(z)) : offered;
 }
 
-function zoneUsable(s: LifecycleScope, cls: AzureFlexNodeClass, sku: string, zone: string): boolean {
-  if (s.deps.offerings?.isUnavailable(sku, cls.spec.location, 'on-demand', zone)) return false;
+function zoneUsable(s: LifecycleScope, cls: AzureFlexNodeClass, sku: string, zone: string, capacityType: CapacityType): boolean {
+  if (s.deps.offerings?.isUnavailable(sku, cls.spec.location, capacityType, zone)) return false;
   const scope = { subscriptionID: cls.spec.subscriptionID, location: cls.spec.location };
   return s.deps.catalog.restriction?.(sku, scope, zoneId(zone)) === undefined;
 }
@@ -154,33 +173,79 @@ function zoneUsable(s: LifecycleScope, cls: AzureFlexNodeClass, sku: string, zon
  * and its pods see the label. Otherwise one of the allowed zones no mark or restriction
  * rules out, picked by the NodeClaim's name so NodeClaims spread over the zones.
  */
-async function chooseZone(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType): Promise<string | undefined> {
+async function chooseZone(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNodeClass, instanceType: InstanceType, capacityType: CapacityType): Promise<string | undefined> {
   const labelled = nc.metadata.labels[LABEL_ZONE];
   if (labelled) return zonesIn(instanceType, cls.spec.location).length > 0 ? labelled : undefined;
+  if (nc.metadata.labels[LABEL_PLACEMENT_SCOPE] === PLACEMENT_SCOPE_REGIONAL) return undefined;
   const allowed = allowedZones(nc, cls, instanceType);
   if (allowed.length === 0) return undefined;
-  const usable = allowed.filter((z) => zoneUsable(s, cls, instanceType.name, z));
+  const usable = allowed.filter((z) => zoneUsable(s, cls, instanceType.name, z, capacityType));
+  if (usable.length === 0 && regionalAllowed(nc)) {
+    // Every zone is marked and nothing needs one: a regional VM, said before the PUT (a re-PUT
+    // after a crash must again name no zone, and the Node shows how it was placed).
+    await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_PLACEMENT_SCOPE]: PLACEMENT_SCOPE_REGIONAL } });
+    return undefined;
+  }
   const from = usable.length > 0 ? usable : allowed;
   const zone = from[nameHash(nc.metadata.name) % from.length]!;
   await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_ZONE]: zone } });
   return zone;
 }
 
-/** Cheapest SKU the NodeClaim allows that the offerings cache does not rule out. */
-async function chooseInstanceType(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNodeClass): Promise<InstanceType> {
+/**
+ * The capacity types the NodeClaim may launch as: its label once a launch chose one (a re-PUT
+ * after a crash must not change the VM's priority), else its requirement.
+ */
+function allowedCapacityTypes(nc: NodeClaim): (capacityType: CapacityType) => boolean {
+  const labelled = nc.metadata.labels[LABEL_CAPACITY_TYPE];
+  if (labelled !== undefined) return (ct) => ct === labelled;
+  const wanted = Requirements.fromSelectors(nc.spec.requirements).get(LABEL_CAPACITY_TYPE);
+  return (ct) => !wanted || wanted.has(ct);
+}
+
+/**
+ * The cheapest offering (size × capacity type) the NodeClaim allows that the offerings cache
+ * does not rule out, as the Azure provider picks size, priority and zone at launch: spot
+ * when it is allowed, available and cheaper; on-demand once spot is marked. A zonal type's
+ * offering is available while one of the NodeClaim's zones for it is (or, when it needs none, without a zone). With none available,
+ * the cheapest allowed offering (its create then fails and marks it).
+ */
+async function chooseOffering(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNodeClass): Promise<{ instanceType: InstanceType; capacityType: CapacityType }> {
   const allowed = nc.spec.requirements.find((r) => r.key === LABEL_INSTANCE_TYPE && r.operator === 'In')?.values ?? [];
-  const candidates: InstanceType[] = [];
+  const allowedType = allowedCapacityTypes(nc);
+  const location = cls.spec.location;
+  const choices: Array<{ instanceType: InstanceType; offering: Offering; available: boolean }> = [];
   for (const name of allowed) {
     const it = await s.deps.catalog.get(name);
-    if (it && isOffered(it, cls.spec.subscriptionID, cls.spec.location)) candidates.push(it);
+    if (!it || !isOffered(it, cls.spec.subscriptionID, location)) continue;
+    const usable = (ct: CapacityType): boolean => allowedType(ct) && !s.deps.offerings?.isUnavailable(it.name, location, ct) &&
+      (zonesIn(it, location).length === 0 || regionalAllowed(nc) || allowedZones(nc, cls, it).some((z) => zoneUsable(s, cls, it.name, z, ct)));
+    const available = cheapestOffering(it, usable);
+    const fallback = available ?? cheapestOffering(it, allowedType);
+    if (fallback) choices.push({ instanceType: it, offering: fallback, available: available !== undefined });
   }
-  candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.name.localeCompare(b.name));
-  // A zonal type is available while one of the NodeClaim's zones for it is.
-  const available = candidates.find((it) => !s.deps.offerings?.isUnavailable(it.name, cls.spec.location, 'on-demand') &&
-    (zonesIn(it, cls.spec.location).length === 0 || allowedZones(nc, cls, it).some((z) => zoneUsable(s, cls, it.name, z))));
-  const chosen = available ?? candidates[0];
-  if (!chosen) throw new AzureError('SkuNotAvailable', 409, `no instance type of NodeClaim ${nc.metadata.name} is offered in ${cls.spec.location}`);
-  return chosen;
+  choices.sort((a, b) => Number(b.available) - Number(a.available) || compareOfferings(a.offering, b.offering) || a.instanceType.name.localeCompare(b.instanceType.name));
+  const chosen = choices[0];
+  if (!chosen) throw new AzureError('SkuNotAvailable', 409, `no instance type of NodeClaim ${nc.metadata.name} is offered in ${location}`);
+  return { instanceType: chosen.instanceType, capacityType: chosen.offering.capacityType };
+}
+
+/**
+ * The chosen capacity type goes on the NodeClaim before the PUT, as the zone does: the node
+ * and its pods see it, and a re-PUT after a crash names the same priority.
+ */
+async function recordCapacityType(s: LifecycleScope, nc: NodeClaim, capacityType: CapacityType): Promise<void> {
+  if (nc.metadata.labels[LABEL_CAPACITY_TYPE] === capacityType) return;
+  await s.deps.cluster.patchNodeClaimMetadata(nc.metadata.name, { labels: { [LABEL_CAPACITY_TYPE]: capacityType } });
+}
+
+/**
+ * The VM's priority for its capacity type: a spot VM is deleted when evicted (the ARM
+ * adapters ask for it; its NodeClaim is then replaced) and pays at most the NodeClass's
+ * spotMaxPrice (-1: up to the on-demand price).
+ */
+function vmPriority(capacityType: CapacityType, cls: AzureFlexNodeClass): Pick<VmSpec, 'priority' | 'spotMaxPrice'> {
+  return capacityType === 'spot' ? { priority: 'Spot', spotMaxPrice: cls.spec.spotMaxPrice ?? -1 } : { priority: 'Regular' };
 }
 
 /** Karpenter semantics for a failed launch: remember the bad offering, say why, delete the NodeClaim. */
@@ -192,9 +257,11 @@ async function failLaunch(s: LifecycleScope, name: string, failure: LaunchFailur
   const attemptAt = current ? vmAttemptAt(current) : undefined;
   if (nc && cls && failure.capacity && s.deps.offerings) {
     const vm = s.world()?.vms.get(vmNameFor(name));
-    const sku = vm?.vmSize ?? (await chooseInstanceType(s, nc, cls)).name;
+    const chosen = vm && current?.metadata.labels[LABEL_CAPACITY_TYPE] ? undefined : await chooseOffering(s, current ?? nc, cls);
+    const sku = vm?.vmSize ?? chosen!.instanceType.name;
+    const capacityType = (current?.metadata.labels[LABEL_CAPACITY_TYPE] as CapacityType | undefined) ?? chosen!.capacityType;
     const zone = vm?.zone ? zoneLabel(cls.spec.location, vm.zone) : nc.metadata.labels[LABEL_ZONE];
-    await markUnavailable(s, cls, failure.capacity, sku, zone, attemptAt);
+    await markUnavailable(s, cls, failure.capacity, sku, capacityType, zone, attemptAt);
   }
   const message = launchFailureMessage(failure);
   const reservedUntil = failure.nicReserved && attemptAt !== undefined ? reservationEnd(attemptAt) : undefined;

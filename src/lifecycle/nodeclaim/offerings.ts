@@ -3,6 +3,7 @@ import { vmNameFor } from '../../azure/naming.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../../provisioning/offering-marks.js';
 import { ANNOTATION_OFFERING_MARKS } from '../../apis/well-known.js';
+import type { CapacityType } from '../../catalog/offerings.js';
 import type { LifecycleScope } from '../scope.js';
 import type { LaunchFailure } from './machine.js';
 
@@ -15,17 +16,21 @@ import type { LaunchFailure } from './machine.js';
 type CapacityFailure = NonNullable<LaunchFailure['capacity']>;
 
 /** Marks the offering a capacity failure hit, in the cache and on the NodeClass. */
-export async function markUnavailable(s: LifecycleScope, cls: AzureFlexNodeClass, capacity: CapacityFailure, sku: string, zone: string | undefined, attemptAt: number | undefined): Promise<void> {
+export async function markUnavailable(
+  s: LifecycleScope, cls: AzureFlexNodeClass, capacity: CapacityFailure, sku: string, capacityType: CapacityType, zone: string | undefined, attemptAt: number | undefined,
+): Promise<void> {
   if (!s.deps.offerings) return;
-  s.deps.offerings.apply(escalated(s, capacity, cls, sku, zone, attemptAt), { sku, region: cls.spec.location, capacityType: 'on-demand', ...(zone ? { zone } : {}) });
+  s.deps.offerings.apply(escalated(s, capacity, cls, sku, capacityType, zone, attemptAt), { sku, region: cls.spec.location, capacityType, ...(zone ? { zone } : {}) });
   await persistMarks(s, cls);
 }
 
 /** An allocation failure's TTL, lengthened when the offering's previous mark did not stop this attempt (`allocationTtlSeconds`). */
-function escalated(s: LifecycleScope, capacity: CapacityFailure, cls: AzureFlexNodeClass, sku: string, zone: string | undefined, attemptAt: number | undefined): CapacityFailure {
+function escalated(
+  s: LifecycleScope, capacity: CapacityFailure, cls: AzureFlexNodeClass, sku: string, capacityType: CapacityType, zone: string | undefined, attemptAt: number | undefined,
+): CapacityFailure {
   if (capacity.reason !== 'allocation') return capacity;
   const zonal = zone !== undefined && (capacity.code === 'ZonalAllocationFailed' || capacity.code === 'OverconstrainedZonalAllocationRequest');
-  const key = { sku, capacityType: 'on-demand' as const, ...(zonal ? { zone } : {}) };
+  const key = { sku, capacityType, ...(zonal ? { zone } : {}) };
   const w = s.world();
   const vmSizeOf = (c: NodeClaim): string | undefined => w?.vms.get(vmNameFor(c.metadata.name))?.vmSize;
   const launchedSince = (at: number): boolean => launchedAfter(w?.nodeClaims.values() ?? [], vmSizeOf, sku, zonal ? zone : undefined, at);

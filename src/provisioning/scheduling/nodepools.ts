@@ -5,12 +5,13 @@
 import type { AzureFlexNodeClass, NodePool, Pod, Taint } from '../../ports/cluster.js';
 import { isOffered, type InstanceType } from '../../catalog/skus.js';
 import { addInto, limitsFromList, podRequests, subtractResources, type Resources } from '../resources.js';
-import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements } from '../requirements.js';
+import { Requirement, Requirements, firstUntoleratedTaint, instanceTypeRequirements, regionalRequirements } from '../requirements.js';
 import { instanceTypeCapacity, maxPodsFor } from '../overhead.js';
 import { FirstFitIndex } from './first-fit-index.js';
 import { podRequirementTerms } from './pod-groups.js';
 import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
+import { cheapestOffering, offeredCapacityTypes, type CapacityType } from '../../catalog/offerings.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
 import type { Candidate, PoolTemplate, SchedulingInput } from './types.js';
 
 export type KubeReserved = (instanceType: InstanceType, maxPods: number) => Resources;
@@ -33,10 +34,19 @@ export function nodePoolRequirements(nodePool: NodePool): Requirements {
 }
 
 /** An instance type as a NodeClass launches it: capacity, and allocatable after kube-reserved. */
-export function candidateOf(instanceType: InstanceType, nodeClass: AzureFlexNodeClass, requirements: Requirements, kubeReserved: KubeReserved): Candidate {
+export function candidateOf(
+  instanceType: InstanceType, nodeClass: AzureFlexNodeClass, requirements: Requirements, kubeReserved: KubeReserved, pricePerHour = instanceType.pricePerHour,
+): Candidate {
   const capacity = instanceTypeCapacity(instanceType, nodeClass.spec);
   const reserved = kubeReserved(instanceType, maxPodsFor(instanceType, nodeClass.spec));
-  return { instanceType, requirements, capacity, allocatable: subtractResources(capacity, reserved) };
+  return { instanceType, requirements, capacity, allocatable: subtractResources(capacity, reserved), pricePerHour };
+}
+
+/** The capacity types the type offers that the pool's karpenter.sh/capacity-type requirement admits. */
+export function allowedCapacityTypes(instanceType: InstanceType, requirements: Requirements): CapacityType[] {
+  const wanted = requirements.get(LABEL_CAPACITY_TYPE);
+  const offered = offeredCapacityTypes(instanceType);
+  return wanted ? offered.filter((ct) => wanted.has(ct)) : offered;
 }
 
 /** The pools a pass may launch from, in Karpenter's order, each with its candidates cheapest first. */
@@ -59,13 +69,23 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
       // before asking about each zone's marks (a pool of one size asked about the whole catalog).
       if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
       const zones = offeredZones(instanceType, region, input.isZoneUnavailable);
-      const itRequirements = instanceTypeRequirements(instanceType, region, zones, cluster);
+      const allowed = allowedCapacityTypes(instanceType, requirements);
+      // Offerings the marks or quota rule out leave the type's other capacity types (a spot
+      // refusal leaves on-demand); none left: the type is unavailable.
+      const available = allowed.filter((ct) => !input.isOfferingUnavailable(instanceType.name, region, ct));
+      const narrowed = available.length > 0 && available.length < offeredCapacityTypes(instanceType).length ? available : undefined;
+      // Every zone marked: the type is still offered regionally (no zone in the VM PUT), as the
+      // Azure provider falls back to, to pods that do not need a zone, until that fails too.
+      const itRequirements = zones?.length === 0
+        ? regionalRequirements(instanceType, region, cluster, narrowed)
+        : instanceTypeRequirements(instanceType, region, zones, cluster, narrowed);
       if (requirements.intersects(itRequirements) !== undefined) continue;
-      const candidate = candidateOf(instanceType, nodeClass, itRequirements, kubeReserved);
-      if (zones?.length === 0 || input.isOfferingUnavailable(instanceType.name, region, CAPACITY_TYPE_ON_DEMAND)) unavailable.push(candidate);
+      const cheapest = cheapestOffering(instanceType, (ct) => available.includes(ct));
+      const candidate = candidateOf(instanceType, nodeClass, itRequirements, kubeReserved, cheapest?.pricePerHour);
+      if (!cheapest) unavailable.push(candidate);
       else candidates.push(candidate);
     }
-    candidates.sort((a, b) => a.instanceType.pricePerHour - b.instanceType.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
+    candidates.sort((a, b) => a.pricePerHour - b.pricePerHour || a.instanceType.name.localeCompare(b.instanceType.name));
     const hasLimits = Object.keys(nodePool.spec.limits ?? {}).length > 0;
     const limits = hasLimits ? limitsFromList(nodePool.spec.limits) : undefined;
     pools.push({

@@ -4,9 +4,9 @@
  */
 import type { NodeSelectorRequirement } from '../../ports/cluster.js';
 import { resourcesToList } from '../resources.js';
-import { Requirement, Requirements } from '../requirements.js';
+import { Requirement, Requirements, aksPriorityOf } from '../requirements.js';
 import { domainsFor } from './topology.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE } from '../../apis/well-known.js';
+import { AKS_LABEL_PRIORITY, AKS_LABEL_SCALESET_PRIORITY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE } from '../../apis/well-known.js';
 import type { Candidate, NodeClaimPlan, PlannedClaim } from './types.js';
 
 export class PlanWriter {
@@ -26,8 +26,13 @@ export class PlanWriter {
       const pinned = [
         Requirement.in(LABEL_INSTANCE_TYPE, names),
         Requirement.in(LABEL_REGION, [claim.pool.region]),
-        Requirement.in(LABEL_CAPACITY_TYPE, [CAPACITY_TYPE_ON_DEMAND]),
       ];
+      // The capacity types the options still offer (marks took out the refused ones); the
+      // launch picks the cheapest available among them (src/lifecycle/nodeclaim/launch.ts).
+      // AKS's priority labels follow the capacity type: a pod asking scalesetpriority=regular rules spot out.
+      const capacityTypes = domainsFor(LABEL_CAPACITY_TYPE, Requirements.EMPTY, claim.options)
+        ?.filter((ct) => [AKS_LABEL_SCALESET_PRIORITY, AKS_LABEL_PRIORITY].every((key) => claim.requirements.get(key)?.has(aksPriorityOf(ct)) ?? true));
+      if (capacityTypes) pinned.push(Requirement.in(LABEL_CAPACITY_TYPE, capacityTypes));
       // Zones differ by region for the same SKUs.
       const zones = this.optionZones(`${claim.pool.region}\u0000${optionsKey}`, claim.options);
       if (zones) pinned.push(zones);

@@ -85,6 +85,8 @@ export interface Candidate {
   capacity: Resources;
   /** Capacity minus kube-reserved; DaemonSet overhead is charged as usage. */
   allocatable: Resources;
+  /** Its cheapest offering the pool allows and the marks leave (catalog/offerings.ts): what it ranks by. */
+  pricePerHour: number;
 }
 
 /** A NodePool as a pass sees it: what it may launch, and what it holds and plans. */

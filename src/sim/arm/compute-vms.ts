@@ -28,6 +28,7 @@ import type { Regions } from './regions.js';
 import type { ResourceGroups } from './resource-groups.js';
 import type { ArmState } from './state.js';
 import { vmDeleteLatency, type VmPower } from './vm-power.js';
+import type { CapacityReservations, Placement } from './capacity-reservations.js';
 
 const VM_TYPE = 'Microsoft.Compute/virtualMachines';
 
@@ -45,6 +46,7 @@ export interface VmParts {
   nics: Nics;
   disks: Disks;
   power: VmPower;
+  reservations: CapacityReservations;
 }
 
 /**
@@ -80,8 +82,10 @@ export class Vms {
       const nics = this.nicsFor(req, id, key);
       const now = this.state.clock.now();
       for (const nic of nics) this.p.nics.reserve(nic, id, now);
+      let placement: Placement | undefined;
       try {
-        this.p.quotas.admit(req, region);
+        placement = this.p.reservations.match(req, id);
+        this.p.quotas.admit(req, region, placement?.reserved ?? false);
       } catch (err) {
         for (const nic of nics) nic.failedAt ??= now;
         throw err;
@@ -91,7 +95,10 @@ export class Vms {
       this.state.vmWrites++;
       this.state.vmTombs.delete(key);
       for (const nic of nics) this.state.attach(nic, key);
-      this.p.quotas.addCores(vm, 1);
+      if (placement) this.p.reservations.join(vm, placement);
+      // A reserved slot's cores are the reservation's, held since it was made.
+      if (placement?.reserved) vm.coresHeld = false;
+      else this.p.quotas.addCores(vm, 1);
       const op = this.p.ops.start('create');
       op.target = req.ref;
       vm.createOp = op;
@@ -293,7 +300,9 @@ export class Vms {
     const r = vm.region;
     const random = this.state.random;
     let failure: AllocationFailure | undefined;
-    if (r.allocationFailureRate > 0 && random.next() < r.allocationFailureRate) failure = 'AllocationFailed';
+    // A reserved slot is capacity set aside: its allocation does not fail (no draw either).
+    if (vm.reservation?.reserved) failure = undefined;
+    else if (r.allocationFailureRate > 0 && random.next() < r.allocationFailureRate) failure = 'AllocationFailed';
     // Only a VM pinned to a zone can fail for that zone's capacity.
     else if (vm.zone !== undefined && r.zonalAllocationFailureRate > 0 && random.next() < r.zonalAllocationFailureRate) failure = 'ZonalAllocationFailed';
     else if (r.overconstrainedAllocationFailureRate > 0 && random.next() < r.overconstrainedAllocationFailureRate) failure = 'OverconstrainedAllocationRequest';
@@ -356,6 +365,7 @@ export class Vms {
 
   private deleteRecord(vm: VmRecord): void {
     this.p.power.stopWork(vm);
+    this.p.reservations.leave(vm);
     this.state.vms.delete(vm.key);
     this.state.vmWrites++;
     this.state.bury(this.state.vmTombs, vm.key, vm);

@@ -1,6 +1,7 @@
 import {
   AzureError,
   type AzurePort,
+  type CapacityReservationGroup,
   type ComputeUsages,
   type Disk,
   type Nic,
@@ -19,6 +20,7 @@ import { ArmCalls } from './calls.js';
 import { Disks } from './compute-disks.js';
 import { Vms } from './compute-vms.js';
 import { Faults } from './faults.js';
+import { CapacityReservations, type ReservationGroupView } from './capacity-reservations.js';
 import { Listing, type ListPage } from './listing.js';
 import { Nics } from './network-nics.js';
 import { Operations } from './operations.js';
@@ -50,6 +52,7 @@ export type * from './types.js';
 export type { BeginResult, DiskDetails, EvictionPolicy, Leaks, ListScope, OperationInfo, PowerAction, QuotaUsage, SnapshotJson, VmCreateRequest, VmDetails } from './model.js';
 export type { ListPage } from './listing.js';
 export { SPOT_EVICTION_NOTICE_MS } from './vm-power.js';
+export type { ReservationGroupView, ReservationView } from './capacity-reservations.js';
 
 export interface FakeArmOptions {
   clock: Clock;
@@ -89,6 +92,7 @@ export class FakeArm implements AzurePort {
   private readonly vms: Vms;
   private readonly power: VmPower;
   private readonly faults: Faults;
+  private readonly reservations: CapacityReservations;
   /**
    * The custom data last digested, and its digest: the controller renders the same bytes for
    * every NodeClaim of one NodePool and size (src/lifecycle/nodeclaim/userdata.ts), and digesting a few KB
@@ -112,7 +116,8 @@ export class FakeArm implements AzurePort {
     const disks = (this.disks = new Disks(state, calls, groups, listing));
     // Power and VMs need each other: an eviction with policy Delete deletes the VM.
     const power = (this.power = new VmPower(state, calls, groups, ops, (rec) => this.vms.startDelete(rec)));
-    this.vms = new Vms({ state, calls, groups, listing, ops, regions, quotas, nics, disks, power });
+    const reservations = (this.reservations = new CapacityReservations(state, calls, groups, regions, quotas, config.regions));
+    this.vms = new Vms({ state, calls, groups, listing, ops, regions, quotas, nics, disks, power, reservations });
     this.faults = new Faults(state, regions, calls, this.vms, power);
     for (const s of config.subnets) {
       const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\//i.exec(s.id);
@@ -299,16 +304,36 @@ export class FakeArm implements AzurePort {
     });
   }
 
+  getCapacityReservationGroup(ref: ResourceRef): Promise<CapacityReservationGroup | undefined> {
+    return this.respond(this.state.settings.latency.read, () => {
+      const g = absentAs(() => this.reservations.getGroup(ref), undefined);
+      return g && {
+        id: g.id, name: g.name, location: g.location,
+        reservations: g.reservations.map((r) => ({ id: r.id, name: r.name, vmSize: r.sku, ...(r.zone !== undefined ? { zone: r.zone } : {}), capacity: r.quantity, allocatedVmIds: r.allocatedVmIds })),
+      };
+    });
+  }
+
   pollOperation(subscriptionId: string, id: string): OperationInfo | undefined {
     return this.ops.poll(subscriptionId, id);
   }
 
-  completedOperation(kind: 'create' | 'delete'): string {
-    return this.ops.completed(kind);
+  completedOperation(kind: 'create' | 'delete', target?: ResourceRef): string {
+    return this.ops.completed(kind, target);
   }
 
   waitForOperation(id: string): Promise<OperationStatus> {
     return this.ops.waitFor(id);
+  }
+
+  /** GET of a capacity reservation group with its reservations' instance views (a counted read); undefined when absent. */
+  capacityReservationGroupGet(ref: ResourceRef): ReservationGroupView | undefined {
+    return this.reservations.getGroup(ref);
+  }
+
+  /** The capacity reservation groups of a resource group, or of the subscription (one counted read). */
+  capacityReservationGroupList(scope: { subscriptionId: string; resourceGroup?: string }): ReservationGroupView[] {
+    return this.reservations.listGroups(scope);
   }
 
   quotaUsage(subscriptionId: string, location: string): QuotaUsage | undefined {
@@ -462,8 +487,9 @@ export class FakeArm implements AzurePort {
       adminUsername: spec.adminUsername,
       sshPublicKeys: spec.sshPublicKeys,
       priority: spec.priority,
+      ...(spec.capacityReservationGroupId ? { capacityReservationGroupId: spec.capacityReservationGroupId } : {}),
       // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
-      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const } : {}),
+      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const, maxPrice: spec.spotMaxPrice ?? -1 } : {}),
       tags: spec.tags,
       customDataHash: this.customDataDigest(spec.customData),
     };

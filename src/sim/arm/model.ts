@@ -41,11 +41,15 @@ export interface VmCreateRequest {
   priority: 'Regular' | 'Spot';
   /** What ARM does to a Spot VM it evicts (`properties.evictionPolicy`; ARM's default for Spot is Deallocate). */
   evictionPolicy?: EvictionPolicy;
+  /** A Spot VM's `properties.billingProfile.maxPrice` (USD/hour; -1 or absent: up to the on-demand price). */
+  maxPrice?: number;
   tags: Tags;
   /** A digest of osProfile.customData (the secret itself is never stored); absent = not sent. */
   customDataHash?: string;
   /** What a REST client set and ARM returns as it was sent (absent: ARM's defaults are shown). */
   shown?: VmShownProperties;
+  /** `properties.capacityReservation.capacityReservationGroup.id`: the group the VM is created into. */
+  capacityReservationGroupId?: string;
 }
 
 /** VM properties the fake only keeps to show them back (osProfile.computerName, the OS disk's storage type). */
@@ -76,6 +80,8 @@ export interface VmDetails extends Vm {
   /** Why the last create failed, while the VM is Failed (its instance view shows it). */
   provisioningError?: { code: string; message: string };
   shown?: VmShownProperties;
+  /** The capacity reservation group the VM was created into, as its PUT named it. */
+  capacityReservationGroupId?: string;
 }
 
 /** A region's compute usages, as GET …/locations/{l}/usages reports them. */
@@ -219,14 +225,29 @@ export interface VmRecord {
   timeCreated: number;
   customDataHash?: string;
   shown?: VmShownProperties;
-  /** Whether the VM's cores count against quota now (not after an allocation failure). */
+  /** Whether the VM's cores count against quota now (not after an allocation failure, nor while a reservation holds them). */
   coresHeld: boolean;
+  /** The capacity reservation the VM was matched to, and whether it took a reserved slot (not overallocated). */
+  reservation?: { record: ReservationRecord; reserved: boolean; groupId: string };
   etag: number;
   listedFrom: number;
   /** Cached frozen AzurePort view; cleared whenever a field it shows changes. */
   view?: Vm;
   /** The same as a GET shows it (with the power state when not running); cleared with `view`. */
   getView?: Vm;
+}
+
+/** One capacity reservation of a group: a size, a zone (of a zonal group) and a quantity. */
+export interface ReservationRecord {
+  id: string;
+  name: string;
+  /** The size's canonical name. */
+  sku: string;
+  zone?: string;
+  quantity: number;
+  /** ARM ids of the VMs matched to it (allocated or not), by key, in the order they came. */
+  vmIds: Map<string, string>;
+  timeCreated: number;
 }
 
 export interface DiskRecord {
@@ -304,6 +325,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     ...(rec.provisioningState === 'Succeeded' ? { power: rec.power } : {}),
     ...(rec.provisioningState === 'Failed' && rec.createOp?.status.status === 'Failed' ? { provisioningError: { ...rec.createOp.status.error } } : {}),
     ...(rec.shown ? { shown: { ...rec.shown } } : {}),
+    ...(rec.reservation ? { capacityReservationGroupId: rec.reservation.groupId } : {}),
   };
 }
 

@@ -69,10 +69,12 @@ export class Operations {
   /**
    * A finished operation for a write that completes synchronously in the fake (NIC PUT,
    * NIC and disk DELETE), so the REST face can hand out an Azure-AsyncOperation URL the way
-   * Microsoft.Network does.
+   * Microsoft.Network does. With a target, the operation's Location URL answers with it (a VM
+   * update, whose spec says `final-state-via: location`).
    */
-  completed(kind: 'create' | 'delete'): string {
+  completed(kind: 'create' | 'delete', target?: OpRecord['target']): string {
     const op = this.start(kind);
+    if (target !== undefined) op.target = target;
     this.finish(op, { status: 'Succeeded' });
     return op.id;
   }

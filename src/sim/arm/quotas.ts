@@ -16,8 +16,11 @@ export class Quotas {
 
   constructor(private readonly state: ArmState, private readonly regions: Regions, private readonly calls: ArmCalls) {}
 
-  /** Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota. */
-  admit(req: VmCreateRequest, region: RegionState): void {
+  /**
+   * Sync admission of an accepted-looking VM PUT: size, SKU availability, then quota (unless a
+   * capacity reservation's free slot takes it: the reservation already holds its cores).
+   */
+  admit(req: VmCreateRequest, region: RegionState, reserved = false): void {
     const type = this.state.types.get(req.vmSize.toLowerCase());
     if (!type) throw msg.invalid(`The value ${req.vmSize} provided for the VM size is not valid.`);
     const loc = req.location.toLowerCase();
@@ -29,6 +32,7 @@ export class Quotas {
     if (req.zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, req.zone))) {
       throw msg.skuNotAvailable(type.name, req.location, req.zone);
     }
+    if (reserved) return;
     if (req.priority === 'Spot') {
       const lowPriority = this.lowPriorityLimit(region);
       if (region.lowPriorityUsed + type.vcpu > lowPriority) {
@@ -45,6 +49,12 @@ export class Quotas {
     if (region.totalUsed + type.vcpu > regional) {
       throw msg.quotaExceeded('Total Regional Cores', req.location, regional, region.totalUsed, type.vcpu, 'regional-quota-requests');
     }
+  }
+
+  /** A capacity reservation's cores, held against the family and regional quota from its creation. */
+  holdReserved(region: RegionState, family: string, cores: number): void {
+    region.familyUsed.set(family, (region.familyUsed.get(family) ?? 0) + cores);
+    region.totalUsed += cores;
   }
 
   /** Holds (sign 1) or frees (-1) a VM's cores: a Spot VM's in the low-priority quota only, others in their family's and the regional. */

@@ -126,6 +126,7 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
   const computerName = optStr(doc, ['properties', 'osProfile', 'computerName']);
   const storageType = optStr(doc, ['properties', 'storageProfile', 'osDisk', 'managedDisk', 'storageAccountType']);
   const shown = { ...(computerName ? { computerName } : {}), ...(storageType ? { osDiskStorageAccountType: storageType } : {}) };
+  const group = optStr(doc, ['properties', 'capacityReservation', 'capacityReservationGroup', 'id']);
   // osProfile.customData is read by nobody here: the fake must never keep or echo the secret.
   return {
     ref,
@@ -143,7 +144,17 @@ export function parseVmPut(ref: { subscriptionId: string; resourceGroup: string;
     sshPublicKeys,
     priority: priority === 'Spot' || priority === 'Low' ? 'Spot' : 'Regular',
     ...(evictionPolicy !== undefined ? { evictionPolicy: evictionPolicy as EvictionPolicy } : {}),
+    ...maxPriceOf(doc),
     tags: tagsOf(doc),
     ...(Object.keys(shown).length > 0 ? { shown } : {}),
+    ...(group ? { capacityReservationGroupId: group } : {}),
   };
+}
+
+/** properties.billingProfile.maxPrice: a number (ARM's model is a double), or absent. */
+function maxPriceOf(doc: unknown): { maxPrice?: number } {
+  const v = at(doc, ['properties', 'billingProfile', 'maxPrice']);
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'number') throw new HttpError(400, 'InvalidParameter', `The value '${String(v)}' of parameter 'billingProfile.maxPrice' is not valid.`, {}, 'billingProfile.maxPrice');
+  return { maxPrice: v };
 }

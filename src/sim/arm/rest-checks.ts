@@ -5,6 +5,7 @@ import { HttpError, invalidResourceType, lower, notModelled } from './rest-error
 export const NIC_TYPE = 'networkinterfaces';
 export const VM_TYPE = 'virtualmachines';
 export const DISK_TYPE = 'disks';
+export const CRG_TYPE = 'capacityreservationgroups';
 
 /** ARM takes JSON only: a PUT or PATCH whose body is declared as anything else (or not at all) is 415. */
 export function checkContentType(header: string | undefined): void {
@@ -48,7 +49,7 @@ export function checkApiVersion(method: string, segs: string[], apiVersion: stri
 
 /** Resource types the fake serves per namespace (lower case). */
 export const SERVED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
-  'microsoft.compute': new Set([VM_TYPE, DISK_TYPE, 'skus', 'locations']),
+  'microsoft.compute': new Set([VM_TYPE, DISK_TYPE, CRG_TYPE, 'skus', 'locations']),
   'microsoft.network': new Set([NIC_TYPE, 'locations']),
 };
 
@@ -60,7 +61,7 @@ export const SERVED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
 export const UNMODELLED_TYPES: Readonly<Record<string, ReadonlySet<string>>> = {
   'microsoft.compute': new Set([
     'availabilitysets', 'virtualmachinescalesets', 'images', 'snapshots', 'galleries', 'sshpublickeys', 'proximityplacementgroups',
-    'hostgroups', 'capacityreservationgroups', 'restorepointcollections', 'diskencryptionsets', 'diskaccesses', 'cloudservices', 'operations',
+    'hostgroups', 'restorepointcollections', 'diskencryptionsets', 'diskaccesses', 'cloudservices', 'operations',
   ]),
   'microsoft.network': new Set([
     'virtualnetworks', 'publicipaddresses', 'publicipprefixes', 'networksecuritygroups', 'applicationsecuritygroups', 'loadbalancers', 'routetables',

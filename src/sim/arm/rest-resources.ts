@@ -1,7 +1,8 @@
 import type { FakeArm, ListPage, ListScope, OperationInfo, PowerAction } from './fake-arm.js';
 import { digest, normalizeLocation } from './model.js';
 import { optStr, parseBody, parseVmPut, patchedTags, requiredLocation, sameLocation, str, tagsOf } from './rest-bodies.js';
-import { checkPreconditions, DISK_TYPE, NIC_TYPE, vmListView, VM_TYPE } from './rest-checks.js';
+import { checkPreconditions, CRG_TYPE, DISK_TYPE, NIC_TYPE, vmListView, VM_TYPE } from './rest-checks.js';
+import { groupJson } from './rest-capacity-reservations.js';
 import { HttpError, json, locationNotServed, lower, methodNotAllowed, notModelled, requireMethod, resourceNotFound } from './rest-errors.js';
 import { diskJson, errorJson, nicJson, operationJson, subnetJson, usageListJson, vmInstanceViewJson, vmJson, vmWithInstanceViewJson, type Json } from './rest-shapes.js';
 import { validateNicPatch, validateNicPut, validateVmPatch, validateVmPut } from './request-validation.js';
@@ -39,6 +40,7 @@ export class ArmResourceRoutes {
       // No VM of the fake belongs to a scale set: the one filter Compute takes matches none.
       page = view.inScaleSet ? { value: [] } : render(vms, view.instanceView ? vmWithInstanceViewJson : vmJson);
     } else if (ns === 'microsoft.compute' && type === DISK_TYPE) page = render(this.arm.diskListPage(scope, skip), diskJson);
+    else if (ns === 'microsoft.compute' && type === CRG_TYPE) page = skip > 0 ? { value: [] } : { value: this.arm.capacityReservationGroupList(scope).map((g) => groupJson(g, false)) };
     else throw notModelled(method, url);
     return this.pageResponse(page, url);
   }
@@ -211,8 +213,8 @@ export class ArmResourceRoutes {
         this.validated('vm.patch', ref.name, () => validateVmPatch(doc));
         const vm = this.arm.vmPatchTags(ref, patchedTags(doc, url));
         if (!vm) throw resourceNotFound('Microsoft.Compute/virtualMachines', ref);
-        // Compute answers an update as an LRO; the fake's is done at once.
-        return json(200, vmJson(vm), this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, this.arm.completedOperation('create'), apiVersion, false));
+        // Compute answers an update as an LRO (final-state-via: location, like a create); the fake's is done at once.
+        return json(200, vmJson(vm), this.asyncHeaders('Microsoft.Compute', ref.subscriptionId, vm.location, this.arm.completedOperation('create', ref), apiVersion, true));
       }
       case 'DELETE': {
         const location = this.arm.vmLocation(ref);

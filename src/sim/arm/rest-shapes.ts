@@ -96,6 +96,7 @@ export function vmJson(vm: VmDetails): JsonObject {
     properties: {
       vmId: stableGuid(vm.id.toLowerCase()),
       hardwareProfile: { vmSize: vm.vmSize },
+      ...(vm.capacityReservationGroupId ? { capacityReservation: { capacityReservationGroup: { id: vm.capacityReservationGroupId } } } : {}),
       storageProfile: {
         imageReference: image,
         osDisk: {

@@ -2,7 +2,8 @@ import type { VirtualClock } from '../virtual-clock.js';
 import type { FakeArm } from './fake-arm.js';
 import { normalizeLocation } from './model.js';
 import { at } from './rest-bodies.js';
-import { checkApiVersion, checkAuthorization, checkContentType, DISK_TYPE, NIC_TYPE, requireServedType, VM_TYPE } from './rest-checks.js';
+import { checkApiVersion, checkAuthorization, checkContentType, CRG_TYPE, DISK_TYPE, NIC_TYPE, requireServedType, VM_TYPE } from './rest-checks.js';
+import { capacityReservationRoute } from './rest-capacity-reservations.js';
 import { errorResponse, HttpError, lower, lowerKeys, notModelled, requireMethod, withHeaders } from './rest-errors.js';
 import { ArmResourceRoutes } from './rest-resources.js';
 import { stableGuid } from './rest-shapes.js';
@@ -146,6 +147,7 @@ class ArmRestFace {
       if (segs.length === 7) return this.routes.listRoute(method, ns, type, { subscriptionId: sub, resourceGroup: rg }, url);
       if (name === undefined) throw notModelled(method, url);
       const ref = { subscriptionId: sub, resourceGroup: rg, name };
+      if (ns === 'microsoft.compute' && type === CRG_TYPE) return capacityReservationRoute(this.arm, method, ref, segs.slice(8), url);
       if (segs.length === 9 && ns === 'microsoft.compute' && type === VM_TYPE) return this.routes.vmChildRoute(method, ref, lower(segs[8]), url, apiVersion);
       if (segs.length !== 8) throw notModelled(method, url);
       if (ns === 'microsoft.network' && type === NIC_TYPE) return this.routes.nicRoute(method, ref, apiVersion, body, url);

@@ -14,6 +14,27 @@ const cores = z.number().nonnegative().max(10_000_000).int();
 /** Spot evictions per running Spot VM and hour (the scenario format's bound). */
 const evictionRate = z.number().min(0).max(60);
 
+/**
+ * Capacity reservation groups of a region: a zonal group (with `zones`) holds reservations in
+ * its zones, a regional group reservations without one (each size once per group, as ARM has it).
+ */
+export const CapacityReservationGroupsSchema = z
+  .array(
+    z
+      .strictObject({
+        resourceGroup: z.string().min(1).max(90),
+        name: z.string().min(1).max(80),
+        zones: z.array(z.string().min(1).max(8)).min(1).max(3).optional(),
+        reservations: z
+          .array(z.strictObject({ name: z.string().min(1).max(80), sku: z.string().min(1).max(128), zone: z.string().min(1).max(8).optional(), quantity: z.number().int().nonnegative().max(1000) }))
+          .min(1)
+          .max(100),
+      })
+      .refine((g) => g.reservations.every((r) => (g.zones === undefined ? r.zone === undefined : r.zone !== undefined && g.zones.includes(r.zone))), 'a zonal group\'s reservations each name one of its zones, a regional group\'s none')
+      .refine((g) => new Set(g.reservations.map((r) => `${r.sku.toLowerCase()}|${r.zone ?? ''}`)).size === g.reservations.length, 'one reservation per size (and zone) in a group'),
+  )
+  .max(100);
+
 const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
   regions: z
     .array(
@@ -29,6 +50,7 @@ const FakeArmConfigSchema: z.ZodType<FakeArmConfig> = z.strictObject({
         overconstrainedAllocationFailureRate: rate.optional(),
         spotEvictionRatePerHour: evictionRate.optional(),
         spotEvictionRatePerHourBySku: z.record(z.string().max(128), evictionRate).optional(),
+        capacityReservationGroups: CapacityReservationGroupsSchema.optional(),
       }),
     )
     .min(1)

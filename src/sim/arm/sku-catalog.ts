@@ -1,5 +1,6 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import { RETAIL_PRICES_USD_PER_HOUR, estimatePrice } from '../../catalog/prices.js';
+import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from '../../catalog/spot-prices.js';
 import { STATIC_INSTANCE_TYPES, zoneLabel } from '../../catalog/skus.js';
 import { parseVmSize } from '../../catalog/vm-size.js';
 
@@ -130,6 +131,7 @@ export function simInstanceTypes(skus: readonly SimSku[] = SIM_SKUS): InstanceTy
     const gpuModel = s.gpus > 0 ? parseVmSize(s.name)?.accelerator : undefined;
     const memoryMiB = s.memoryGiB * 1024;
     const blocked = new Set(s.restrictions.filter((r) => r.zones === undefined).map((r) => r.location));
+    const pricePerHour = RETAIL_PRICES_USD_PER_HOUR[s.name] ?? estimatePrice({ vcpu: s.vcpu, memoryMiB, gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) });
     return {
       name: s.name,
       family: known?.family ?? s.family,
@@ -141,7 +143,8 @@ export function simInstanceTypes(skus: readonly SimSku[] = SIM_SKUS): InstanceTy
       maxPods: 110,
       ephemeralStorageGiB: s.tempDiskGiB,
       arch: s.arch,
-      pricePerHour: RETAIL_PRICES_USD_PER_HOUR[s.name] ?? estimatePrice({ vcpu: s.vcpu, memoryMiB, gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
+      pricePerHour,
+      spotPricePerHour: SPOT_PRICES_USD_PER_HOUR[s.name] ?? estimateSpotPrice(pricePerHour, { gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
       locations: s.locations.filter((l) => !blocked.has(l)),
       // The zones the Resource SKUs route lists (locationInfo) minus zone restrictions: what a zonal PUT may name.
       zones: Object.fromEntries(s.locations.filter((l) => !blocked.has(l) && ZONED_REGIONS.has(l)).map((l) => {

@@ -61,6 +61,22 @@ export interface FakeArmRegionConfig {
   spotEvictionRatePerHour?: number;
   /** The same per VM size (ARM's name, any case), overriding spotEvictionRatePerHour for that size. */
   spotEvictionRatePerHourBySku?: Record<string, number>;
+  /** On-demand capacity reservation groups of the subscription in this region (capacity-reservations.ts). */
+  capacityReservationGroups?: FakeArmCapacityReservationGroupConfig[];
+}
+
+/**
+ * A capacity reservation group and its reservations, as they stand when the fake starts: each
+ * reservation holds `quantity` VMs of one size (in one zone of a zonal group, or regional),
+ * and holds their cores against the subscription's quota from the start.
+ */
+export interface FakeArmCapacityReservationGroupConfig {
+  /** The group's resource group (it exists from the start). */
+  resourceGroup: string;
+  name: string;
+  /** Zone ids a zonal group spans; absent: a regional group, whose reservations have no zone. */
+  zones?: string[];
+  reservations: Array<{ name: string; sku: string; zone?: string; quantity: number }>;
 }
 
 /** Default quotas of a subscription for families and regions the config does not name. */
@@ -184,7 +200,9 @@ export type ArmOperation =
   | 'operation.get'
   | 'rg.put'
   | 'rg.get'
-  | 'vm.action';
+  | 'vm.action'
+  | 'crg.get'
+  | 'crg.list';
 
 /** State changes that are not calls (LRO completions, cascades, faults). */
 export type ArmStateChange =

@@ -28,8 +28,11 @@ describe('AKS labels of an instance type', () => {
       'kubernetes.azure.com/sku-cpu': '8',
       'kubernetes.azure.com/sku-memory': String(d8.memoryMiB),
       'karpenter.azure.com/sku-cpu': '8',
-      'kubernetes.azure.com/scalesetpriority': 'regular',
-      'kubernetes.azure.com/priority': 'regular',
+    });
+    // D8s_v5 is offered on-demand and spot: its priority is a single value only for one capacity type.
+    expect(labels).not.toHaveProperty('kubernetes.azure.com/priority');
+    expect(instanceTypeRequirements(d8, 'eastus2', undefined, undefined, ['on-demand']).labels()).toMatchObject({
+      'karpenter.sh/capacity-type': 'on-demand', 'kubernetes.azure.com/scalesetpriority': 'regular', 'kubernetes.azure.com/priority': 'regular',
     });
     // Either mode may be asked for: not a single value until the NodeClaim's requirements pick one.
     expect(labels).not.toHaveProperty('kubernetes.azure.com/mode');
@@ -61,7 +64,8 @@ describe('AKS labels of an instance type', () => {
 
 describe('AKS labels at launch', () => {
   it('mode is user unless the NodeClaim asks for system; cluster comes from the configured node resource group', () => {
-    const claim = makeNodeClaim('gpu-abcde', { nodePool: 'gpu' });
+    // The launch labels the NodeClaim with the capacity type it chose before these are added.
+    const claim = makeNodeClaim('gpu-abcde', { nodePool: 'gpu', labels: { 'karpenter.sh/capacity-type': 'on-demand' } });
     expect(launchLabels(claim, h200, 'eastus2')).toMatchObject({ 'kubernetes.azure.com/mode': 'user', 'karpenter.azure.com/placement-scope': 'zonal' });
     expect(launchLabels(claim, h200, 'eastus2')).not.toHaveProperty('kubernetes.azure.com/cluster');
     expect(launchLabels(claim, h200, 'eastus2', NODE_RG)!['kubernetes.azure.com/cluster']).toBe(NODE_RG);

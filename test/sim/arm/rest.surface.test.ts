@@ -257,6 +257,11 @@ describe('ARM face: PUT semantics', () => {
     const patched = await run(compute.virtualMachines.beginUpdateAndWait(RG, 'a', { tags: { owner: 'you', cost: 'x' } }));
     expect([patched.tags, patched.provisioningState]).toEqual([{ owner: 'you', cost: 'x' }, 'Succeeded']);
     expect((await run(compute.virtualMachines.get(RG, 'a'))).tags).toEqual({ owner: 'you', cost: 'x' });
+    // The spec declares final-state-via: location for the update too: its Location URL answers with the VM.
+    const raw = await call('PATCH', `${vmPath('a')}?api-version=${CMP}`, JSON.stringify({ tags: { owner: 'raw' } }));
+    expect([raw.status, typeof raw.headers['location'], typeof raw.headers['azure-asyncoperation']]).toEqual([200, 'string', 'string']);
+    const final = await call('GET', String(raw.headers['location']));
+    expect([final.status, final.json.name, final.json.tags]).toEqual([200, 'a', { owner: 'raw' }]);
     const etagBefore = (await run(network.networkInterfaces.get(RG, 'a-nic'))).etag;
     const retagged = await run(network.networkInterfaces.updateTags(RG, 'a-nic', { tags: { team: 'infra' } }));
     expect(retagged.tags).toEqual({ team: 'infra' });
