@@ -179,7 +179,8 @@ describe('schedule', () => {
 
 describe('schedule: capacity types', () => {
   const withSpot = STATIC_INSTANCE_TYPES.map((t) => (t.name === 'Standard_D8s_v5' ? { ...t, spotPricePerHour: 0.05 } : t));
-  const capacity = (values: string[]) => makeNodePool('default', { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values }] });
+  // amd64 pinned: the point is the capacity type, and the catalog's arm64 sizes are cheaper still.
+  const capacity = (values: string[]) => makeNodePool('default', { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values }, { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] });
   const capacityOf = (plan: { requirements: { key: string; values?: string[] }[] }) => plan.requirements.find((r) => r.key === 'karpenter.sh/capacity-type')?.values;
   const pods = [makePod('web', { requests: { cpu: '1', memory: '1Gi' } })];
 
