@@ -107,7 +107,7 @@ export class SimKubelet {
         }
         if (now < at) continue;
         const vm = reg.vms.get(pid)!.vm;
-        if (this.tokens && !this.tokens.joins(vm.name, now)) {
+        if (this.tokens && !this.tokens.joins(vm.tags[TAG.nodeClaim] ?? '', now)) {
           // kubeadm join is refused (expired or deleted token): the node never registers.
           this.readyAt.set(pid, Number.POSITIVE_INFINITY);
           continue;
