@@ -212,6 +212,24 @@ describe('FakeArm VM lifecycle', () => {
     expect(JSON.stringify(arm.vmGet(ref(legacyNamesFor('a').vm)))).not.toContain('secret-bootstrap-token');
   });
 
+  it('refuses a new VM whose OS disk name is taken (ConflictingUserInput), before its NIC is reserved: the disk is never taken over', async () => {
+    const h = harness(zero());
+    const { arm } = h;
+    await h.run(arm.createNic(nicSpec('a')));
+    await h.run(arm.createVm(vmSpec('a')));
+    await h.advance(1_000);
+    const disk = await h.run(arm.getDisk(ref(legacyNamesFor('a').osDisk)));
+    expect(disk?.managedBy).toBe(armId(ref(legacyNamesFor('a').vm), 'Microsoft.Compute/virtualMachines'));
+    await h.run(arm.createNic(nicSpec('b')));
+    const e = azErr(await h.run(arm.createVm(vmSpec('b', { osDiskName: legacyNamesFor('a').osDisk }))).catch((x: unknown) => x));
+    expect(e).toMatchObject({ code: 'ResourceNameConflict', statusCode: 409, info: { armCode: 'ConflictingUserInput' } });
+    expect(e.message).toBe('ResourceNameConflict: Disk azflex-a-osdisk already exists in resource group RG-GPU. Only CreateOption.Attach is supported.');
+    expect(arm.vmGet(ref(legacyNamesFor('b').vm))).toBeUndefined();
+    expect(await h.run(arm.getDisk(ref(legacyNamesFor('a').osDisk)))).toEqual(disk);
+    // Refused before the NICs are looked at: b's NIC holds no reservation and deletes at once.
+    expect(arm.nicDelete(ref(legacyNamesFor('b').nic))).toHaveProperty('operationId');
+  });
+
   it('refuses to delete a NIC attached to a VM (NicInUse), and a VM delete cascades NIC and OS disk', async () => {
     const h = harness(baseConfig());
     const { arm } = h;
