@@ -47,7 +47,7 @@ export async function startReplica(o: ReplicaOptions): Promise<ControllerProcess
   eventLog.subscribe((e) => log.debug({ actor: e.actor, kind: e.kind, from: e.from, to: e.to, event: e.event, detail: e.detail }, 'event'));
   const live = new RuntimeLiveSource(o.live.title, o.live.clock, eventLog);
   if (o.live.port) {
-    const server = await startLiveServer({ source: live, port: o.live.port });
+    const server = await startLiveServer({ source: live, port: o.live.port, clusterName: o.leader.clusterName });
     log.info({ url: server.url }, 'live view');
   }
   return startControllerProcess({

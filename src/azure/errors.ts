@@ -24,7 +24,9 @@ export type FailureAction =
   /** NIC still attached to a VM: delete the VM first (or wait for its delete). */
   | { kind: 'inUse'; code: AzureErrorCode }
   /** Permanent: surface it, do not retry the same request. */
-  | { kind: 'invalid'; code: AzureErrorCode };
+  | { kind: 'invalid'; code: AzureErrorCode }
+  /** The name is taken by a resource that is not this NodeClaim's: never adopted or deleted; the launch fails for good. */
+  | { kind: 'conflict'; code: AzureErrorCode };
 
 /**
  * Base TTLs for the unavailable-offerings cache. Quota and SKU availability as the Azure
@@ -211,6 +213,8 @@ function classifyOnce(err: AzureError, context: ClassifyContext): FailureAction 
       return { kind: 'inUse', code };
     case 'InvalidParameter':
       return { kind: 'invalid', code };
+    case 'ResourceNameConflict':
+      return { kind: 'conflict', code };
     case 'InternalServerError':
     case 'RequestTimeout':
     case 'Unknown':

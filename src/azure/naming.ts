@@ -3,51 +3,79 @@ import type { ResourceRef, Tags } from '../ports/azure.js';
 
 /**
  * Deterministic ARM names and tags. A NodeClaim name maps to exactly one VM, NIC and OS
- * disk name, so every create is idempotent and a restarted controller finds its resources.
+ * disk name per cluster, so every create is idempotent and a restarted controller finds its
+ * resources. Names carry a short hash of the cluster's name (`azflex-<hash6>-<nodeclaim>`):
+ * two clusters that share a resource group cannot collide on a name, whatever their
+ * NodeClaims are called. Names only find; the tags decide who owns a resource
+ * (src/lifecycle/ownership.ts).
  */
 
 /** Azure Linux VM names (and their hostnames): 1-64 chars of [a-z0-9-], not ending in '-'. */
 const VM_NAME_MAX = 64;
-const PREFIX = 'azflex-';
+/** The first version's prefix, with nothing of the cluster: its resources are still recognised and reaped. */
+const LEGACY_PREFIX = 'azflex-';
+const CLUSTER_HASH_LENGTH = 6;
+
+/** A NodeClaim's three resource names. */
+export interface ResourceNames {
+  vm: string;
+  nic: string;
+  osDisk: string;
+}
+
+/** Which names: a cluster's (its name hashed in), or the first version's (`legacy`). */
+export type Naming = { cluster: string } | 'legacy';
 
 /**
  * Names are asked for on every resync, for every NodeClaim, and by most effects; the
  * answers are pure, so they are remembered (bounded: forgotten all at once when full).
  */
 const NAME_CACHE_MAX = 16_384;
-const vmNames = new Map<string, string>();
-const nicNames = new Map<string, string>();
+const namesCache = new Map<string, ResourceNames>();
+const prefixes = new Map<string, string>();
 
-function remembered(cache: Map<string, string>, key: string, compute: (key: string) => string): string {
-  let value = cache.get(key);
-  if (value === undefined) {
-    if (cache.size >= NAME_CACHE_MAX) cache.clear();
-    cache.set(key, (value = compute(key)));
+function prefixOf(naming: Naming): string {
+  if (naming === 'legacy') return LEGACY_PREFIX;
+  let prefix = prefixes.get(naming.cluster);
+  if (prefix === undefined) {
+    if (prefixes.size >= NAME_CACHE_MAX) prefixes.clear();
+    prefixes.set(naming.cluster, (prefix = `${LEGACY_PREFIX}${shortHash(naming.cluster, CLUSTER_HASH_LENGTH)}-`));
   }
-  return value;
+  return prefix;
 }
 
-export function vmNameFor(nodeClaimName: string): string {
-  return remembered(vmNames, nodeClaimName, computeVmName);
+/** The NodeClaim's VM, NIC and OS disk names under a naming. */
+export function resourceNamesFor(nodeClaimName: string, naming: Naming): ResourceNames {
+  const prefix = prefixOf(naming);
+  const key = `${prefix}\u0000${nodeClaimName}`;
+  let names = namesCache.get(key);
+  if (names === undefined) {
+    if (namesCache.size >= NAME_CACHE_MAX) namesCache.clear();
+    const vm = computeVmName(prefix, nodeClaimName);
+    namesCache.set(key, (names = { vm, nic: `${vm}-nic`, osDisk: `${vm}-osdisk` }));
+  }
+  return names;
 }
 
-function computeVmName(nodeClaimName: string): string {
+/** The names in a cluster (what a NodeClaim gets unless the first version's already exist: src/lifecycle/ownership.ts). */
+export function clusterNamesFor(nodeClaimName: string, clusterName: string): ResourceNames {
+  return resourceNamesFor(nodeClaimName, { cluster: clusterName });
+}
+
+/** The first version's names, `azflex-<nodeclaim>`, without the cluster. */
+export function legacyNamesFor(nodeClaimName: string): ResourceNames {
+  return resourceNamesFor(nodeClaimName, 'legacy');
+}
+
+function computeVmName(prefix: string, nodeClaimName: string): string {
   const cleaned = nodeClaimName.toLowerCase().replace(/[^a-z0-9-]/g, '-');
-  let name = PREFIX + cleaned;
+  let name = prefix + cleaned;
   if (name.length > VM_NAME_MAX) {
     // Keep the head readable and make the tail unique: the hash covers the full input.
     const hash = shortHash(nodeClaimName, 10);
     name = `${name.slice(0, VM_NAME_MAX - hash.length - 1)}-${hash}`;
   }
   return name.replace(/-+$/, '');
-}
-
-export function nicNameFor(nodeClaimName: string): string {
-  return remembered(nicNames, nodeClaimName, (n) => `${vmNameFor(n)}-nic`);
-}
-
-export function osDiskNameFor(nodeClaimName: string): string {
-  return `${vmNameFor(nodeClaimName)}-osdisk`;
 }
 
 export function shortHash(input: string, length: number): string {

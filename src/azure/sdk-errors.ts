@@ -69,6 +69,7 @@ const CODE_ALIASES: ReadonlyMap<string, AzureErrorCode> = new Map<string, AzureE
   ['invalidrequestformat', 'InvalidParameter'],
   ['badrequest', 'InvalidParameter'],
   ['propertychangenotallowed', 'InvalidParameter'],
+  ['conflictinguserinput', 'ResourceNameConflict'],
   ['platformimagenotfound', 'InvalidParameter'],
   ['imagenotfound', 'InvalidParameter'],
   ['invalidauthenticationtoken', 'Unknown'],
@@ -108,6 +109,7 @@ const CANONICAL_STATUS: Record<AzureErrorCode, number> = {
   ResourceNotFound: 404,
   InternalServerError: 500,
   RequestTimeout: 408,
+  ResourceNameConflict: 409,
   InvalidParameter: 400,
   Unknown: 0,
 };

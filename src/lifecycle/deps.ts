@@ -68,6 +68,12 @@ export interface LifecycleConfig {
   nodeResourceGroup?: string;
   strategy: StrategyName;
   adminUsername: string;
+  /**
+   * Creates under the first version's names (`azflex-<nodeclaim>`, nothing of the cluster), as
+   * a controller from before cluster names did: the simulator's not-yet-upgraded cluster. Off
+   * in production; the first version's resources are recognised either way.
+   */
+  legacyNames?: boolean;
 }
 
 export interface LifecycleDeps {

@@ -30,7 +30,7 @@ export const NODECLAIM_ROUTES: Routes<NodeClaimEmitted, RouteTargets> = {
 
 export const NIC_ROUTES: Routes<NicEmitted, RouteTargets> = {
   'nic.ready': (e, to) => to.ownerOf(e.name)?.send({ type: 'NIC_READY' }),
-  'nic.createFailed': (e, to) => to.ownerOf(e.name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind }),
+  'nic.createFailed': (e, to) => to.ownerOf(e.name)?.send({ type: 'NIC_FAILED', code: e.code, kind: e.kind, ...(e.detail !== undefined ? { detail: e.detail } : {}) }),
   'nic.reaped': (e, to) => to.ownerOf(e.name)?.send({ type: 'NIC_REAPED' }),
 };
 

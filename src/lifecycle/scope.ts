@@ -1,9 +1,10 @@
-import { PROVIDER_ID_PREFIX, nicNameFor, ownershipTags, vmNameFor } from '../azure/naming.js';
+import { PROVIDER_ID_PREFIX, ownershipTags, type ResourceNames } from '../azure/naming.js';
 import { validateNodeClassSpec } from '../apis/nodeclass-validation.js';
 import { AzureError, type ResourceRef } from '../ports/azure.js';
 import type { AzureFlexNodeClass, Node, NodeClaim } from '../ports/cluster.js';
 import type { LifecycleDeps, WorldView } from './deps.js';
 import { LABEL_NODEPOOL } from '../apis/well-known.js';
+import { nicNameCandidates, resourceNamesOf } from './ownership.js';
 
 /**
  * What the lifecycles' effects reach from where they are hosted: the ports, the world as last
@@ -24,6 +25,11 @@ export interface LifecycleScope {
   traced<T>(actor: string, effect: string, run: () => Promise<T>): Promise<T>;
   /** The NodeClaim that owns a NIC actor's NIC (throws when none does). */
   ownerOfNic(nic: string): string;
+}
+
+/** The NodeClaim's VM, NIC and OS disk names (the first version's while its resources are there: ownership.ts). */
+export function namesOf(s: LifecycleScope, nodeClaim: string): ResourceNames {
+  return resourceNamesOf(s.world(), s.deps.config, nodeClaim);
 }
 
 export function observedNodeClaim(s: LifecycleScope, name: string): NodeClaim {
@@ -66,7 +72,7 @@ export function statusNow(s: LifecycleScope): number {
 export function nodeOf(s: LifecycleScope, nc: NodeClaim): Node | undefined {
   const w = s.world();
   if (!w) return undefined;
-  const vm = w.vms.get(vmNameFor(nc.metadata.name));
+  const vm = w.vms.get(resourceNamesOf(w, s.deps.config, nc.metadata.name).vm);
   const pid = nc.status.providerID ?? (vm ? PROVIDER_ID_PREFIX + vm.id : undefined);
   return pid ? w.nodesByProviderId.get(pid.toLowerCase()) : undefined;
 }
@@ -88,7 +94,7 @@ export function nicRef(s: LifecycleScope, nicName: string): ResourceRef | undefi
     if (m) return { subscriptionId: m[1]!, resourceGroup: m[2]!, name: nicName };
   }
   for (const nc of w?.nodeClaims.values() ?? []) {
-    if (nicNameFor(nc.metadata.name) === nicName) return refIn(nodeClassOf(s, nc), nicName);
+    if (nicNameCandidates(s.deps.config, nc.metadata.name).includes(nicName)) return refIn(nodeClassOf(s, nc), nicName);
   }
   return undefined;
 }

@@ -17,6 +17,8 @@ export interface LiveServerOptions {
   host?: string;
   /** How often changes are pushed (wall ms): batches a fast simulation into a readable stream. */
   pushIntervalMs?: number;
+  /** The controller's cluster: its resource names carry it (the timelines attach ARM calls by name). */
+  clusterName?: string;
 }
 
 export interface LiveServer {
@@ -45,7 +47,7 @@ const ROUTES: ReadonlySet<string> = new Set(['/', '/events', '/api/state', '/api
 export async function startLiveServer(options: LiveServerOptions): Promise<LiveServer> {
   const { source } = options;
   const machines = await loadMachines();
-  const timelines = new Timelines(machines.graphs);
+  const timelines = new Timelines(machines.graphs, options.clusterName !== undefined ? { clusterName: options.clusterName } : {});
   let pending: TimelineEntry[] = [];
   let dropped = 0;
   const unsubscribe = source.subscribe((entry) => {

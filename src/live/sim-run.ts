@@ -28,7 +28,7 @@ export async function startLiveSimulation(options: LiveSimulationOptions): Promi
     speed: options.speed,
     paused: options.paused,
   });
-  const server = await startLiveServer({ source, port: options.port ?? 0, host: options.host });
+  const server = await startLiveServer({ source, port: options.port ?? 0, host: options.host, clusterName: simulation.scenario.clusterName });
   const run = runSimulation({ ...simulation, ...source.simulationOptions() }).then((r) => {
     source.finish();
     return r;

@@ -1,4 +1,4 @@
-import { nicNameFor, vmNameFor } from '../azure/naming.js';
+import { clusterNamesFor, legacyNamesFor } from '../azure/naming.js';
 import { redactString } from '../log/redact.js';
 import type { LogEntry } from '../runtime/event-log.js';
 import type { MachineGraph } from '../viz/graph.js';
@@ -28,6 +28,8 @@ export interface TimelineOptions {
   maxActors?: number;
   /** Finished actors listed for picking after the runtime dropped them. */
   recentFinished?: number;
+  /** The controller's cluster, whose hash is in its resource names (without it, only the first version's names are matched). */
+  clusterName?: string;
 }
 
 const MAX_DETAIL = 160;
@@ -47,6 +49,7 @@ export class Timelines {
   private readonly perActor: number;
   private readonly maxActors: number;
   private readonly recentFinished: number;
+  private readonly clusterName: string | undefined;
 
   constructor(
     private readonly graphs: ReadonlyMap<string, MachineGraph>,
@@ -55,6 +58,7 @@ export class Timelines {
     this.perActor = options.perActor ?? 200;
     this.maxActors = options.maxActors ?? 2_000;
     this.recentFinished = options.recentFinished ?? 30;
+    this.clusterName = options.clusterName;
   }
 
   /** Files one log entry; returns the row made of it, if it belongs to an actor. */
@@ -107,8 +111,11 @@ export class Timelines {
     if (this.history.has(actor)) return;
     const name = actor.slice(actor.indexOf('/') + 1);
     if (actorKind(actor) === 'nodeclaim') {
-      this.resourceOwner.set(vmNameFor(name), actor);
-      if (!this.resourceOwner.get(nicNameFor(name))?.startsWith('nic/')) this.resourceOwner.set(nicNameFor(name), actor);
+      const all = this.clusterName === undefined ? [legacyNamesFor(name)] : [clusterNamesFor(name, this.clusterName), legacyNamesFor(name)];
+      for (const names of all) {
+        this.resourceOwner.set(names.vm, actor);
+        if (!this.resourceOwner.get(names.nic)?.startsWith('nic/')) this.resourceOwner.set(names.nic, actor);
+      }
     } else {
       this.resourceOwner.set(name, actor);
     }

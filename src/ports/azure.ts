@@ -177,6 +177,11 @@ export type AzureErrorCode =
   | 'InternalServerError'
   | 'RequestTimeout'
   | 'InvalidParameter'
+  /**
+   * A resource of the name exists that is not this NodeClaim's (another cluster's, or nobody's):
+   * azflex's own refusal to adopt or delete it, or ARM's ConflictingUserInput for an OS disk name taken.
+   */
+  | 'ResourceNameConflict'
   | 'Unknown';
 
 /**

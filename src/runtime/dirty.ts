@@ -1,4 +1,3 @@
-import { nicNameFor } from '../azure/naming.js';
 
 /**
  * Which actors a resync pass has to look at: those whose inputs may have changed since they
@@ -21,10 +20,13 @@ export class DirtyActors {
   private readonly nicReaders = new KeyReaders();
   private readonly nodeReaders = new KeyReaders();
 
+  /** `nicNames`: every name a NodeClaim's NIC may have (src/lifecycle/ownership.ts, nicNameCandidates). */
+  constructor(private readonly nicNames: (nodeClaim: string) => readonly string[]) {}
+
   /** The NodeClaim (its object, its actor) changed: it and its NIC are looked at. */
   claimChanged(name: string): void {
     this.claims.add(name);
-    this.nics.add(nicNameFor(name));
+    for (const nic of this.nicNames(name)) this.nics.add(nic);
   }
 
   /** The NodeClaim left the cluster: it no longer reads anything. */

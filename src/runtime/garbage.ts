@@ -1,4 +1,4 @@
-import { refFromId, vmNameFor } from '../azure/naming.js';
+import { TAG, refFromId } from '../azure/naming.js';
 import { errorCode } from '../lifecycle/failure.js';
 import { assertLeader } from '../lifecycle/scope.js';
 import type { RuntimeDeps } from './deps.js';
@@ -8,7 +8,9 @@ import { createdAtTag } from './arm-view.js';
 
 /**
  * VMs and disks that no NodeClaim owns, past the grace period, are deleted (NICs go through
- * their machine). Fire and observe: the deletes are started, never awaited here, so a GPU
+ * their machine). Tags decide, names do not: the view holds only resources tagged with this
+ * cluster (another cluster's, or an untagged one, is never reaped), and one is owned while the
+ * NodeClaim its tag names exists, whatever its name (the cluster's or the first version's). Fire and observe: the deletes are started, never awaited here, so a GPU
  * VM's minutes-long delete holds no observation back; a later pass sees the VM Deleting (or
  * gone, or back, if the delete failed, and then starts it again).
  */
@@ -22,15 +24,15 @@ export class GarbageCollector {
   ) {}
 
   collect(world: WorldView): void {
-    const owned = new Set([...world.nodeClaims.keys()].map((n) => vmNameFor(n)));
+    const owned = (tags: Record<string, string>): boolean => world.nodeClaims.has(tags[TAG.nodeClaim] ?? '');
     for (const vm of world.vms.values()) {
-      if (owned.has(vm.name) || vm.provisioningState === 'Deleting') continue;
+      if (owned(vm.tags) || vm.provisioningState === 'Deleting') continue;
       if (world.at - (createdAtTag(vm.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
       this.start(`vm/${vm.name}`, 'orphan VM deleted', () => this.deps.arm.deleteVm(refFromId(vm.id)));
     }
     for (const disk of world.disks?.values() ?? []) {
       const ownerVm = disk.managedBy ? world.vms.has(disk.managedBy.slice(disk.managedBy.lastIndexOf('/') + 1)) : false;
-      if (ownerVm || owned.has(disk.name.replace(/-osdisk$/, ''))) continue;
+      if (ownerVm || owned(disk.tags)) continue;
       if (world.at - (createdAtTag(disk.tags) ?? 0) < this.deps.config.orphanGraceMs) continue;
       this.start(`disk/${disk.name}`, 'orphan disk deleted', () => this.deps.arm.deleteDisk(refFromId(disk.id)));
     }

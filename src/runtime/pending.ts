@@ -1,6 +1,7 @@
 import type { ResourceRef, Vm, Nic } from '../ports/azure.js';
 import type { NodeClaim } from '../ports/cluster.js';
-import { refFromId, vmNameFor } from '../azure/naming.js';
+import { refFromId } from '../azure/naming.js';
+import { resourceNamesOf } from '../lifecycle/ownership.js';
 import { vmAttemptAt } from '../lifecycle/deps.js';
 import { errorCode } from '../lifecycle/failure.js';
 import type { NodeClaimActor } from '../lifecycle/routing.js';
@@ -62,7 +63,7 @@ export class PendingLook {
     for (const name of this.toLook(cluster, all)) {
       if (!all && !this.vms.has(name) && !this.dirty.claims.has(name)) continue;
       const nc = cluster.nodeClaims.get(name)!;
-      const vmName = vmNameFor(name);
+      const vmName = resourceNamesOf(this.armView, this.deps.config, name).vm;
       const vm = this.armView.vms.get(vmName);
       if (!this.note(name, nc, vm)) continue;
       if (now - Math.max(vmAttemptAt(nc)!, this.armView.learned('vm', vmName) ?? 0) < PENDING_POLL_MS) continue;

@@ -1,5 +1,6 @@
 import { createActor } from 'xstate';
-import { PROVIDER_ID_PREFIX, nicNameFor, vmNameFor } from '../azure/naming.js';
+import { PROVIDER_ID_PREFIX } from '../azure/naming.js';
+import { nicNameCandidates, resourceNamesOf } from '../lifecycle/ownership.js';
 import { errorCode } from '../lifecycle/failure.js';
 import { nicMachineFor, nodeClaimMachineFor } from '../lifecycle/machines.js';
 import type { NicMachine, NicObservation } from '../lifecycle/nic/machine.js';
@@ -65,9 +66,9 @@ export class Runtime {
   /** The cluster as last looked at, and what changed since the look before. */
   private readonly clusterObserver: ClusterObserver;
   /** The actors whose inputs may have changed since they were last looked at (see DirtyActors). */
-  private readonly dirty = new DirtyActors();
+  private readonly dirty: DirtyActors;
   /** NIC name → owning NodeClaim, kept up to the observer's NodeClaim map from its changes. */
-  private readonly owners = new NicOwners();
+  private readonly owners: NicOwners;
   /** Between full lists, the targeted GETs of what actors wait on ARM for (see PendingLook). */
   private readonly pending: PendingLook;
   private resyncing = false;
@@ -81,6 +82,9 @@ export class Runtime {
 
   constructor(deps: RuntimeDeps) {
     this.armView = new ArmView(deps.config.clusterName);
+    const nicNames = (nodeClaim: string): readonly string[] => nicNameCandidates(deps.config, nodeClaim);
+    this.dirty = new DirtyActors(nicNames);
+    this.owners = new NicOwners(nicNames);
     this.clusterObserver = new ClusterObserver(deps.cluster, deps.clock);
     const gate = gateArm(deps.arm, deps.clock, deps.isLeader);
     this.deps = { ...deps, arm: this.armView.observing(gate, deps.clock) };
@@ -270,17 +274,16 @@ export class Runtime {
       dirty.delete(name);
       const nc = world.nodeClaims.get(name)!;
       const actor = this.claims.get(name);
-      const vmName = vmNameFor(name);
-      const nicName = nicNameFor(name);
+      const { vm: vmName, nic: nicName } = resourceNamesOf(world, this.deps.config, name);
       const vm = world.vms.get(vmName);
       const pid = providerIdOf(nc, vm);
       this.dirty.claimReads(name, vmName, nicName, pid);
       const node = pid === undefined ? undefined : world.nodesByProviderId.get(pid);
       const inputs = [nc, vm, world.nics.has(nicName), node];
       if (!actor || !this.memo.sameInputs(actor, inputs)) {
-        const observed = observeNodeClaim(world, nc, vm, node);
+        const observed = observeNodeClaim(world, nc, vm, nicName, node);
         if (actor) this.memo.deliver(actor, observed);
-        else this.spawnNodeClaim(name, observed);
+        else this.spawnNodeClaim(name, nicName, observed);
       }
       this.pending.note(name, nc, vm);
     }
@@ -368,13 +371,13 @@ export class Runtime {
     return observeNic(world, name, owner, owner && this.lastVmAttempt(owner));
   }
 
-  private spawnNodeClaim(name: string, observed: NodeClaimObservation): NodeClaimActor {
+  private spawnNodeClaim(name: string, nicName: string, observed: NodeClaimObservation): NodeClaimActor {
     const actor = createActor(this.nodeClaimMachine, {
-      input: { name, nicName: nicNameFor(name), observed },
+      input: { name, nicName, observed },
       clock: this.actorClock,
     });
     this.claims.set(name, actor);
-    this.nicOwners.set(nicNameFor(name), name);
+    this.nicOwners.set(nicName, name);
     routeFrom(actor, this.legacy ? legacyNodeClaimRoutes(this.legacy, (n) => this.claims.get(n)) : NODECLAIM_ROUTES, this.targets);
     const trace = this.trail.tracer(`nodeclaim/${name}`, actor);
     // Listeners as arguments, not an observer object: tsx keeps the names of an object's
@@ -391,7 +394,7 @@ export class Runtime {
         this.dirty.claimChanged(name);
         if (this.claims.get(name) !== actor) return;
         this.claims.delete(name);
-        this.nicOwners.delete(nicNameFor(name));
+        this.nicOwners.delete(nicName);
       },
     );
     actor.start();

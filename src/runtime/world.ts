@@ -1,4 +1,3 @@
-import { nicNameFor } from '../azure/naming.js';
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import { walkAlongside, type ListChanges } from '../utils/list-walk.js';
 import { InsertionOrder } from './dirty.js';
@@ -94,8 +93,11 @@ export class ClusterObserver {
  * map to one NIC), for the observer's NodeClaim maps: brought up to each new map from the names
  * that changed since the last one (`note`, on every look), not rebuilt from every NodeClaim
  * each time one is written. Two NodeClaims naming one NIC make it rebuild while that lasts.
+ * Each NodeClaim maps under every name its NIC may have (the cluster's, the first version's).
  */
 export class NicOwners {
+  constructor(private readonly nicNames: (nodeClaim: string) => readonly string[]) {}
+
   private built: { of: Map<string, NodeClaim>; byNic: Map<string, NodeClaim>; shared: boolean } | undefined;
   /** The map of the observer's last look (what its next changes are relative to). */
   private last: Map<string, NodeClaim> | undefined;
@@ -104,8 +106,14 @@ export class NicOwners {
   of(claims: Map<string, NodeClaim>): Map<string, NodeClaim> {
     if (this.built?.of === claims) return this.built.byNic;
     const byNic = new Map<string, NodeClaim>();
-    for (const nc of claims.values()) byNic.set(nicNameFor(nc.metadata.name), nc);
-    this.built = { of: claims, byNic, shared: byNic.size !== claims.size };
+    let names = 0;
+    for (const nc of claims.values()) {
+      for (const nic of this.nicNames(nc.metadata.name)) {
+        byNic.set(nic, nc);
+        names++;
+      }
+    }
+    this.built = { of: claims, byNic, shared: byNic.size !== names };
     return byNic;
   }
 
@@ -121,15 +129,16 @@ export class NicOwners {
     }
     const { byNic } = built;
     for (const name of changes.nodeClaims) {
-      const nic = nicNameFor(name);
-      const holder = byNic.get(nic);
-      if (holder !== undefined && holder.metadata.name !== name) {
-        this.built = undefined;
-        return;
+      for (const nic of this.nicNames(name)) {
+        const holder = byNic.get(nic);
+        if (holder !== undefined && holder.metadata.name !== name) {
+          this.built = undefined;
+          return;
+        }
+        const nc = claims.get(name);
+        if (nc) byNic.set(nic, nc);
+        else byNic.delete(nic);
       }
-      const nc = claims.get(name);
-      if (nc) byNic.set(nic, nc);
-      else byNic.delete(nic);
     }
     built.of = claims;
   }

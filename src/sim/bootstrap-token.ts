@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { CachedBootstrapSource, DEFAULT_BOOTSTRAP_REFRESH_MS, decodeCustomData, type BootstrapConfig, type BootstrapSource } from '../azure/userdata/index.js';
-import { vmNameFor } from '../azure/naming.js';
 import { SecretRegistry } from '../log/redact.js';
 import type { Clock } from '../ports/clock.js';
 import { createUserDataRenderer } from '../lifecycle/nodeclaim/userdata.js';
@@ -24,8 +23,8 @@ export type BootstrapTokenPlan = z.output<typeof BootstrapTokenSchema>;
 
 /** What the simulated kubelet asks before a booted VM's node registers. */
 export interface JoinAuthority {
-  /** Whether the token in this VM's user data lets it join now. */
-  joins(vmName: string, now: number): boolean;
+  /** Whether the token in the user data of the VM made for this NodeClaim (its tag) lets it join now. */
+  joins(nodeClaim: string, now: number): boolean;
 }
 
 const TOKEN_IN_USER_DATA = /"token": "([a-z0-9]{6}\.[a-z0-9]{16})"/;
@@ -38,8 +37,8 @@ const TOKEN_IN_USER_DATA = /"token": "([a-z0-9]{6}\.[a-z0-9]{16})"/;
 export class SimBootstrapTokens implements BootstrapSource, JoinAuthority {
   private generation = 0;
   private issuedAt: number;
-  /** The token in each VM's user data, by lowercased VM name (what the VM's disk holds). */
-  private readonly byVm = new Map<string, string>();
+  /** The token in each VM's user data (what the VM's disk holds), by the NodeClaim it was rendered for. */
+  private readonly byNodeClaim = new Map<string, string>();
   /** Tokens stay out of the process-wide registry: property runs make thousands. */
   private readonly secrets = new SecretRegistry();
   /** Joins the API server refused (the VM's token was deleted or expired by then). */
@@ -62,8 +61,8 @@ export class SimBootstrapTokens implements BootstrapSource, JoinAuthority {
     return { apiServerEndpoint: base.apiServerEndpoint, caCertData: base.caCertData, kubernetesVersion: base.kubernetesVersion, token: this.current(), ...(expiresAt !== undefined ? { expiresAt } : {}) };
   }
 
-  joins(vmName: string, now: number): boolean {
-    const ok = this.accepts(this.byVm.get(vmName.toLowerCase()), now);
+  joins(nodeClaim: string, now: number): boolean {
+    const ok = this.accepts(this.byNodeClaim.get(nodeClaim), now);
     if (!ok) this.joinsRefused++;
     return ok;
   }
@@ -74,7 +73,7 @@ export class SimBootstrapTokens implements BootstrapSource, JoinAuthority {
     return async (req) => {
       const customData = await render(req);
       const token = TOKEN_IN_USER_DATA.exec(decodeCustomData(customData))?.[1];
-      if (token) this.byVm.set(vmNameFor(req.nodeClaim.metadata.name).toLowerCase(), token);
+      if (token) this.byNodeClaim.set(req.nodeClaim.metadata.name, token);
       if (!this.accepts(token, this.clock.now())) this.deadTokenRenders++;
       return customData;
     };

@@ -63,6 +63,12 @@ export class SimKubelet {
     private readonly neverJoinRate = 0,
     /** Whether a booted VM's token still lets it join (absent: every token does). */
     private readonly tokens?: JoinAuthority,
+    /**
+     * The cluster whose VMs join here (their cluster tag, as their user data's bootstrap token
+     * decides for a real VM): another cluster sharing the resource group has its own kubelet.
+     * Absent: every VM.
+     */
+    private readonly clusterName?: string,
   ) {
     cluster.nodes.watch((name) => this.nodesWritten.add(name));
   }
@@ -109,7 +115,7 @@ export class SimKubelet {
         }
         if (now < at) continue;
         const vm = reg.vms.get(pid)!.vm;
-        if (this.tokens && !this.tokens.joins(vm.name, now)) {
+        if (this.tokens && !this.tokens.joins(vm.tags[TAG.nodeClaim] ?? '', now)) {
           // kubeadm join is refused (expired or deleted token): the node never registers.
           this.readyAt.set(pid, Number.POSITIVE_INFINITY);
           continue;
@@ -173,9 +179,9 @@ export class SimKubelet {
   }
 
   private vmChanged(reg: Registration, pid: string, entry: { vm: Vm; seq: number }, vm: Vm, added = false): void {
-    const wasLive = !added && isLive(entry.vm);
+    const wasLive = !added && this.isLive(entry.vm);
     entry.vm = vm;
-    const live = isLive(vm);
+    const live = this.isLive(vm);
     if (live === wasLive) return;
     if (live) {
       reg.live.add(pid);
@@ -183,11 +189,16 @@ export class SimKubelet {
     } else this.notLive(reg, pid);
   }
 
+  /** A VM of this cluster that runs (another cluster's never joins here). */
+  private isLive(vm: Vm): boolean {
+    return isLive(vm) && (this.clusterName === undefined || vm.tags[TAG.cluster] === this.clusterName);
+  }
+
   private vmGone(reg: Registration, pid: string): void {
     const entry = reg.vms.get(pid);
     if (!entry) return;
     reg.vms.delete(pid);
-    if (isLive(entry.vm)) this.notLive(reg, pid);
+    if (this.isLive(entry.vm)) this.notLive(reg, pid);
   }
 
   private notLive(reg: Registration, pid: string): void {

@@ -302,8 +302,21 @@ export const ControllerSchema = z
     bootSeconds: z.tuple([seconds(LIMITS.bootSeconds), seconds(LIMITS.bootSeconds)]).refine(([a, b]) => a <= b, 'bootSeconds must be [min, max] with min ≤ max').default([120, 300]),
     /** How far the controller's informer cache trails the API server (its reads show the world this long ago). */
     informerLagSeconds: seconds(LIMITS.intervalSeconds[1]).default(0),
+    /** Creates under the first version's names (`azflex-<nodeclaim>`, nothing of the cluster): a controller not yet upgraded. */
+    legacyNames: z.boolean().default(false),
   })
-  .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0 });
+  .default({ provisionIntervalSeconds: 10, resyncSeconds: 15, disruptionIntervalSeconds: 30, bootSeconds: [120, 300], informerLagSeconds: 0, legacyNames: false });
+
+/**
+ * A second cluster sharing the subscriptions and resource groups (as teams share a GPU quota
+ * pool): its own controller, API server, kubelet and a copy of the workload, against the same
+ * ARM. Its controller draws the same NodeClaim names as this one's, so every name collides.
+ */
+export const NeighbourSchema = z.strictObject({
+  clusterName: z.string().min(1).max(LIMITS.nameLength),
+  /** Its controller creates under the first version's names (see controller.legacyNames). */
+  legacyNames: z.boolean().default(false),
+});
 
 /** Subnet sizes by ARM subnet id (a NodeClass's subnetID); others get `defaultSubnetPrefix`. */
 export const SubnetsSchema = z
@@ -329,7 +342,8 @@ export const ScenarioSchema = z.strictObject({
   controller: ControllerSchema,
   /** A bootstrap token that expires and rotates (bootstrap-token.ts); absent: one token that never does. */
   bootstrapToken: BootstrapTokenSchema.optional(),
-});
+  neighbour: NeighbourSchema.optional(),
+}).refine((s) => s.neighbour === undefined || s.neighbour.clusterName !== s.clusterName, { message: 'neighbour.clusterName must differ from clusterName', path: ['neighbour', 'clusterName'] });
 
 export type Scenario = z.output<typeof ScenarioSchema>;
 export type ScenarioInput = z.input<typeof ScenarioSchema>;

@@ -16,6 +16,9 @@ import { scenarioSubnetId, type Scenario } from './scenario.js';
 import { clusterOfScenario, type ClusterSetup } from './cluster-setup.js';
 import { adoptSnapshot } from './snapshot-adopt.js';
 import { ControllerSession } from './session.js';
+import { seedCluster } from './seed-cluster.js';
+import { CrossClusterWrites, NeighbourCluster } from './neighbour.js';
+import { stuckNodeClaims, worldLeaks, type SharedResourceGroups } from './settled.js';
 import { renderSimUserData } from './userdata.js';
 import { SimBootstrapTokens } from './bootstrap-token.js';
 import { SeededRandom, VirtualClock } from './virtual-clock.js';
@@ -159,6 +162,8 @@ export interface SimulationRun {
   invariantViolations: string[];
   /** The scenario's rotating bootstrap token, when it has one. */
   bootstrapTokens?: SimBootstrapTokens;
+  /** The scenario's neighbour cluster's API server, when it has one. */
+  neighbourCluster?: FakeCluster;
 }
 
 export function armConfigOf(scenario: Scenario, cluster?: ClusterSetup): FakeArmConfig {
@@ -275,8 +280,15 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     volumes.tick();
     kubelet.tick();
     workload.tick();
+    neighbour?.tick();
   });
   workload.start(SIM_EPOCH_MS + mainMs);
+  // Forked as the first incarnation's controller random is (below): the neighbour's NodeClaim names are the main cluster's.
+  const crossWrites = new CrossClusterWrites();
+  const neighbour = scenario.neighbour && new NeighbourCluster({ scenario, neighbour: scenario.neighbour, setup, clock, arm, strategy,
+    controllerRandom: random.fork('controller-1'), kubeletRandom: random.fork('neighbour-kubelet'), enabled: () => provisioning, crossWrites });
+  const controllerArm = neighbour ? crossWrites.port(arm, armPort, scenario.clusterName) : armPort;
+  neighbour?.start(SIM_EPOCH_MS + mainMs);
   for (const { at, fault } of scenario.faults.schedule) clock.setTimer(at * 1000, () => arm.injectFault(fault));
   if (scenario.faults.unhealthyNodes?.length) scheduleNodeHealthFaults(clock, cluster, random.fork('node-health'), scenario.faults.unhealthyNodes);
 
@@ -305,7 +317,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     const controllerRandom = random.fork(`controller-${s.incarnation}`);
     const simCluster = s.wrap(cluster);
     const controllers = periodicControllers({
-      arm: s.wrap(armPort),
+      arm: s.wrap(controllerArm),
       cluster: simCluster,
       catalog,
       clock: s.clock,
@@ -328,7 +340,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       },
     });
     runtime = new Runtime({
-      arm: s.wrap(armPort),
+      arm: s.wrap(controllerArm),
       cluster: simCluster,
       clock: s.clock,
       random: controllerRandom,
@@ -338,7 +350,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
       drain: drainWith(simCluster, s.clock),
       eventLog,
       controllers,
-      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: scenario.clusterName, strategy, resyncMs: scenario.controller.resyncSeconds * 1000 },
+      config: { ...DEFAULT_RUNTIME_CONFIG, clusterName: scenario.clusterName, strategy, resyncMs: scenario.controller.resyncSeconds * 1000, ...(scenario.controller.legacyNames ? { legacyNames: true } : {}) },
     });
     opts.onWorld?.({ clock, arm, cluster, eventLog, runtime, incarnation: s.incarnation });
     void runtime.start();
@@ -363,16 +375,18 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
   // Settle: no new pods, no provisioning or disruption, no more crashes; in-flight work finishes.
   provisioning = false;
   workload.freeze();
+  neighbour?.freeze();
+  const shared = neighbour && { clusterName: scenario.clusterName, other: neighbour, crossWrites };
   let settled = end;
-  while (settled < end + MAX_SETTLE_MS && !quiescent(arm, cluster)) {
+  while (settled < end + MAX_SETTLE_MS && !quiescent(arm, cluster, shared)) {
     settled += SETTLE_STEP_MS;
     await clock.runUntil(settled);
   }
   runtime?.stop();
+  neighbour?.stop();
 
   const stuck = stuckNodeClaims(cluster);
-  const live = new Set([...cluster.nodeClaims.keys()].filter((n) => !stuck.includes(n)));
-  const leaks = arm.leaks(live);
+  const leaks = worldLeaks(arm, cluster, stuck, shared);
   const reap = percentiles(arm.reapTimesSeconds());
   const snapshot = arm.snapshot();
   const failedVms = snapshot.vms.filter((v) => v.provisioningState === 'Failed');
@@ -420,7 +434,7 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
     eventLogSha256: hash.digest(),
     transitions,
   };
-  return { result, eventLog, arm, cluster, invariantViolations: settledInvariants(arm, cluster), ...(tokens ? { bootstrapTokens: tokens } : {}) };
+  return { result, eventLog, arm, cluster, invariantViolations: settledInvariants(arm, cluster, shared), ...(tokens ? { bootstrapTokens: tokens } : {}), ...(neighbour ? { neighbourCluster: neighbour.cluster } : {}) };
 }
 
 /**
@@ -429,11 +443,13 @@ export async function runSimulation(opts: SimulationOptions): Promise<Simulation
  * owned, every disk owned, subnet addresses returned. Resources of a stuck NodeClaim count
  * as leaked: nothing will ever release them.
  */
-export function settledInvariants(arm: FakeArm, cluster: FakeCluster): string[] {
+export function settledInvariants(arm: FakeArm, cluster: FakeCluster, shared?: SharedResourceGroups): string[] {
   const problems: string[] = [];
   const snap = arm.snapshot();
   const stuck = stuckNodeClaims(cluster);
-  const leaks = arm.leaks(new Set([...cluster.nodeClaims.keys()].filter((n) => !stuck.includes(n))));
+  const leaks = worldLeaks(arm, cluster, stuck, shared);
+  if (shared) for (const name of stuckNodeClaims(shared.other.cluster)) problems.push(`NodeClaim ${name} of cluster ${shared.other.name} stuck`);
+  for (const write of shared?.crossWrites.writes ?? []) problems.push(`a write to another cluster's resource: ${write}`);
   for (const n of leaks.nics) problems.push(`leaked NIC ${n.name}`);
   for (const v of leaks.vms) problems.push(`leaked VM ${v.name}`);
   for (const d of leaks.disks) problems.push(`leaked disk ${d.name}`);
@@ -527,22 +543,8 @@ class LineHash {
 }
 
 /** Settled: no ARM operation in flight and nothing the invariants object to. */
-function quiescent(arm: FakeArm, cluster: FakeCluster): boolean {
-  return arm.snapshot().operations.inProgress === 0 && settledInvariants(arm, cluster).length === 0;
-}
-
-/**
- * NodeClaims a settled world still holds that are not a working node: still terminating, or
- * not registered. Called once the world has settled (or MAX_SETTLE_MS has passed), which is
- * beyond every liveness deadline, so each of these made no progress past it.
- */
-export function stuckNodeClaims(cluster: FakeCluster): string[] {
-  const out: string[] = [];
-  for (const nc of cluster.nodeClaims.values()) {
-    const registered = nc.status.conditions.some((c) => c.type === 'Registered' && c.status === 'True');
-    if (nc.metadata.deletionTimestamp || !registered) out.push(nc.metadata.name);
-  }
-  return out;
+function quiescent(arm: FakeArm, cluster: FakeCluster, shared: SharedResourceGroups | undefined): boolean {
+  return arm.snapshot().operations.inProgress === 0 && settledInvariants(arm, cluster, shared).length === 0;
 }
 
 function randomCrashes(random: SeededRandom, count: number, mainMs: number): Array<[number, number]> {
@@ -583,13 +585,4 @@ export function percentiles(values: number[]): Percentiles {
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   const round = (x: number) => Math.round(x * 10) / 10;
   return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1]!), count: values.length };
-}
-
-function seedCluster(cluster: FakeCluster, setup: ClusterSetup): void {
-  for (const nc of setup.nodeClasses) cluster.putNodeClass({ ...nc, metadata: { ...nc.metadata, uid: cluster.newUid() } });
-  for (const np of setup.nodePools) cluster.putNodePool({ ...np, metadata: { ...np.metadata, uid: cluster.newUid() } });
-  cluster.setPodDisruptionBudgets(setup.podDisruptionBudgets);
-  for (const value of setup.storage?.classes ?? []) cluster.putStorage({ kind: 'StorageClass', value });
-  for (const value of setup.storage?.volumes ?? []) cluster.putStorage({ kind: 'PersistentVolume', value });
-  for (const value of setup.storage?.claims ?? []) cluster.putStorage({ kind: 'PersistentVolumeClaim', value });
 }

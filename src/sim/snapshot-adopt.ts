@@ -1,6 +1,6 @@
 import type { AzureFlexNodeClass, Condition, NodeClaim } from '../ports/cluster.js';
 import type { ResourceRef } from '../ports/azure.js';
-import { armId, nicNameFor, osDiskNameFor, ownershipTags, PROVIDER_ID_PREFIX, vmNameFor } from '../azure/naming.js';
+import { armId, clusterNamesFor, ownershipTags, PROVIDER_ID_PREFIX } from '../azure/naming.js';
 import { zoneId } from '../catalog/skus.js';
 import { DEFAULT_RUNTIME_CONFIG } from '../runtime/deps.js';
 import { LABEL_NODEPOOL, LABEL_ZONE } from '../apis/well-known.js';
@@ -55,15 +55,16 @@ function adoptVm(arm: FakeArm, nc: NodeClaim, cls: AzureFlexNodeClass, clusterNa
   // What ownedTags (lifecycle/scope.ts) gives every resource of a NodeClaim.
   const tags = { ...cls.spec.tags, ...ownershipTags(clusterName, nc.metadata.labels[LABEL_NODEPOOL] ?? '', name, cls.metadata.name, now) };
   const zone = nc.metadata.labels[LABEL_ZONE];
-  const vmRef = ref(vmNameFor(name));
+  const names = clusterNamesFor(name, clusterName);
+  const vmRef = ref(names.vm);
   arm.adoptVm(
     {
       ref: vmRef,
       location: cls.spec.location,
       vmSize: sizeOf(nc)!,
       ...(zone ? { zone: zoneId(zone) } : {}),
-      nicId: armId(ref(nicNameFor(name)), 'Microsoft.Network/networkInterfaces'),
-      osDiskName: osDiskNameFor(name),
+      nicId: armId(ref(names.nic), 'Microsoft.Network/networkInterfaces'),
+      osDiskName: names.osDisk,
       osDiskSizeGB: cls.spec.osDiskSizeGB,
       image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
       adminUsername: DEFAULT_RUNTIME_CONFIG.adminUsername,
@@ -72,7 +73,7 @@ function adoptVm(arm: FakeArm, nc: NodeClaim, cls: AzureFlexNodeClass, clusterNa
       priority: 'Regular',
       tags,
     },
-    { ref: ref(nicNameFor(name)), location: cls.spec.location, subnetId: cls.spec.subnetID, tags },
+    { ref: ref(names.nic), location: cls.spec.location, subnetId: cls.spec.subnetID, tags },
   );
   return PROVIDER_ID_PREFIX + armId(vmRef, 'Microsoft.Compute/virtualMachines');
 }

@@ -4,7 +4,7 @@ import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { resourceSkuFetcher } from '../../src/azure/resource-skus.js';
 import { LiveInstanceTypeCatalog } from '../../src/catalog/live.js';
-import { armId, nicNameFor, osDiskNameFor, ownershipTags, vmNameFor } from '../../src/azure/naming.js';
+import { armId, legacyNamesFor, ownershipTags } from '../../src/azure/naming.js';
 import { fakeCredential } from './helpers/canned-arm.js';
 import { ROUTES, type Sim, type SimRoute } from './helpers/sim-routes.js';
 
@@ -36,16 +36,16 @@ function config(): FakeArmConfig {
 const ref = (name: string): ResourceRef => ({ subscriptionId: SUB, resourceGroup: RG, name });
 
 function nicSpec(claim: string, subnetId = SUBNET): NicSpec {
-  return { ref: ref(nicNameFor(claim)), location: 'eastus2', subnetId, tags: ownershipTags('c1', 'h200', claim, 'h200-eastus2', Date.UTC(2026, 0, 1)) };
+  return { ref: ref(legacyNamesFor(claim).nic), location: 'eastus2', subnetId, tags: ownershipTags('c1', 'h200', claim, 'h200-eastus2', Date.UTC(2026, 0, 1)) };
 }
 
 function vmSpec(claim: string, vmSize = H200): VmSpec {
   return {
-    ref: ref(vmNameFor(claim)),
+    ref: ref(legacyNamesFor(claim).vm),
     location: 'eastus2',
     vmSize,
-    nicId: armId(ref(nicNameFor(claim)), 'Microsoft.Network/networkInterfaces'),
-    osDiskName: osDiskNameFor(claim),
+    nicId: armId(ref(legacyNamesFor(claim).nic), 'Microsoft.Network/networkInterfaces'),
+    osDiskName: legacyNamesFor(claim).osDisk,
     osDiskSizeGB: 256,
     image: { reference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' } },
     adminUsername: 'azureuser',
@@ -105,7 +105,7 @@ for (const route of ROUTES) {
       const t0 = s.clock.now();
       // 1. NIC.
       const nic = await s.run(s.azure.createNic(nicSpec('a')));
-      expect(nic).toMatchObject({ name: nicNameFor('a'), subnetId: SUBNET, provisioningState: 'Succeeded' });
+      expect(nic).toMatchObject({ name: legacyNamesFor('a').nic, subnetId: SUBNET, provisioningState: 'Succeeded' });
       expect(nic.privateIpAddress).toMatch(/^10\.1\.0\.\d+$/);
       expect(nic.tags['karpenter.sh_nodeclaim']).toBe('a');
       // Idempotent: a second create finds it (GET before PUT).
@@ -137,7 +137,7 @@ for (const route of ROUTES) {
       await s.run(s.azure.createNic(nicSpec('b')));
       const before = s.clock.now();
       const vm = await s.run(s.azure.createVm(vmSpec('b')));
-      expect(vm).toMatchObject({ name: vmNameFor('b'), vmSize: H200, provisioningState: 'Succeeded', osDiskName: osDiskNameFor('b') });
+      expect(vm).toMatchObject({ name: legacyNamesFor('b').vm, vmSize: H200, provisioningState: 'Succeeded', osDiskName: legacyNamesFor('b').osDisk });
       expect(vm.nicIds.map((id) => id.toLowerCase())).toEqual([vmSpec('b').nicId.toLowerCase()]);
       expect(s.clock.now() - before).toBeGreaterThanOrEqual(60_000);
       const attached = await s.run(s.azure.getNic(nicSpec('b').ref));
@@ -145,8 +145,8 @@ for (const route of ROUTES) {
       // NicInUse while the VM holds it.
       await expect(s.run(s.azure.deleteNic(nicSpec('b').ref))).rejects.toMatchObject({ code: 'NicInUse' });
       const disks = await s.run(s.azure.listDisks({ subscriptionId: SUB, resourceGroup: RG }));
-      expect(disks.map((d) => [d.name, d.managedBy?.toLowerCase()])).toEqual([[osDiskNameFor('b'), vm.id.toLowerCase()]]);
-      expect((await s.run(s.azure.listVms({ subscriptionId: SUB, resourceGroup: RG }))).map((v) => v.name)).toEqual([vmNameFor('b')]);
+      expect(disks.map((d) => [d.name, d.managedBy?.toLowerCase()])).toEqual([[legacyNamesFor('b').osDisk, vm.id.toLowerCase()]]);
+      expect((await s.run(s.azure.listVms({ subscriptionId: SUB, resourceGroup: RG }))).map((v) => v.name)).toEqual([legacyNamesFor('b').vm]);
 
       // 6. ... and deleted past the NIC's reservation: accepted at once, gone minutes later (a GPU VM),
       // NIC and OS disk with it (deleteOption: Delete), nothing leaks.
@@ -158,7 +158,7 @@ for (const route of ROUTES) {
       expect(await s.run(s.azure.getVm(vmSpec('b').ref))).toBeUndefined();
       expect(await s.run(s.azure.listNics({ subscriptionId: SUB, resourceGroup: RG }))).toEqual([]);
       expect(await s.run(s.azure.listDisks({ subscriptionId: SUB, resourceGroup: RG }))).toEqual([]);
-      expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('b'))))).toBeUndefined();
+      expect(await s.run(s.azure.getDisk(ref(legacyNamesFor('b').osDisk)))).toBeUndefined();
       expect(s.arm.leaks(new Set())).toEqual({ nics: [], vms: [], disks: [] });
       await s.run(s.azure.deleteVm(vmSpec('b').ref));
       expect(s.clock.now()).toBeGreaterThan(t0);
@@ -173,7 +173,7 @@ for (const route of ROUTES) {
       expect(s.arm.beginPowerAction(vmSpec('p').ref, 'deallocate')).toBeDefined();
       await s.advance(100);
       expect(await s.run(s.azure.getVm(vmSpec('p').ref))).toMatchObject({ provisioningState: 'Succeeded', powerState: 'deallocated' });
-      expect((await s.run(s.azure.listVms(scope))).map((v) => [v.name, v.powerState])).toEqual([[vmNameFor('p'), undefined]]);
+      expect((await s.run(s.azure.listVms(scope))).map((v) => [v.name, v.powerState])).toEqual([[legacyNamesFor('p').vm, undefined]]);
       // A Spot VM: the adapter asks ARM to delete it (and per deleteOption its NIC and disk) on eviction.
       await s.run(s.azure.createNic(nicSpec('q')));
       await s.run(s.azure.createVm({ ...vmSpec('q', 'Standard_D8s_v5'), priority: 'Spot' }));
@@ -183,7 +183,7 @@ for (const route of ROUTES) {
       await s.advance(31 + 91);
       expect(await s.run(s.azure.getVm(vmSpec('q').ref))).toBeUndefined();
       expect(await s.run(s.azure.getNic(nicSpec('q').ref))).toBeUndefined();
-      expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('q'))))).toBeUndefined();
+      expect(await s.run(s.azure.getDisk(ref(legacyNamesFor('q').osDisk)))).toBeUndefined();
     });
 
     it('taxonomy rows the fake produces, each through the real SDK pipeline', async () => {
@@ -222,7 +222,7 @@ for (const route of ROUTES) {
         await expectCode(s.run(s.azure.createVm({ ...vmSpec('z'), zone: '1' })), 'ZonalAllocationFailed');
         // ARM keeps the failed VMs, Failed, holding NIC and OS disk until they are deleted.
         expect(await s.run(s.azure.getVm(vmSpec('f').ref))).toMatchObject({ provisioningState: 'Failed', nicIds: [expect.stringMatching(/azflex-f-nic$/i)] });
-        expect(await s.run(s.azure.getDisk(ref(osDiskNameFor('f'))))).toMatchObject({ managedBy: expect.stringMatching(/azflex-f$/i) });
+        expect(await s.run(s.azure.getDisk(ref(legacyNamesFor('f').osDisk)))).toMatchObject({ managedBy: expect.stringMatching(/azflex-f$/i) });
       }
       // SubnetIsFull: a /29 has 3 usable addresses.
       {
@@ -248,7 +248,7 @@ for (const route of ROUTES) {
         expect(await s.run(s.azure.getNic(nicSpec('ghost').ref))).toBeUndefined();
         await s.run(s.azure.deleteVm(vmSpec('ghost').ref));
         await s.run(s.azure.deleteNic(nicSpec('ghost').ref));
-        await s.run(s.azure.deleteDisk(ref(osDiskNameFor('ghost'))));
+        await s.run(s.azure.deleteDisk(ref(legacyNamesFor('ghost').osDisk)));
       }
       // 5xx and timeouts (reads not retried here, so the first answer surfaces).
       {

@@ -21,16 +21,16 @@ import { generatedCase, reproduction, type GeneratedCase } from './generated-sce
  * AZFLEX_PROPERTY_RUNS sets the number of worlds; AZFLEX_PROPERTY_SEED the fast-check seed
  * (test/fast-check-setup.ts).
  */
-export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: number): Promise<void> {
+export async function assertLeakFreedom(defaultWorlds: number, defaultSeed: number, worldsOf: fc.Arbitrary<GeneratedCase> = generatedCase, named = 'generatedCase'): Promise<void> {
   const { numRuns: worlds, seed } = propertyParams({ numRuns: defaultWorlds, seed: defaultSeed });
-  const cases = fc.sample(generatedCase, { numRuns: worlds, seed });
+  const cases = fc.sample(worldsOf, { numRuns: worlds, seed });
   assertDrawn(cases, coverageApplies({ numRuns: worlds }, { numRuns: defaultWorlds }));
-  const outcomes = await runSweep(cases.map((c, i) => jobOf(c, `world ${i} of fc.sample(generatedCase, { seed: ${seed} })`)), { workers: defaultWorkers() });
+  const outcomes = await runSweep(cases.map((c, i) => jobOf(c, `world ${i} of fc.sample(${named}, { seed: ${seed} })`)), { workers: defaultWorkers() });
   const failing = outcomes.flatMap((o, i) => (isOk(o) ? [] : [{ i, o }]));
   if (failing.length === 0) return;
   const lines = [`${failing.length} of ${worlds} generated worlds failed (fast-check seed ${seed}):`];
   for (const { i, o } of failing.slice(0, 10)) lines.push(`- world ${i}, seed ${o.seed}: ${whatFailed(o)}`, `  ${reproduction(cases[i]!)}`);
-  lines.push(...(await shrink(seed, failing[0]!.i)));
+  lines.push(...(await shrink(seed, failing[0]!.i, worldsOf)));
   throw new Error(lines.join('\n'));
 }
 
@@ -55,9 +55,9 @@ function whatFailed(o: SweepOutcome): string {
 /** Each shrink step is a whole simulation: bounded, so a red run still ends in minutes. */
 const SHRINK_BUDGET_MS = 90_000;
 
-async function shrink(seed: number, index: number): Promise<string[]> {
+async function shrink(seed: number, index: number, worldsOf: fc.Arbitrary<GeneratedCase>): Promise<string[]> {
   const details = await fc.check(
-    fc.asyncProperty(generatedCase, async (c) => {
+    fc.asyncProperty(worldsOf, async (c) => {
       const o = await runSweepJob(jobOf(c, `shrinking world ${index}`));
       if (!isOk(o)) throw new Error(whatFailed(o));
     }),

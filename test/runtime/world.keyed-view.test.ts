@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nicNameFor } from '../../src/azure/naming.js';
+import { nicNameCandidates } from '../../src/lifecycle/ownership.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
 import { KeyedView, NicOwners } from '../../src/runtime/world.js';
 
@@ -57,11 +57,12 @@ describe('KeyedView: a map of a listed kind kept by walking the list alongside t
 });
 
 describe('NicOwners: NIC name → owning NodeClaim, kept from the observer\'s changes', () => {
-  it('equals the owners built from the map, whichever looks ask for them, with NodeClaim names that share a NIC', () => {
+  it('equals the owners built from the map (under the cluster\'s and the first version\'s NIC names), whichever looks ask for them, with NodeClaim names that share a NIC', () => {
     const names = ['a', 'A', 'b', 'c', 'd-1', 'D_1'];
     const look = fc.record({ present: fc.subarray(names), rewrite: fc.subarray(names), ask: fc.boolean(), all: fc.boolean() });
     fc.assert(fc.property(fc.array(look, { minLength: 1, maxLength: 15 }), (looks) => {
-      const owners = new NicOwners();
+      const nicNames = (n: string): readonly string[] => nicNameCandidates({ clusterName: 'aks-a' }, n);
+      const owners = new NicOwners(nicNames);
       let rv = 0;
       let map = new Map<string, NodeClaim>();
       for (const { present, rewrite, ask, all } of looks) {
@@ -75,7 +76,7 @@ describe('NicOwners: NIC name → owning NodeClaim, kept from the observer\'s ch
         map = next;
         if (!ask) continue;
         const want = new Map<string, NodeClaim>();
-        for (const nc of map.values()) want.set(nicNameFor(nc.metadata.name), nc);
+        for (const nc of map.values()) for (const nic of nicNames(nc.metadata.name)) want.set(nic, nc);
         const got = owners.of(map);
         expect(new Map([...got].sort())).toEqual(new Map([...want].sort()));
         for (const [k, v] of want) expect(got.get(k)).toBe(v);

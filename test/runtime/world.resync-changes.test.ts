@@ -174,7 +174,7 @@ describe('ClusterObserver: what changed in the cluster since the last pass', () 
 
 describe('DirtyActors', () => {
   it('marks the NodeClaims that last read a changed VM, NIC or Node, and forgets a NodeClaim that left', () => {
-    const dirty = new DirtyActors();
+    const dirty = new DirtyActors((n) => [`${n}-nic`]);
     dirty.claimReads('one', 'vm-one', 'vm-one-nic', 'pid-1');
     dirty.claimReads('two', 'vm-two', 'vm-two-nic', undefined);
     dirty.vmChanged('vm-two');

@@ -7,7 +7,7 @@ import { loadManifests } from '../../src/sim/manifests.js';
 import { parseWorld, scenarioOfWorld } from '../../src/sim/world.js';
 import { runSimulation, settledInvariants } from '../../src/sim/simulation.js';
 import { placementOf } from '../../src/sim/placement.js';
-import { vmNameFor } from '../../src/azure/naming.js';
+import { clusterNamesFor } from '../../src/azure/naming.js';
 import { ScenarioError } from '../../src/sim/scenario.js';
 
 /**
@@ -19,6 +19,7 @@ const SNAPSHOT = 'examples/running-cluster/snapshot.yaml';
 const EXAMPLE = ['examples/running-cluster/'];
 const ADOPTED = ['gpu-h200-x7k2p', 'gpu-h200-m4q9z'];
 const dir = mkdtempSync(join(tmpdir(), 'azflex-snapshot-'));
+const vmNameOf = (nodeClaim: string): string => clusterNamesFor(nodeClaim, 'aks-eastus2').vm;
 const world = parseWorld({ name: 'h200-room', hours: 2, clusterName: 'aks-eastus2', regions: [{ location: 'eastus2', regionalQuotaCores: 1000, familyQuotaCores: { standardNDSH200v5Family: 768 } }] }, 'test world');
 
 /** The parts of kubectl's objects the refusals below edit. */
@@ -57,7 +58,7 @@ describe('a snapshot of a running cluster in --manifests', () => {
     expect(snap.vms).toHaveLength(6);
     expect(snap.nics).toHaveLength(6);
     for (const name of ADOPTED) {
-      expect(snap.vms.filter((v) => v.name === vmNameFor(name)).map((v) => v.provisioningState)).toEqual(['Succeeded']);
+      expect(snap.vms.filter((v) => v.name === vmNameOf(name)).map((v) => v.provisioningState)).toEqual(['Succeeded']);
       expect(run.cluster.nodeClaims.get(name)?.metadata.deletionTimestamp).toBeUndefined();
       expect(placement.pods.filter((p) => p.node === `azflex-${name}`).map((p) => p.name).sort()).toHaveLength(2);
     }
@@ -83,7 +84,7 @@ describe('a snapshot of a running cluster in --manifests', () => {
     expect(placement.pods.filter((p) => p.pending).map((p) => p.name.replace(/-[a-z0-9]{5}$/, ''))).toEqual(Array(4).fill('inference-large-77b6dff669'));
     for (const p of placement.pods.filter((x) => x.pending)) expect(p.pending).toMatch(/standardNDSH200v5Family quota in eastus2 cannot hold the VM: limit 192, usage 192/);
     expect(placement.pods.filter((p) => p.node)).toHaveLength(10);
-    expect(run.arm.snapshot().vms.map((v) => v.name).sort()).toEqual(ADOPTED.map(vmNameFor).sort());
+    expect(run.arm.snapshot().vms.map((v) => v.name).sort()).toEqual(ADOPTED.map(vmNameOf).sort());
   });
 
   it('reads kubectl\'s List with the fields only the API server writes, and refuses what it cannot place precisely', () => {

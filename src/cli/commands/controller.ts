@@ -87,7 +87,7 @@ export function register(program: Command): void {
   program
     .command('controller')
     .description('run the controller against a real cluster and real Azure (what the Helm chart deploys)')
-    .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates; must be unique per cluster (1 to 63 letters, digits, - or _)', clusterName)
+    .requiredOption('--cluster-name <name>', 'stamped on every Azure resource azflex creates (its tag, and a hash of it in the name); must be unique per cluster (1 to 63 letters, digits, - or _)', clusterName)
     .option('--node-resource-group <name>', 'the AKS cluster\'s node resource group (MC_…; env AZURE_NODE_RESOURCE_GROUP, as the Azure Karpenter provider reads it): nodes get it as kubernetes.azure.com/cluster, which AKS DaemonSets require', resourceGroup, process.env.AZURE_NODE_RESOURCE_GROUP || undefined)
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('--context <name>', 'kubeconfig context')

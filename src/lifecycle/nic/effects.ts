@@ -1,10 +1,13 @@
 import { fromPromise } from 'xstate';
 import { AzureError } from '../../ports/azure.js';
 import { assertLeader, nicRef, observedNodeClaim, ownedTags, refIn, validNodeClassOf, type LifecycleScope } from '../scope.js';
+import { assertOwned, clusterOwns } from '../ownership.js';
 
 /**
  * The NIC machine's effects: its ARM calls, each idempotent (a PUT after a GET, a DELETE whose
- * 404 the machine reads as gone), each decision that the NIC is gone resting on a GET.
+ * 404 the machine reads as gone), each decision that the NIC is gone resting on a GET. A NIC
+ * of the name that is not this cluster's is never adopted (the PUT's GET refuses it) and,
+ * to the GETs that decide on a DELETE, it is not there: nothing of ours is.
  */
 
 export async function putNic(s: LifecycleScope, nicName: string, nodeClaimName: string): Promise<void> {
@@ -12,7 +15,11 @@ export async function putNic(s: LifecycleScope, nicName: string, nodeClaimName: 
   const nc = observedNodeClaim(s, nodeClaimName);
   const cls = validNodeClassOf(s, nc);
   const ref = refIn(cls, nicName);
-  if (await s.deps.arm.getNic(ref)) return;
+  const existing = await s.deps.arm.getNic(ref);
+  if (existing) {
+    assertOwned(existing, 'NIC', s.deps.config.clusterName, nodeClaimName);
+    return;
+  }
   await s.deps.arm.createNic({ ref, location: cls.spec.location, subnetId: cls.spec.subnetID, tags: ownedTags(s, nc, cls) });
 }
 
@@ -20,14 +27,14 @@ export async function putNic(s: LifecycleScope, nicName: string, nodeClaimName: 
 async function nicExists(s: LifecycleScope, nicName: string): Promise<boolean> {
   const ref = nicRef(s, nicName);
   if (!ref) return false;
-  return (await s.deps.arm.getNic(ref)) !== undefined;
+  return clusterOwns(await s.deps.arm.getNic(ref), s.deps.config.clusterName) !== undefined;
 }
 
 /** Whether a GET shows the NIC attached to a VM (lists may still show a VM that is gone). */
 async function nicAttachment(s: LifecycleScope, nicName: string): Promise<'attached' | 'detached' | 'absent'> {
   const ref = nicRef(s, nicName);
   if (!ref) return 'absent';
-  const nic = await s.deps.arm.getNic(ref);
+  const nic = clusterOwns(await s.deps.arm.getNic(ref), s.deps.config.clusterName);
   if (!nic) return 'absent';
   return nic.virtualMachineId === undefined ? 'detached' : 'attached';
 }

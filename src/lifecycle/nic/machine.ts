@@ -46,7 +46,7 @@ export interface NicInput {
 
 export type NicEmitted =
   | { type: 'nic.ready'; name: string }
-  | { type: 'nic.createFailed'; name: string; code: string; kind: FailureAction['kind'] }
+  | { type: 'nic.createFailed'; name: string; code: string; kind: FailureAction['kind']; detail?: string }
   | { type: 'nic.reaped'; name: string };
 
 export function createNicMachine(env: MachineEnv) {
@@ -90,7 +90,7 @@ export function createNicMachine(env: MachineEnv) {
       probedDetached: ({ event }) => 'output' in event && event.output === 'detached',
       observedOwnerLetGo: ({ event }) => event.type === 'OBSERVED' && event.observed.owner !== 'wants',
       isPermanentCreateFailure: ({ event }) =>
-        'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity'].includes(errorKind(event)),
+        'error' in event && ['subnetFull', 'invalid', 'insufficientCapacity', 'conflict'].includes(errorKind(event)),
     },
     actions: {
       storeObservation: assign({
@@ -135,8 +135,11 @@ export function createNicMachine(env: MachineEnv) {
       rememberError: assign({ lastError: ({ event }) => ('error' in event ? failureOf(event).code : undefined) }),
       emitReady: emit(({ context }) => ({ type: 'nic.ready' as const, name: context.name })),
       emitCreateFailed: emit(({ context, event }) => {
-        const action = 'error' in event ? classified(event.error).action : undefined;
-        return { type: 'nic.createFailed' as const, name: context.name, code: action?.code ?? 'Unknown', kind: action?.kind ?? 'invalid' };
+        const error = 'error' in event ? classified(event.error) : undefined;
+        const action = error?.action;
+        // A name conflict's words (the resource and its owner) go to the NodeClaim's condition and Event.
+        const detail = action?.kind === 'conflict' && error?.original instanceof Error ? { detail: error.original.message } : {};
+        return { type: 'nic.createFailed' as const, name: context.name, code: action?.code ?? 'Unknown', kind: action?.kind ?? 'invalid', ...detail };
       }),
       emitReaped: emit(({ context }) => ({ type: 'nic.reaped' as const, name: context.name })),
     },

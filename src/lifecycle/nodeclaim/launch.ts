@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { armId, nicNameFor, osDiskNameFor, vmNameFor } from '../../azure/naming.js';
+import { armId } from '../../azure/naming.js';
 import { isOffered, zoneId, zoneLabel, zonesIn, type InstanceType } from '../../catalog/skus.js';
 import { AzureError, type VmProvisioningState, type VmSpec } from '../../ports/azure.js';
 import { cheapestOffering, compareOfferings, type CapacityType, type Offering } from '../../catalog/offerings.js';
@@ -11,7 +11,8 @@ import {
   PLACEMENT_SCOPE_REGIONAL,
 } from '../../apis/well-known.js';
 import { classified } from '../failure.js';
-import { assertLeader, nodeClassOf, observedNodeClaim, ownedTags, refIn, statusNow, validNodeClassOf, type LifecycleScope } from '../scope.js';
+import { assertLeader, namesOf, nodeClassOf, observedNodeClaim, ownedTags, refIn, statusNow, validNodeClassOf, type LifecycleScope } from '../scope.js';
+import { assertOwned, ours } from '../ownership.js';
 import { reservationEnd } from '../timing.js';
 import { setCondition, withLifecycleConditions } from './conditions.js';
 import { launchLabels } from './labels.js';
@@ -36,7 +37,7 @@ async function recordVmAttempt(s: LifecycleScope, name: string): Promise<number>
   if (nc && !nc.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True')) {
     const now = statusNow(s);
     const conditions = withLifecycleConditions(
-      setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${vmNameFor(name)} (attempt at ${new Date(at).toISOString()})`, now),
+      setCondition(nc.status.conditions, 'Launched', 'Unknown', 'Launching', `creating VM ${namesOf(s, name).vm} (attempt at ${new Date(at).toISOString()})`, now),
       new Date(now).toISOString(),
     );
     await s.deps.cluster.updateNodeClaimStatus(name, { ...nc.status, conditions }).catch(() => undefined);
@@ -66,7 +67,7 @@ async function noteLaunchThrottled(s: LifecycleScope, name: string, retryAfterSe
   const next = new Date(s.deps.clock.now() + retryAfterSeconds * 1000).toISOString();
   const now = statusNow(s);
   const conditions = withLifecycleConditions(setCondition(current.status.conditions, 'Launched', 'Unknown', LAUNCH_REASON_THROTTLED,
-    `ARM throttled the create of VM ${vmNameFor(name)}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now), new Date(now).toISOString());
+    `ARM throttled the create of VM ${namesOf(s, name).vm}; azflex tries again after ${next} (not a failed launch: the launch timeout waits too)`, now), new Date(now).toISOString());
   if (conditions === current.status.conditions) return;
   await s.deps.cluster.updateNodeClaimStatus(name, { ...current.status, conditions });
 }
@@ -75,7 +76,8 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
   assertLeader(s);
   const nc = observedNodeClaim(s, name);
   const cls = validNodeClassOf(s, nc);
-  const ref = refIn(cls, vmNameFor(name));
+  const names = namesOf(s, name);
+  const ref = refIn(cls, names.vm);
   // A PUT the gate would refuse now (Compute's policy window full) is refused before its
   // GET: the read would be spent for nothing. The attempt it is told to make GETs first.
   const refused = s.vmPutRefusal(cls.spec.subscriptionID);
@@ -84,7 +86,11 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     throw refused;
   }
   const existing = await s.deps.arm.getVm(ref);
-  if (existing) return existing.provisioningState;
+  if (existing) {
+    // A PUT over it would adopt it: only this NodeClaim's own VM is carried on with.
+    assertOwned(existing, 'VM', s.deps.config.clusterName, name);
+    return existing.provisioningState;
+  }
   const { instanceType, capacityType } = await chooseOffering(s, nc, cls);
   await recordCapacityType(s, nc, capacityType);
   const zone = await chooseZone(s, nc, cls, instanceType, capacityType);
@@ -96,8 +102,8 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     location: cls.spec.location,
     vmSize: instanceType.name,
     ...(zone ? { zone: zoneId(zone) } : {}),
-    nicId: armId(refIn(cls, nicNameFor(name)), 'Microsoft.Network/networkInterfaces'),
-    osDiskName: osDiskNameFor(name),
+    nicId: armId(refIn(cls, names.nic), 'Microsoft.Network/networkInterfaces'),
+    osDiskName: names.osDisk,
     osDiskSizeGB: cls.spec.osDiskSizeGB,
     image: cls.spec.imageID ? { id: cls.spec.imageID } : { reference: cls.spec.imageReference! },
     adminUsername: s.deps.config.adminUsername,
@@ -136,10 +142,11 @@ function createFailed(s: LifecycleScope, name: string, attempt: VmCreateAttempt,
   s.deps.observer?.vmCreateFailed?.(attempt, error);
 }
 
-/** The NodeClaim's VM as a GET shows it (undefined: there is none). */
+/** The NodeClaim's VM as a GET shows it (undefined: there is none of its own). */
 async function vmState(s: LifecycleScope, name: string): Promise<VmProvisioningState | undefined> {
   const nc = observedNodeClaim(s, name);
-  return (await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), vmNameFor(name))))?.provisioningState;
+  const vm = await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), namesOf(s, name).vm));
+  return ours(vm, s.deps.config.clusterName, name)?.provisioningState;
 }
 
 /**
@@ -256,7 +263,7 @@ async function failLaunch(s: LifecycleScope, name: string, failure: LaunchFailur
   const current = (await s.deps.cluster.getNodeClaim(name).catch(() => undefined)) ?? nc;
   const attemptAt = current ? vmAttemptAt(current) : undefined;
   if (nc && cls && failure.capacity && s.deps.offerings) {
-    const vm = s.world()?.vms.get(vmNameFor(name));
+    const vm = s.world()?.vms.get(namesOf(s, name).vm);
     const chosen = vm && current?.metadata.labels[LABEL_CAPACITY_TYPE] ? undefined : await chooseOffering(s, current ?? nc, cls);
     const sku = vm?.vmSize ?? chosen!.instanceType.name;
     const capacityType = (current?.metadata.labels[LABEL_CAPACITY_TYPE] as CapacityType | undefined) ?? chosen!.capacityType;
@@ -274,14 +281,14 @@ async function failLaunch(s: LifecycleScope, name: string, failure: LaunchFailur
   });
   await s.deps.cluster.deleteNodeClaim(name);
   // The pods are pending again: plan them elsewhere now rather than at the next interval.
-  if (failure.capacity) s.kick('provisioner');
+  if (failure.capacity || failure.action === 'conflict') s.kick('provisioner');
 }
 
 /** What `kubectl describe nodeclaim` shows while it sits Terminating: why, and until when ARM holds the NIC. */
 async function sayLaunchFailed(s: LifecycleScope, current: NodeClaim, failure: LaunchFailure, message: string, reservedUntil: number | undefined): Promise<void> {
   const name = current.metadata.name;
   const now = statusNow(s);
-  const reserved = reservedUntil === undefined ? '' : `; NIC ${nicNameFor(name)} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
+  const reserved = reservedUntil === undefined ? '' : `; NIC ${namesOf(s, name).nic} reserved by ARM until ${new Date(reservedUntil).toISOString()}, deleted right after`;
   const conditions = withLifecycleConditions(
     setCondition(current.status.conditions, 'Launched', 'False', conditionReason(failure.code), `${message}${reserved}`, now), new Date(now).toISOString(),
   );
@@ -296,7 +303,7 @@ async function recordLaunchFailedEvents(s: LifecycleScope, name: string, uid: st
   await s.deps.cluster.recordEvent({
     involvedObject,
     type: 'Warning',
-    reason: failure.action === 'insufficientCapacity' ? 'InsufficientCapacityError' : 'LaunchFailed',
+    reason: launchFailedReason(failure),
     message: `launching NodeClaim failed: ${message}`,
   });
   if (reservedUntil === undefined) return;
@@ -304,8 +311,14 @@ async function recordLaunchFailedEvents(s: LifecycleScope, name: string, uid: st
     involvedObject,
     type: 'Normal',
     reason: 'NicReserved',
-    message: `NIC ${nicNameFor(name)} is reserved by ARM until ${new Date(reservedUntil).toISOString()} (180 s after the VM create that referenced it); azflex deletes it then and keeps this NodeClaim's finalizer until it is gone`,
+    message: `NIC ${namesOf(s, name).nic} is reserved by ARM until ${new Date(reservedUntil).toISOString()} (180 s after the VM create that referenced it); azflex deletes it then and keeps this NodeClaim's finalizer until it is gone`,
   });
+}
+
+/** The Event's reason: upstream's for capacity, one that names a taken resource name, else LaunchFailed. */
+function launchFailedReason(failure: LaunchFailure): string {
+  if (failure.action === 'insufficientCapacity') return 'InsufficientCapacityError';
+  return failure.action === 'conflict' ? 'ResourceNameConflict' : 'LaunchFailed';
 }
 
 /** ARM's own words where we have them, plus the parsed quota numbers (limit, usage, request). */

@@ -11,14 +11,14 @@
  * is lost is confirmed by a GET, and a lost one's NodeClaim is deleted as upstream does.
  */
 import { fromPromise } from 'xstate';
-import { vmNameFor } from '../../azure/naming.js';
 import type { ClusterPort, Condition, NodeClaim, NodePool } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { isFlexNodePool } from '../../provisioning/scheduler.js';
 import type { ProvisionerLog } from '../../provisioning/provisioner.js';
 import { LABEL_NODEPOOL } from '../../apis/well-known.js';
 import { walkAlongside } from '../../utils/list-walk.js';
-import { nodeClassOf, nodeOf, observedNodeClaim, refIn, type LifecycleScope } from '../scope.js';
+import { namesOf, nodeClassOf, nodeOf, observedNodeClaim, refIn, type LifecycleScope } from '../scope.js';
+import { ours } from '../ownership.js';
 import type { InstanceLoss, InstanceState } from './machine.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
@@ -303,7 +303,8 @@ function sameName(a: NodeClaim, b: NodeClaim): boolean {
 /** GET of the NodeClaim's VM with its instance view: still there, and running? */
 async function instanceState(s: LifecycleScope, name: string): Promise<InstanceState> {
   const nc = observedNodeClaim(s, name);
-  const vm = await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), vmNameFor(name)));
+  // Another cluster's VM under the name is not this NodeClaim's instance: its own is gone.
+  const vm = ours(await s.deps.arm.getVm(refIn(nodeClassOf(s, nc), namesOf(s, name).vm)), s.deps.config.clusterName, name);
   return { vm: vm?.provisioningState, ...(vm?.powerState !== undefined ? { power: vm.powerState } : {}) };
 }
 
@@ -318,7 +319,7 @@ async function instanceState(s: LifecycleScope, name: string): Promise<InstanceS
 async function disruptLostInstance(s: LifecycleScope, name: string, loss: InstanceLoss, state: InstanceState): Promise<void> {
   const nc = s.world()?.nodeClaims.get(name);
   if (!nc || nc.metadata.deletionTimestamp) return;
-  const vmName = vmNameFor(name);
+  const vmName = namesOf(s, name).vm;
   const what = state.vm === undefined ? `VM ${vmName} no longer exists in ARM`
     : state.vm === 'Deleting' ? `VM ${vmName} is being deleted outside azflex (a person, or ARM evicting a Spot VM)`
     : `VM ${vmName} is ${state.power ?? 'not running'} (a person, or ARM evicting a Spot VM with policy Deallocate)`;

@@ -99,7 +99,7 @@ export function instanceLoss(state: InstanceState, observed: NodeClaimObservatio
 export type NodeClaimEvent =
   | { type: 'OBSERVED'; observed: NodeClaimObservation }
   | { type: 'NIC_READY' }
-  | { type: 'NIC_FAILED'; code: string; kind: FailureAction['kind'] }
+  | { type: 'NIC_FAILED'; code: string; kind: FailureAction['kind']; detail?: string }
   | { type: 'NIC_REAPED' };
 
 export interface NodeClaimInput {
@@ -219,7 +219,8 @@ export function createNodeClaimMachine(env: MachineEnv) {
           const action = error.action;
           const capacity = action.kind === 'insufficientCapacity' ? action : undefined;
           const detail = error.original instanceof Error && error.original.message ? error.original.message : undefined;
-          return { code: action.code, action: action.kind, nicReserved: true, capacity, ...(detail ? { detail } : {}) };
+          // A name conflict is found by the GET before the PUT: no PUT referenced the NIC.
+          return { code: action.code, action: action.kind, nicReserved: action.kind !== 'conflict', capacity, ...(detail ? { detail } : {}) };
         },
       }),
       recordLostAttempt: assign({
@@ -229,7 +230,7 @@ export function createNodeClaimMachine(env: MachineEnv) {
         failure: () => ({ code: 'ProvisioningStateFailed', action: 'insufficientCapacity' as const, nicReserved: true }),
       }),
       recordNicFailure: assign({
-        failure: ({ event }) => (event.type === 'NIC_FAILED' ? { code: event.code, action: event.kind, nicReserved: false } : UNKNOWN_FAILURE),
+        failure: ({ event }) => (event.type === 'NIC_FAILED' ? { code: event.code, action: event.kind, nicReserved: false, ...(event.detail ? { detail: event.detail } : {}) } : UNKNOWN_FAILURE),
       }),
       /** The NIC machine is told when ARM's reservation ends only if a VM PUT referenced the NIC. */
       announceFailure: enqueueActions(({ context, enqueue }) => {

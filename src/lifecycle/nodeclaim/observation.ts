@@ -1,4 +1,3 @@
-import { nicNameFor } from '../../azure/naming.js';
 import type { Vm } from '../../ports/azure.js';
 import type { Node, NodeClaim } from '../../ports/cluster.js';
 import { vmAttemptAt, type WorldView } from '../deps.js';
@@ -6,7 +5,7 @@ import { notInitializedReason } from './initialization.js';
 import type { NodeClaimObservation } from './machine.js';
 
 /** What the NodeClaim machine is told of the world: its object, its VM (as the view has it), its NIC and its Node. */
-export function observeNodeClaim(world: WorldView, nc: NodeClaim, vm: Vm | undefined, node: Node | undefined): NodeClaimObservation {
+export function observeNodeClaim(world: WorldView, nc: NodeClaim, vm: Vm | undefined, nicName: string, node: Node | undefined): NodeClaimObservation {
   const name = nc.metadata.name;
   // "ready" for the machine means initialized as Karpenter has it: Ready, registration
   // taint and startup taints gone, requested extended resources allocatable.
@@ -18,7 +17,7 @@ export function observeNodeClaim(world: WorldView, nc: NodeClaim, vm: Vm | undef
     launched: conditionTrue(nc, 'Launched'),
     registered: conditionTrue(nc, 'Registered'),
     initialized: conditionTrue(nc, 'Initialized'),
-    nicExists: world.nics.has(nicNameFor(name)),
+    nicExists: world.nics.has(nicName),
     vm: vm?.provisioningState,
     ...(vm?.powerState !== undefined ? { vmPower: vm.powerState } : {}),
     node: node ? { name: node.metadata.name, ready, kubeletReady: node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') } : undefined,

@@ -1,10 +1,10 @@
 import { ALLOCATION_TTL_MAX_SECONDS } from '../../azure/errors.js';
-import { vmNameFor } from '../../azure/naming.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { allocationTtlSeconds, formatMarks, launchedAfter, mergeMarks, readMarks, type OfferingMark } from '../../provisioning/offering-marks.js';
 import { ANNOTATION_OFFERING_MARKS } from '../../apis/well-known.js';
 import type { CapacityType } from '../../catalog/offerings.js';
 import type { LifecycleScope } from '../scope.js';
+import { resourceNamesOf } from '../ownership.js';
 import type { LaunchFailure } from './machine.js';
 
 /**
@@ -32,7 +32,7 @@ function escalated(
   const zonal = zone !== undefined && (capacity.code === 'ZonalAllocationFailed' || capacity.code === 'OverconstrainedZonalAllocationRequest');
   const key = { sku, capacityType, ...(zonal ? { zone } : {}) };
   const w = s.world();
-  const vmSizeOf = (c: NodeClaim): string | undefined => w?.vms.get(vmNameFor(c.metadata.name))?.vmSize;
+  const vmSizeOf = (c: NodeClaim): string | undefined => w?.vms.get(resourceNamesOf(w, s.deps.config, c.metadata.name).vm)?.vmSize;
   const launchedSince = (at: number): boolean => launchedAfter(w?.nodeClaims.values() ?? [], vmSizeOf, sku, zonal ? zone : undefined, at);
   return { ...capacity, ttlSeconds: allocationTtlSeconds(readMarks(cls), key, attemptAt, launchedSince, capacity.ttlSeconds, ALLOCATION_TTL_MAX_SECONDS) };
 }

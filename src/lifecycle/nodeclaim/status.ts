@@ -1,10 +1,11 @@
 import { fromPromise } from 'xstate';
-import { PROVIDER_ID_PREFIX, vmNameFor } from '../../azure/naming.js';
+import { PROVIDER_ID_PREFIX } from '../../azure/naming.js';
 import type { InstanceType } from '../../catalog/skus.js';
 import { AzureError } from '../../ports/azure.js';
 import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { LABEL_INITIALIZED } from '../../apis/well-known.js';
-import { nodeClassOf, nodeOf, observedNodeClaim, refIn, statusNow, type LifecycleScope } from '../scope.js';
+import { namesOf, nodeClassOf, nodeOf, observedNodeClaim, refIn, statusNow, type LifecycleScope } from '../scope.js';
+import { ours } from '../ownership.js';
 import { setCondition, withLifecycleConditions } from './conditions.js';
 import { launchLabels } from './labels.js';
 import { registrationPatch } from './registration.js';
@@ -24,7 +25,9 @@ async function syncStatus(s: LifecycleScope, name: string, phase: Phase): Promis
   const now = statusNow(s);
   const status: NodeClaim['status'] = { ...nc.status };
   if (!status.providerID) {
-    const vm = s.world()?.vms.get(vmNameFor(name)) ?? (await s.deps.arm.getVm(refIn(cls, vmNameFor(name))));
+    // The view holds only the cluster's own; a GET's answer is taken only if it is the NodeClaim's.
+    const vmName = namesOf(s, name).vm;
+    const vm = s.world()?.vms.get(vmName) ?? ours(await s.deps.arm.getVm(refIn(cls, vmName)), s.deps.config.clusterName, name);
     if (!vm) throw new AzureError('ResourceNotFound', 404, `VM for ${name} not found`);
     const it = await s.deps.catalog.get(vm.vmSize);
     status.providerID = PROVIDER_ID_PREFIX + vm.id;

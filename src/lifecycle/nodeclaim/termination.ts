@@ -20,13 +20,14 @@
  *      (terminationGracePeriod is the upper bound on how long a node may block deletion).
  */
 import { fromPromise } from 'xstate';
-import { nicNameFor, osDiskNameFor, refFromId, vmNameFor } from '../../azure/naming.js';
+import { refFromId } from '../../azure/naming.js';
 import { durationOrNever } from '../../utils/duration.js';
 import { AzureError } from '../../ports/azure.js';
 import { ClusterError, type AzureFlexNodeClass, type ClusterPort, type Node, type Pod, type Taint } from '../../ports/cluster.js';
 import { podBlocksDisruption } from '../../apis/do-not-disrupt.js';
 import { FINALIZER_TERMINATION, TAINT_DISRUPTED } from '../../apis/well-known.js';
-import { assertLeader, nodeOf, refIn, type LifecycleScope } from '../scope.js';
+import { assertLeader, namesOf, nodeOf, refIn, type LifecycleScope } from '../scope.js';
+import { ours } from '../ownership.js';
 import { dropQuotaMarks } from './offerings.js';
 
 /** Pods at or above system-cluster-critical's priority are evicted last. */
@@ -142,12 +143,14 @@ async function deleteVm(s: LifecycleScope, name: string): Promise<void> {
   assertLeader(s);
   const nc = s.world()?.nodeClaims.get(name);
   const cls = nc ? s.world()?.nodeClasses.get(nc.spec.nodeClassRef.name) : undefined;
-  const vm = s.world()?.vms.get(vmNameFor(name));
-  const ref = cls ? refIn(cls, vmNameFor(name)) : vm ? refFromId(vm.id) : undefined;
+  const vmName = namesOf(s, name).vm;
+  const vm = s.world()?.vms.get(vmName);
+  const ref = cls ? refIn(cls, vmName) : vm ? refFromId(vm.id) : undefined;
   if (!ref) return;
   // A read first: a failed launch left no VM, and a DELETE would spend a write token on a
   // 404; a VM already Deleting needs nothing (the delete runs for minutes; we observe it go).
-  const existing = await s.deps.arm.getVm(ref);
+  // A VM of the name that is not this NodeClaim's (a name conflict) is none of ours: left alone.
+  const existing = ours(await s.deps.arm.getVm(ref), s.deps.config.clusterName, name);
   if (!existing || existing.provisioningState === 'Deleting') return;
   const started = s.deps.clock.now();
   await s.deps.arm.deleteVm(ref).catch((error: unknown) => {
@@ -167,7 +170,8 @@ async function deleteVm(s: LifecycleScope, name: string): Promise<void> {
  * Before the finalizer goes, ARM's own answers verify that it holds nothing of the claim:
  * the NIC is gone (its machine's DELETE finished, else a GET), and so is the OS disk (a GET:
  * a VM delete cascades it; one that survived, detached, is deleted here). Lists cannot be
- * trusted for this: they lag.
+ * trusted for this: they lag. A NIC or disk of the name that is not the NodeClaim's (another
+ * cluster's, or untagged) is nothing of the claim's: never waited for, never deleted.
  */
 async function finalize(s: LifecycleScope, name: string): Promise<void> {
   const nc = s.world()?.nodeClaims.get(name);
@@ -191,15 +195,16 @@ async function releaseNode(s: LifecycleScope, node: Node): Promise<void> {
 }
 
 async function verifyNothingLeft(s: LifecycleScope, name: string, cls: AzureFlexNodeClass): Promise<void> {
-  const nicName = nicNameFor(name);
+  const names = namesOf(s, name);
+  const cluster = s.deps.config.clusterName;
   // The NIC machine's DELETE finished (or a GET found nothing) and nothing since showed the
   // NIC: that is ARM's own answer, as good as another GET. A list's absence is not.
-  if (!s.world()?.nicAnsweredGone(nicName)) {
-    const nic = await s.deps.arm.getNic(refIn(cls, nicName));
+  if (!s.world()?.nicAnsweredGone(names.nic)) {
+    const nic = ours(await s.deps.arm.getNic(refIn(cls, names.nic)), cluster, name);
     if (nic) throw new AzureError('NicInUse', 409, `NIC ${nic.name} still exists; the finalizer stays until it is reaped`);
   }
-  const diskRef = refIn(cls, osDiskNameFor(name));
-  const disk = await s.deps.arm.getDisk(diskRef);
+  const diskRef = refIn(cls, names.osDisk);
+  const disk = ours(await s.deps.arm.getDisk(diskRef), cluster, name);
   if (!disk) return;
   if (disk.managedBy) throw new AzureError('OperationNotAllowed', 409, `disk ${disk.name} is still attached to ${disk.managedBy}`);
   assertLeader(s);

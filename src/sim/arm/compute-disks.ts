@@ -18,6 +18,11 @@ export class Disks {
     private readonly listing: Listing,
   ) {}
 
+  /** Whether a disk of the name exists (uncounted: part of a VM PUT's own validation). */
+  exists(ref: ResourceRef): boolean {
+    return this.state.disks.has(armId(ref, DISK_TYPE).toLowerCase());
+  }
+
   get(ref: ResourceRef): DiskDetails | undefined {
     return this.listing.getOne('disk.get', ref, this.state.disks, DISK_TYPE, toDiskDetails);
   }

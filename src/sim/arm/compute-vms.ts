@@ -79,6 +79,8 @@ export class Vms {
       const region = this.p.regions.get(req.ref.subscriptionId, req.location);
       if (!region) throw msg.invalid(`Location '${req.location}' is not configured for subscription '${req.ref.subscriptionId}' in the fake ARM.`);
       if (req.nicIds.length === 0) throw msg.invalid('At least one network interface is required (properties.networkProfile.networkInterfaces).');
+      // A new VM's OS disk is created from the image: a disk of that name already there is refused, never taken over.
+      if (this.p.disks.exists({ ...req.ref, name: req.osDiskName })) throw msg.osDiskNameTaken(req.osDiskName, req.ref.resourceGroup);
       const nics = this.nicsFor(req, id, key);
       const now = this.state.clock.now();
       for (const nic of nics) this.p.nics.reserve(nic, id, now);

@@ -442,11 +442,12 @@ export class FakeArm implements AzurePort {
   /**
    * Resources whose NodeClaim tag is not a live NodeClaim. A NIC attached to an existing VM
    * and a disk managed by one are judged by that VM's tag; a resource without the tag counts.
+   * With clusters sharing the resource groups, `live` judges the tags (cluster and NodeClaim).
    */
-  leaks(liveNodeClaimNames: ReadonlySet<string>): Leaks {
-    const live = (tags: Tags): boolean => {
+  leaks(liveNodeClaims: ReadonlySet<string> | ((tags: Tags) => boolean)): Leaks {
+    const live = typeof liveNodeClaims === 'function' ? liveNodeClaims : (tags: Tags): boolean => {
       const owner = tags[TAG.nodeClaim];
-      return owner !== undefined && liveNodeClaimNames.has(owner);
+      return owner !== undefined && liveNodeClaims.has(owner);
     };
     const records = this.state.vms;
     const vms = [...records.values()].filter((v) => !live(v.tags)).map(vmView);

@@ -169,6 +169,13 @@ export function resourceGroupNotFound(resourceGroup: string): AzureError {
   return armError('ResourceNotFound', 404, `Resource group '${resourceGroup}' could not be found.`, undefined, { armCode: 'ResourceGroupNotFound' });
 }
 
+/** A new VM's OS disk name is taken: Compute's ConflictingUserInput (createOption FromImage cannot reuse a disk). */
+export function osDiskNameTaken(disk: string, resourceGroup: string): AzureError {
+  return armError('ResourceNameConflict', 409, `Disk ${disk} already exists in resource group ${resourceGroup.toUpperCase()}. Only CreateOption.Attach is supported.`, undefined, {
+    armCode: 'ConflictingUserInput',
+  });
+}
+
 export function propertyChangeNotAllowed(property: string): AzureError {
   return armError(
     'InvalidParameter',

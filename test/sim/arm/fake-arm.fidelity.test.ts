@@ -192,6 +192,30 @@ describe('fidelity: a VM is never changed by a re-PUT', () => {
   });
 });
 
+describe('fidelity: a new VM never takes over a disk of its OS disk name', () => {
+  it('409 ConflictingUserInput (raw REST), ResourceNameConflict through the SDK adapter; the disk keeps its VM', async () => {
+    const { call, advance, azure } = await serve();
+    await call('PUT', `${nicPath('e')}?api-version=${NET}`, nicBody());
+    expect((await call('PUT', `${vmPath('e')}?api-version=${CMP}`, vmBody('e'))).status).toBe(201);
+    await advance(61_000);
+    expect((await call('GET', `${diskPath('e-osdisk')}?api-version=${CMP}`)).json).toMatchObject({ managedBy: expect.stringContaining('/virtualMachines/e') });
+    await call('PUT', `${nicPath('f')}?api-version=${NET}`, nicBody());
+    const body = vmBody('f');
+    body.properties.storageProfile.osDisk.name = 'e-osdisk';
+    const refused = await call('PUT', `${vmPath('f')}?api-version=${CMP}`, body);
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toEqual({ code: 'ConflictingUserInput', message: `Disk e-osdisk already exists in resource group ${RG.toUpperCase()}. Only CreateOption.Attach is supported.` });
+    const sdkErr = await azure.createVm({
+      ref: ref('f'), location: 'eastus2', vmSize: H200, nicId: nicId('f'), osDiskName: 'e-osdisk', osDiskSizeGB: 256,
+      image: { reference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' } }, adminUsername: 'azureuser', sshPublicKeys: ['ssh-ed25519 AAAA test'],
+      customData: 'Y2xvdWQtaW5pdA==', priority: 'Regular', tags: {},
+    }).catch((e: unknown) => e);
+    expect(sdkErr).toBeInstanceOf(AzureError);
+    expect(classifyAzureError(sdkErr)).toEqual({ kind: 'conflict', code: 'ResourceNameConflict' });
+    expect((await call('GET', `${vmPath('f')}?api-version=${CMP}`)).status).toBe(404);
+  });
+});
+
 describe('fidelity: two throttling dialects', () => {
   it('ARM: 429 SubscriptionRequestsThrottled with x-ms-ratelimit-remaining-subscription-*; every answer carries the counter', async () => {
     const { call, s, azure, run } = await serve(config({ throttling: true }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AzureError } from '../../../src/ports/azure.js';
 import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
-import { nicNameFor, vmNameFor, osDiskNameFor, armId } from '../../../src/azure/naming.js';
+import { legacyNamesFor, armId } from '../../../src/azure/naming.js';
 import { baseConfig, flush, H200, harness, nicId, nicSpec, observe, ref, SUB, SUBNET, T0, vmSpec } from './helpers.js';
 
 const zero = (over = {}) => baseConfig({ latencyMs: { ...ZERO_LATENCY_MS }, ...over });
@@ -32,7 +32,7 @@ describe('FakeArm NICs', () => {
     expect(() => {
       a.privateIpAddress = '10.9.9.9';
     }).toThrow(TypeError);
-    expect((await h.run(arm.getNic(ref(nicNameFor('a')))))?.privateIpAddress).toBe('10.1.0.4');
+    expect((await h.run(arm.getNic(ref(legacyNamesFor('a').nic))))?.privateIpAddress).toBe('10.1.0.4');
   });
 
   it('fills a /24 at exactly 251 NICs, then answers 400 SubnetIsFull; a freed address is reused first', async () => {
@@ -40,13 +40,13 @@ describe('FakeArm NICs', () => {
     const { arm } = h;
     for (let i = 0; i < 251; i++) await h.run(arm.createNic(nicSpec(`n${i}`)));
     expect(arm.subnetIpsUsed(SUBNET)).toBe(251);
-    const last = await h.run(arm.getNic(ref(nicNameFor('n250'))));
+    const last = await h.run(arm.getNic(ref(legacyNamesFor('n250').nic)));
     expect(last?.privateIpAddress).toBe('10.1.0.254');
     const full = await h.run(arm.createNic(nicSpec('overflow'))).catch((e: unknown) => e);
     expect(azErr(full).code).toBe('SubnetIsFull');
     expect(azErr(full).statusCode).toBe(400);
     expect(azErr(full).message).toContain('10.1.0.0/24 does not have enough capacity for 1 IP addresses');
-    await h.run(arm.deleteNic(ref(nicNameFor('n10'))));
+    await h.run(arm.deleteNic(ref(legacyNamesFor('n10').nic)));
     const reused = await h.run(arm.createNic(nicSpec('overflow')));
     expect(reused.privateIpAddress).toBe('10.1.0.14');
     expect(arm.peakSubnetIpsUsed(SUBNET)).toBe(251);
@@ -74,8 +74,8 @@ describe('FakeArm NICs', () => {
     const h = harness(zero());
     const { arm } = h;
     await h.run(arm.createNic(nicSpec('a')));
-    await h.run(arm.createNic(nicSpec('b', { ref: ref(nicNameFor('b'), 'other-rg') })));
-    expect((await h.run(arm.listNics({ subscriptionId: SUB, resourceGroup: 'RG-GPU' }))).map((n) => n.name)).toEqual([nicNameFor('a')]);
+    await h.run(arm.createNic(nicSpec('b', { ref: ref(legacyNamesFor('b').nic, 'other-rg') })));
+    expect((await h.run(arm.listNics({ subscriptionId: SUB, resourceGroup: 'RG-GPU' }))).map((n) => n.name)).toEqual([legacyNamesFor('a').nic]);
     expect(arm.nicList({ subscriptionId: SUB }).length).toBe(2);
   });
 });
@@ -93,11 +93,11 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
         'Additional details - Deployment Model: Resource Manager, Location: eastus2, Current Limit: 0, Current Usage: 0, ' +
         'Additional Required: 96, (Minimum) New Limit Required: 96.',
     );
-    const vmId = armId(ref(vmNameFor('a')), 'Microsoft.Compute/virtualMachines');
+    const vmId = armId(ref(legacyNamesFor('a').vm), 'Microsoft.Compute/virtualMachines');
     expect(arm.snapshot().reservations).toEqual([{ nicId: nicId('a'), vmId, until: T0 + 180_000 }]);
 
     await h.advance(179_999);
-    const refused = azErr(await h.run(arm.deleteNic(ref(nicNameFor('a')))).catch((e: unknown) => e));
+    const refused = azErr(await h.run(arm.deleteNic(ref(legacyNamesFor('a').nic))).catch((e: unknown) => e));
     expect(refused.code).toBe('NicReservedForAnotherVm');
     expect(refused.statusCode).toBe(400);
     expect(refused.message).toBe(
@@ -105,7 +105,7 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
         `another nic(s) or retry after 180 seconds. Reserved VM: ${vmId}`,
     );
     await h.advance(1);
-    await h.run(arm.deleteNic(ref(nicNameFor('a'))));
+    await h.run(arm.deleteNic(ref(legacyNamesFor('a').nic)));
     expect(arm.nicList({ subscriptionId: SUB, resourceGroup: 'rg-gpu' })).toEqual([]);
     expect(arm.reapTimesSeconds()).toEqual([180]);
     expect(arm.armCalls()['nic.delete']).toEqual({ '400': 1, '202': 1 });
@@ -117,10 +117,10 @@ describe('FakeArm NIC reservation (the upstream leak)', () => {
     const h = harness(zero({ reservationSeconds: 30, regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: 100_000, familyQuotaCores: { standardNDSH200v5Family: 0 } }] }));
     await h.run(h.arm.createNic(nicSpec('a')));
     await h.run(h.arm.createVm(vmSpec('a'))).catch(() => undefined);
-    const e = azErr(await h.run(h.arm.deleteNic(ref(nicNameFor('a')))).catch((x: unknown) => x));
+    const e = azErr(await h.run(h.arm.deleteNic(ref(legacyNamesFor('a').nic))).catch((x: unknown) => x));
     expect(e.message).toContain('for 30 seconds');
     await h.advance(30_000);
-    await expect(h.run(h.arm.deleteNic(ref(nicNameFor('a'))))).resolves.toBeUndefined();
+    await expect(h.run(h.arm.deleteNic(ref(legacyNamesFor('a').nic)))).resolves.toBeUndefined();
   });
 
   it('a NIC reserved by one VM is refused to a VM PUT of another name, but the same VM may retry', async () => {
@@ -187,9 +187,9 @@ describe('FakeArm VM lifecycle', () => {
     const start = h.clock.now();
     const vmP = observe(arm.createVm(vmSpec('a')));
     await h.advance(2_000);
-    const during = await arm.vmGet(ref(vmNameFor('a')));
+    const during = await arm.vmGet(ref(legacyNamesFor('a').vm));
     expect(during?.provisioningState).toBe('Creating');
-    expect(arm.nicGet(ref(nicNameFor('a')))?.virtualMachineId).toBe(during?.id);
+    expect(arm.nicGet(ref(legacyNamesFor('a').nic))?.virtualMachineId).toBe(during?.id);
     expect(arm.snapshot().quota).toEqual([{ subscriptionId: SUB, location: 'eastus2', family: 'standardNDSH200v5Family', usedCores: 96, limitCores: 192 }]);
     await h.advance(57_000);
     expect(vmP.done).toBe(false);
@@ -206,10 +206,28 @@ describe('FakeArm VM lifecycle', () => {
     expect(provisioned!.t - start).toBeLessThanOrEqual(120_000);
     const disks = await h.run(arm.listDisks({ subscriptionId: SUB, resourceGroup: 'rg-gpu' }));
     // the OS disk starts with the VM's tags, as ARM does
-    expect(disks).toEqual([{ id: armId(ref(osDiskNameFor('a')), 'Microsoft.Compute/disks'), name: osDiskNameFor('a'), managedBy: vm.id, tags: vm.tags }]);
+    expect(disks).toEqual([{ id: armId(ref(legacyNamesFor('a').osDisk), 'Microsoft.Compute/disks'), name: legacyNamesFor('a').osDisk, managedBy: vm.id, tags: vm.tags }]);
     // customData is a secret: never kept
     expect(JSON.stringify(arm.snapshot())).not.toContain('secret-bootstrap-token');
-    expect(JSON.stringify(arm.vmGet(ref(vmNameFor('a'))))).not.toContain('secret-bootstrap-token');
+    expect(JSON.stringify(arm.vmGet(ref(legacyNamesFor('a').vm)))).not.toContain('secret-bootstrap-token');
+  });
+
+  it('refuses a new VM whose OS disk name is taken (ConflictingUserInput), before its NIC is reserved: the disk is never taken over', async () => {
+    const h = harness(zero());
+    const { arm } = h;
+    await h.run(arm.createNic(nicSpec('a')));
+    await h.run(arm.createVm(vmSpec('a')));
+    await h.advance(1_000);
+    const disk = await h.run(arm.getDisk(ref(legacyNamesFor('a').osDisk)));
+    expect(disk?.managedBy).toBe(armId(ref(legacyNamesFor('a').vm), 'Microsoft.Compute/virtualMachines'));
+    await h.run(arm.createNic(nicSpec('b')));
+    const e = azErr(await h.run(arm.createVm(vmSpec('b', { osDiskName: legacyNamesFor('a').osDisk }))).catch((x: unknown) => x));
+    expect(e).toMatchObject({ code: 'ResourceNameConflict', statusCode: 409, info: { armCode: 'ConflictingUserInput' } });
+    expect(e.message).toBe('ResourceNameConflict: Disk azflex-a-osdisk already exists in resource group RG-GPU. Only CreateOption.Attach is supported.');
+    expect(arm.vmGet(ref(legacyNamesFor('b').vm))).toBeUndefined();
+    expect(await h.run(arm.getDisk(ref(legacyNamesFor('a').osDisk)))).toEqual(disk);
+    // Refused before the NICs are looked at: b's NIC holds no reservation and deletes at once.
+    expect(arm.nicDelete(ref(legacyNamesFor('b').nic))).toHaveProperty('operationId');
   });
 
   it('refuses to delete a NIC attached to a VM (NicInUse), and a VM delete cascades NIC and OS disk', async () => {
@@ -222,23 +240,23 @@ describe('FakeArm VM lifecycle', () => {
     expect(nicP.done && vmP.done).toBe(true);
     // past the 180 s reservation, so the refusal below is about the attachment
     await h.advance(60_000);
-    const inUseP = observe(arm.deleteNic(ref(nicNameFor('a'))));
+    const inUseP = observe(arm.deleteNic(ref(legacyNamesFor('a').nic)));
     await h.advance(3_000);
     const inUse = azErr(inUseP.error);
     expect(inUse.code).toBe('NicInUse');
     expect(inUse.statusCode).toBe(400);
-    const diskP = observe(arm.deleteDisk(ref(osDiskNameFor('a'))));
+    const diskP = observe(arm.deleteDisk(ref(legacyNamesFor('a').osDisk)));
     await h.advance(5_000);
     expect(azErr(diskP.error).statusCode).toBe(409);
 
-    const delP = observe(arm.deleteVm(ref(vmNameFor('a'))));
+    const delP = observe(arm.deleteVm(ref(legacyNamesFor('a').vm)));
     await h.advance(2_000);
-    expect(arm.vmGet(ref(vmNameFor('a')))?.provisioningState).toBe('Deleting');
+    expect(arm.vmGet(ref(legacyNamesFor('a').vm))?.provisioningState).toBe('Deleting');
     expect(arm.snapshot().quota[0]?.usedCores).toBe(96);
     // accepted, not finished: a GPU VM takes 2-8 minutes to delete
     expect(delP.done).toBe(true);
     await h.advance(120_000);
-    expect(arm.vmGet(ref(vmNameFor('a')))).toBeDefined();
+    expect(arm.vmGet(ref(legacyNamesFor('a').vm))).toBeDefined();
     await h.advance(360_000);
     expect(delP.error).toBeUndefined();
     const snap = arm.snapshot();
@@ -268,15 +286,15 @@ describe('FakeArm VM lifecycle', () => {
     expect(failed.code).toBe('AllocationFailed');
     expect(failed.t - put).toBeGreaterThanOrEqual(20_000);
     expect(failed.t - put).toBeLessThanOrEqual(60_000);
-    expect(arm.vmGet(ref(vmNameFor('a')))).toBeUndefined();
+    expect(arm.vmGet(ref(legacyNamesFor('a').vm))).toBeUndefined();
     expect(arm.snapshot().quota[0]?.usedCores).toBe(0);
-    expect(arm.nicGet(ref(nicNameFor('a')))?.virtualMachineId).toBeUndefined();
+    expect(arm.nicGet(ref(legacyNamesFor('a').nic))?.virtualMachineId).toBeUndefined();
     expect(arm.snapshot().reservations[0]?.until).toBe(put + 180_000);
-    expect(() => arm.nicDelete(ref(nicNameFor('a')))).toThrowError(/NicReservedForAnotherVm/);
+    expect(() => arm.nicDelete(ref(legacyNamesFor('a').nic))).toThrowError(/NicReservedForAnotherVm/);
     await h.advance(put + 180_000 - h.clock.now());
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toHaveProperty('operationId');
+    expect(arm.nicDelete(ref(legacyNamesFor('a').nic))).toHaveProperty('operationId');
     // accepted; the NIC goes when its delete operation ends (1-2.5 s later)
-    expect(arm.nicGet(ref(nicNameFor('a')))?.provisioningState).toBe('Deleting');
+    expect(arm.nicGet(ref(legacyNamesFor('a').nic))?.provisioningState).toBe('Deleting');
     await h.advance(2_500);
     const [afterReservation] = arm.reapAfterReservationSeconds();
     expect(afterReservation).toBeGreaterThanOrEqual(1);
@@ -314,7 +332,7 @@ describe('FakeArm VM lifecycle', () => {
     expect(nicP.done).toBe(true);
     const vmP = observe(arm.createVm(vmSpec('a')));
     await h.advance(10_000);
-    const delP = observe(arm.deleteVm(ref(vmNameFor('a'))));
+    const delP = observe(arm.deleteVm(ref(legacyNamesFor('a').vm)));
     await h.advance(2_000);
     const e = azErr(vmP.error);
     expect(e.code).toBe('Unknown');
@@ -325,7 +343,7 @@ describe('FakeArm VM lifecycle', () => {
     // Deleted 105 s after the PUT: the network RP still holds the NIC for that VM.
     expect(arm.snapshot().nics.map((n) => n.virtualMachineId)).toEqual([undefined]);
     await h.advance(80_000);
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toMatchObject({ operationId: expect.any(String) });
+    expect(arm.nicDelete(ref(legacyNamesFor('a').nic))).toMatchObject({ operationId: expect.any(String) });
     expect(h.events.some((e2) => e2.op === 'vm.provisioned')).toBe(false);
   });
 
@@ -347,7 +365,7 @@ describe('FakeArm VM lifecycle', () => {
     expect(third.created).toBe(false);
     expect(third.operationId).toBeUndefined();
     expect(arm.snapshot().quota[0]?.usedCores).toBe(96);
-    arm.beginDeleteVm(ref(vmNameFor('a')));
+    arm.beginDeleteVm(ref(legacyNamesFor('a').vm));
     expect(() => arm.beginCreateVm({ ...vmSpec('a'), nicIds: [nicId('a')] })).toThrowError(/marked for deletion/);
   });
 
@@ -385,13 +403,13 @@ describe('FakeArm VM lifecycle', () => {
     const begun = arm.beginCreateVm({ ...vmSpec('a'), nicIds: [nicId('a')] }); // Azure default: Detach
     await h.run(arm.waitForOperation(begun.operationId!));
     expect(arm.leaks(new Set(['a']))).toEqual({ nics: [], vms: [], disks: [] });
-    const del = arm.beginDeleteVm(ref(vmNameFor('a')))!;
+    const del = arm.beginDeleteVm(ref(legacyNamesFor('a').vm))!;
     await h.run(arm.waitForOperation(del.operationId));
     // detached, but their own tags still name a live claim
     expect(arm.leaks(new Set(['a']))).toEqual({ nics: [], vms: [], disks: [] });
     const all = arm.leaks(new Set());
-    expect(all.nics.map((n) => n.name)).toEqual([nicNameFor('a')]);
-    expect(all.disks.map((d) => d.name)).toEqual([osDiskNameFor('a')]);
+    expect(all.nics.map((n) => n.name)).toEqual([legacyNamesFor('a').nic]);
+    expect(all.disks.map((d) => d.name)).toEqual([legacyNamesFor('a').osDisk]);
     expect(all.disks[0]?.managedBy).toBeUndefined();
     await flush();
   });
@@ -407,11 +425,11 @@ describe('FakeArm leaks', () => {
     const live = arm.leaks(new Set(['a', 'b']));
     expect(live).toEqual({ nics: [], vms: [], disks: [] });
     const deadA = arm.leaks(new Set(['b']));
-    expect(deadA.vms.map((v) => v.name)).toEqual([vmNameFor('a')]);
-    expect(deadA.nics.map((n) => n.name)).toEqual([nicNameFor('a')]);
-    expect(deadA.disks.map((d) => d.name)).toEqual([osDiskNameFor('a')]);
+    expect(deadA.vms.map((v) => v.name)).toEqual([legacyNamesFor('a').vm]);
+    expect(deadA.nics.map((n) => n.name)).toEqual([legacyNamesFor('a').nic]);
+    expect(deadA.disks.map((d) => d.name)).toEqual([legacyNamesFor('a').osDisk]);
     const deadB = arm.leaks(new Set(['a']));
-    expect(deadB.nics.map((n) => n.name)).toEqual([nicNameFor('b')]);
+    expect(deadB.nics.map((n) => n.name)).toEqual([legacyNamesFor('b').nic]);
   });
 });
 
@@ -421,11 +439,11 @@ describe('FakeArm adoptVm (a snapshot\'s running VM)', () => {
     const { arm } = h;
     arm.adoptVm(vmSpec('old', { zone: '2' }), nicSpec('old'));
     expect(arm.armCalls()).toEqual({});
-    const vm = await h.run(arm.getVm(ref(vmNameFor('old'))));
+    const vm = await h.run(arm.getVm(ref(legacyNamesFor('old').vm)));
     expect(vm).toMatchObject({ provisioningState: 'Succeeded', vmSize: H200, zone: '2', tags: nicSpec('old').tags });
-    const nic = await h.run(arm.getNic(ref(nicNameFor('old'))));
+    const nic = await h.run(arm.getNic(ref(legacyNamesFor('old').nic)));
     expect(nic?.virtualMachineId).toBe(vm?.id);
-    expect(arm.snapshot().disks.map((d) => d.name)).toEqual([osDiskNameFor('old')]);
+    expect(arm.snapshot().disks.map((d) => d.name)).toEqual([legacyNamesFor('old').osDisk]);
     expect(arm.quotaUsage(SUB, 'eastus2')?.families.find((f) => f.family === 'standardNDSH200v5Family')?.used).toBe(96);
     expect(arm.leaks(new Set(['old']))).toEqual({ nics: [], vms: [], disks: [] });
     // Its cores count: the family quota (192) now holds one more H200, not two.

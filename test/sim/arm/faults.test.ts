@@ -4,7 +4,7 @@ import type { Clock } from '../../../src/ports/clock.js';
 import { ZERO_LATENCY_MS } from '../../../src/sim/arm/defaults.js';
 import type { FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
 import { SeededRandom } from '../../../src/sim/virtual-clock.js';
-import { nicNameFor, osDiskNameFor, vmNameFor } from '../../../src/azure/naming.js';
+import { legacyNamesFor } from '../../../src/azure/naming.js';
 import { baseConfig, harness, nicSpec, ref, SUB, SUBNET, vmSpec, type Harness } from './helpers.js';
 
 const zero = (over: Partial<FakeArmConfig> = {}): FakeArmConfig => baseConfig({ latencyMs: { ...ZERO_LATENCY_MS }, ...over });
@@ -25,8 +25,8 @@ describe('FakeArm throttling', () => {
     expect(e.statusCode).toBe(429);
     expect(e.retryAfterSeconds).toBe(1);
     // Deletes and reads have their own buckets.
-    expect(arm.nicDelete(ref(nicNameFor('n0')))).toHaveProperty('operationId');
-    expect(arm.nicGet(ref(nicNameFor('n1')))?.name).toBe(nicNameFor('n1'));
+    expect(arm.nicDelete(ref(legacyNamesFor('n0').nic))).toHaveProperty('operationId');
+    expect(arm.nicGet(ref(legacyNamesFor('n1').nic))?.name).toBe(legacyNamesFor('n1').nic);
     await h.advance(99);
     expect(() => arm.nicPut(nicSpec('x'))).toThrowError(/TooManyRequests/);
     await h.advance(1);
@@ -59,7 +59,7 @@ describe('FakeArm throttling', () => {
     }
     expect(azErr(err).retryAfterSeconds).toBe(1);
     // the NIC lives in swedencentral: its GET draws from that region's bucket
-    expect(arm.nicGet(ref(nicNameFor('se')))?.location).toBe('swedencentral');
+    expect(arm.nicGet(ref(legacyNamesFor('se').nic))?.location).toBe('swedencentral');
     await h.advance(40);
     expect(arm.vmGet(ref('missing'))).toBeUndefined();
   });
@@ -69,11 +69,11 @@ describe('FakeArm throttling', () => {
     const { arm } = h;
     arm.nicPut(nicSpec('a')); // throttling off: unlimited
     arm.injectFault({ kind: 'throttle', enabled: true, drain: true, bucket: 'deletes', location: 'eastus2' });
-    const e = azErr(await h.run(arm.deleteNic(ref(nicNameFor('a')))).catch((x: unknown) => x));
+    const e = azErr(await h.run(arm.deleteNic(ref(legacyNamesFor('a').nic))).catch((x: unknown) => x));
     expect(e.retryAfterSeconds).toBe(1);
     expect(arm.nicPut(nicSpec('b')).created).toBe(true); // writes untouched
     arm.injectFault({ kind: 'throttle', enabled: false });
-    expect(arm.nicDelete(ref(nicNameFor('a')))).toHaveProperty('operationId');
+    expect(arm.nicDelete(ref(legacyNamesFor('a').nic))).toHaveProperty('operationId');
     expect(h.events.filter((ev) => ev.op === 'fault.injected')).toHaveLength(2);
   });
 });
@@ -153,10 +153,10 @@ async function lifecycle(arm: AzurePort, clock: Clock, claim: string, holdMs: nu
   } catch {
     // fall through to cleanup
   }
-  await retry(() => arm.deleteVm(ref(vmNameFor(claim))));
-  await retry(() => arm.deleteNic(ref(nicNameFor(claim))));
+  await retry(() => arm.deleteVm(ref(legacyNamesFor(claim).vm)));
+  await retry(() => arm.deleteNic(ref(legacyNamesFor(claim).nic)));
   // A lost create response may have left a VM whose disk outlived it: look only then.
-  if (!created) await retry(() => arm.deleteDisk(ref(osDiskNameFor(claim))));
+  if (!created) await retry(() => arm.deleteDisk(ref(legacyNamesFor(claim).osDisk)));
 }
 
 async function runWorkload(seed: number, claims: number, overrides: Partial<FakeArmConfig> = {}): Promise<Harness> {

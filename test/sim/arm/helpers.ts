@@ -1,7 +1,7 @@
 import { FakeArm, type ArmEvent, type FakeArmConfig } from '../../../src/sim/arm/fake-arm.js';
 import { VirtualClock, SeededRandom } from '../../../src/sim/virtual-clock.js';
 import { STATIC_INSTANCE_TYPES } from '../../../src/catalog/skus.js';
-import { nicNameFor, osDiskNameFor, ownershipTags, vmNameFor, armId } from '../../../src/azure/naming.js';
+import { legacyNamesFor, ownershipTags, armId } from '../../../src/azure/naming.js';
 import type { NicSpec, VmSpec } from '../../../src/ports/azure.js';
 
 export const SUB = '00000000-0000-4000-8000-0000000000aa';
@@ -90,20 +90,20 @@ export function ref(name: string, resourceGroup = RG): { subscriptionId: string;
 }
 
 export function nicSpec(claim: string, over: Partial<NicSpec> = {}): NicSpec {
-  return { ref: ref(nicNameFor(claim)), location: 'eastus2', subnetId: SUBNET, tags: ownershipTags('c1', 'gpu', claim, 'h200', T0), ...over };
+  return { ref: ref(legacyNamesFor(claim).nic), location: 'eastus2', subnetId: SUBNET, tags: ownershipTags('c1', 'gpu', claim, 'h200', T0), ...over };
 }
 
 export function nicId(claim: string): string {
-  return armId(ref(nicNameFor(claim)), 'Microsoft.Network/networkInterfaces');
+  return armId(ref(legacyNamesFor(claim).nic), 'Microsoft.Network/networkInterfaces');
 }
 
 export function vmSpec(claim: string, over: Partial<VmSpec> = {}): VmSpec {
   return {
-    ref: ref(vmNameFor(claim)),
+    ref: ref(legacyNamesFor(claim).vm),
     location: 'eastus2',
     vmSize: H200,
     nicId: nicId(claim),
-    osDiskName: osDiskNameFor(claim),
+    osDiskName: legacyNamesFor(claim).osDisk,
     osDiskSizeGB: 256,
     image: { reference: { publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' } },
     adminUsername: 'azureuser',
