@@ -97,7 +97,7 @@ describe('QuotaLedger: spot', () => {
     });
     const nc = makeNodeClass();
     await reader.refresh([nc]);
-    const spotInFlight = makeNodeClaim('spot-a', { labels: { 'node.kubernetes.io/instance-type': D8.name, 'karpenter.sh/capacity-type': 'spot' } });
+    const spotInFlight = makeNodeClaim('spot-a', { nodePool: 'default', labels: { 'node.kubernetes.io/instance-type': D8.name, 'karpenter.sh/capacity-type': 'spot' } });
     const ledger = reader.ledger([nc], [spotInFlight], STATIC_INSTANCE_TYPES);
     // The family is full for on-demand; 8 of 16 low-priority cores are held by the spot NodeClaim in flight.
     expect(ledger.blocks(D8.name, 'eastus2', 'on-demand')).toBe(true);

@@ -68,11 +68,7 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
       // A type the pool cannot take with all its zones cannot with fewer either: skip it
       // before asking about each zone's marks (a pool of one size asked about the whole catalog).
       if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
-      const zones = offeredZones(instanceType, region, input.isZoneUnavailable);
-      const allowed = allowedCapacityTypes(instanceType, requirements);
-      // Offerings the marks or quota rule out leave the type's other capacity types (a spot
-      // refusal leaves on-demand); none left, or no zone left: the type is unavailable.
-      const available = zones?.length === 0 ? [] : allowed.filter((ct) => !input.isOfferingUnavailable(instanceType.name, region, ct));
+      const { available, zones } = availableOfferings(instanceType, region, allowedCapacityTypes(instanceType, requirements), input);
       const narrowed = available.length > 0 && available.length < offeredCapacityTypes(instanceType).length ? available : undefined;
       const itRequirements = instanceTypeRequirements(instanceType, region, zones, cluster, narrowed);
       if (requirements.intersects(itRequirements) !== undefined) continue;
@@ -93,13 +89,36 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
   return pools;
 }
 
-/** The type's zones in the region minus those marked unavailable (undefined: none marked, use the catalog's list). */
+/**
+ * The capacity types whose offering the marks and quota leave (a spot refusal leaves
+ * on-demand), each needing a zone left for it; and the zones any of them has (undefined: no
+ * zone is marked for one of them, the catalog's list).
+ */
+function availableOfferings(
+  instanceType: InstanceType, region: string, allowed: readonly CapacityType[], input: SchedulingInput,
+): { available: CapacityType[]; zones: readonly string[] | undefined } {
+  const available: CapacityType[] = [];
+  const zoneSets: Array<readonly string[] | undefined> = [];
+  for (const ct of allowed) {
+    const zones = offeredZones(instanceType, region, input.isZoneUnavailable, ct);
+    if (zones?.length === 0 || input.isOfferingUnavailable(instanceType.name, region, ct)) continue;
+    available.push(ct);
+    zoneSets.push(zones);
+  }
+  if (available.length === 0) return { available, zones: [] };
+  if (zoneSets.some((z) => z === undefined)) return { available, zones: undefined };
+  if (zoneSets.length === 1) return { available, zones: zoneSets[0] };
+  const any = new Set(zoneSets.flatMap((z) => z!));
+  return { available, zones: (instanceType.zones?.[region] ?? []).filter((z) => any.has(z)) };
+}
+
+/** The type's zones in the region minus those marked unavailable for the capacity type (undefined: none marked, use the catalog's list). */
 function offeredZones(
-  instanceType: InstanceType, region: string, marked: SchedulingInput['isZoneUnavailable'],
+  instanceType: InstanceType, region: string, marked: SchedulingInput['isZoneUnavailable'], capacityType: CapacityType,
 ): readonly string[] | undefined {
   const all = instanceType.zones?.[region];
-  if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z))) return undefined;
-  return all.filter((z) => !marked(instanceType.name, region, z));
+  if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z, capacityType))) return undefined;
+  return all.filter((z) => !marked(instanceType.name, region, z, capacityType));
 }
 
 /** DaemonSet pods that tolerate the pool's taints and accept its labels run on each node. */
