@@ -11,7 +11,7 @@ import { FirstFitIndex } from './first-fit-index.js';
 import { podRequirementTerms } from './pod-groups.js';
 import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
 import { cheapestOffering, offeredCapacityTypes, type CapacityType } from '../../catalog/offerings.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
 import type { Candidate, PoolTemplate, SchedulingInput } from './types.js';
 
 export type KubeReserved = (instanceType: InstanceType, maxPods: number) => Resources;
@@ -42,11 +42,15 @@ export function candidateOf(
   return { instanceType, requirements, capacity, allocatable: subtractResources(capacity, reserved), pricePerHour };
 }
 
-/** The capacity types the type offers that the pool's karpenter.sh/capacity-type requirement admits. */
+/**
+ * The capacity types the type offers that the pool's karpenter.sh/capacity-type requirement
+ * admits. A pool that names none gets on-demand, as the AWS provider's defaulting webhook gave
+ * it ("if not included … will default to on-demand"): spot only where a NodePool allows it.
+ */
 export function allowedCapacityTypes(instanceType: InstanceType, requirements: Requirements): CapacityType[] {
   const wanted = requirements.get(LABEL_CAPACITY_TYPE);
   const offered = offeredCapacityTypes(instanceType);
-  return wanted ? offered.filter((ct) => wanted.has(ct)) : offered;
+  return offered.filter((ct) => (wanted ? wanted.has(ct) : ct === CAPACITY_TYPE_ON_DEMAND));
 }
 
 /** The pools a pass may launch from, in Karpenter's order, each with its candidates cheapest first. */
