@@ -196,6 +196,12 @@ function classifyOnce(err: AzureError, context: ClassifyContext): FailureAction 
       const ttlSeconds = context.capacityType === 'spot' ? SKU_NOT_AVAILABLE_SPOT_TTL_SECONDS : UNAVAILABLE_TTL_SECONDS.skuNotAvailable;
       return { kind: 'insufficientCapacity', reason: 'skuNotAvailable', ttlSeconds, code };
     }
+    // The size is never spot: its spot offering is marked as long as an on-demand SkuNotAvailable.
+    case 'AzureSpotIsNotSupportedForThisVMSize':
+      return { kind: 'insufficientCapacity', reason: 'skuNotAvailable', ttlSeconds: UNAVAILABLE_TTL_SECONDS.skuNotAvailable, code };
+    // The spot price rose above the NodeClass's max price: it may fall again, as spot capacity returns.
+    case 'SpotPriceGreaterThanProvidedMaxPrice':
+      return { kind: 'insufficientCapacity', reason: 'skuNotAvailable', ttlSeconds: SKU_NOT_AVAILABLE_SPOT_TTL_SECONDS, code };
     case 'AllocationFailed':
     case 'ZonalAllocationFailed':
     case 'OverconstrainedAllocationRequest':

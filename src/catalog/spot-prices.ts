@@ -1,5 +1,3 @@
-import type { InstanceType } from './skus.js';
-
 /**
  * Spot prices, used ONLY to rank offerings (spot before on-demand when cheaper, as Karpenter
  * does); azflex never bills or reports cost from them.
@@ -48,7 +46,7 @@ export const SPOT_PRICES_USD_PER_HOUR: Readonly<Record<string, number>> = {
 };
 
 /** The table's rule for a size it does not list: its on-demand price times the kind's discount. */
-export function estimateSpotPrice(onDemand: number, type: Pick<InstanceType, 'gpuCount' | 'gpuModel'>): number {
+export function estimateSpotPrice(onDemand: number, type: { gpuCount: number; gpuModel?: string | undefined }): number {
   const datacenterGpu = type.gpuCount > 0 && type.gpuModel !== 'T4';
   return Math.round(onDemand * (datacenterGpu ? 0.4 : 0.2) * 10_000) / 10_000;
 }

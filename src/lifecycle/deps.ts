@@ -5,7 +5,7 @@ import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { AzurePort, Disk, Nic, Vm } from '../ports/azure.js';
 import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim } from '../ports/cluster.js';
 import type { Clock } from '../ports/clock.js';
-import type { InstanceLoss } from './nodeclaim/machine.js';
+import type { ReportedLoss } from './nodeclaim/machine.js';
 
 /**
  * What the lifecycles need from the process that hosts their actors (the runtime): the world
@@ -56,7 +56,7 @@ export interface RuntimeObserver {
   /** A launch failed for good: the NodeClaim is being deleted; `nicReservedUntil` when ARM holds its NIC. */
   launchFailed?(failure: { nodeClaim: string; nodePool: string; code: string; message: string; insufficientCapacity: boolean; nicReservedUntil?: number }): void;
   /** A launched NodeClaim's instance was found gone, deleted by someone else or stopped: the NodeClaim is being deleted. */
-  instanceLost?(lost: { nodeClaim: string; nodePool: string; reason: InstanceLoss; message: string }): void;
+  instanceLost?(lost: { nodeClaim: string; nodePool: string; reason: ReportedLoss; message: string }): void;
 }
 
 /** How NIC cleanup after a failed VM create works; `naive` and `delayed` reproduce upstream's bugs for comparison. */

@@ -1,4 +1,4 @@
-import { classifyAzureError, type FailureAction } from '../azure/errors.js';
+import { classifyAzureError, type ClassifyContext, type FailureAction } from '../azure/errors.js';
 
 /**
  * An effect's failure, classified once where the effect ran (and its outcome was logged).
@@ -19,9 +19,9 @@ export class ClassifiedError extends Error {
   }
 }
 
-/** The error classified, unless it already is. */
-export function classified(error: unknown): ClassifiedError {
-  return error instanceof ClassifiedError ? error : new ClassifiedError(error, classifyAzureError(error));
+/** The error classified, unless it already is (`context`: what the attempt was, e.g. spot, which refines TTLs). */
+export function classified(error: unknown, context?: ClassifyContext): ClassifiedError {
+  return error instanceof ClassifiedError ? error : new ClassifiedError(error, classifyAzureError(error, context));
 }
 
 /** What a machine's error event says to do next (an error that did not pass through an effect is classified here). */

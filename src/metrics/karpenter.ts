@@ -305,7 +305,7 @@ export function snakeCase(value: string): string {
 export type NodeClaimDisruptedReason =
   | 'empty' | 'underutilized' | 'drifted' | 'expired' | 'unhealthy' | 'insufficient_capacity' | 'launch_timeout' | 'registration_timeout'
   /** Core's NodeClaim garbage collection (the instance is gone); the AWS provider's interruption kinds for an instance deleted or stopped. */
-  | 'garbage_collected' | 'instance_terminated' | 'instance_stopped';
+  | 'garbage_collected' | 'instance_terminated' | 'instance_stopped' | 'spot_interrupted';
 
 /**
  * karpenter_nodeclaims_disrupted_total's labels for one NodeClaim. Upstream names a

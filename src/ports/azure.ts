@@ -169,6 +169,10 @@ export type AzureErrorCode =
   | 'ZonalAllocationFailed'
   | 'OverconstrainedAllocationRequest'
   | 'OverconstrainedZonalAllocationRequest'
+  /** Spot only: the size is never offered as spot (ARM's error codes for Spot VMs). */
+  | 'AzureSpotIsNotSupportedForThisVMSize'
+  /** Spot only: billingProfile.maxPrice is below the size's current spot price. */
+  | 'SpotPriceGreaterThanProvidedMaxPrice'
   | 'NicReservedForAnotherVm'
   | 'NicInUse'
   | 'SubnetIsFull'

@@ -15,7 +15,7 @@ import type { InstanceType } from '../catalog/skus.js';
 import { isCapacityType, type CapacityType } from '../catalog/offerings.js';
 import { Requirements } from './requirements.js';
 import { sameNamespacedName, walkAlongside } from '../utils/list-walk.js';
-import { ANNOTATION_OFFERING_MARKS, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
 
 /** One mark: a SKU, every SKU of a family ('*' + family) or a whole region ('*'). */
 export interface OfferingMark {
@@ -318,7 +318,8 @@ export class OfferingMarks {
           candidates = launched ??= (this.state.claimsByRegion().get(region) ?? []).filter(isLaunched);
         }
         const ok = candidates.some((c) => parseCreated(c.metadata.creationTimestamp) >= mark.markedAt - 1000 &&
-          covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), mark.capacityType, c.metadata.labels[LABEL_ZONE]));
+          // Only a launch of the mark's capacity type proves it: an on-demand VM says nothing of spot capacity.
+          covers(mark, c.metadata.labels[LABEL_INSTANCE_TYPE]!, this.state.familyOf(c.metadata.labels[LABEL_INSTANCE_TYPE]!), c.metadata.labels[LABEL_CAPACITY_TYPE] ?? CAPACITY_TYPE_ON_DEMAND, c.metadata.labels[LABEL_ZONE]));
         if (!ok) {
           unproven.add(key);
           continue;
@@ -332,11 +333,14 @@ export class OfferingMarks {
     return out;
   }
 
-  /** Live SkuNotAvailable marks (for a re-check against the Resource SKUs restrictions). */
+  /**
+   * Live on-demand SkuNotAvailable marks (for a re-check against the Resource SKUs
+   * restrictions). A spot one says the spot capacity ran out, which Resource SKUs never shows.
+   */
   skuNotAvailable(): { region: string; nodeClass: string; mark: OfferingMark }[] {
     const out: { region: string; nodeClass: string; mark: OfferingMark }[] = [];
     for (const [region, list] of this.state.marks) {
-      for (const { mark, nodeClass } of list) if (mark.reason === 'SkuNotAvailable' && mark.expiresAt > this.state.now && mark.sku !== '*') out.push({ region, nodeClass, mark });
+      for (const { mark, nodeClass } of list) if (mark.reason === 'SkuNotAvailable' && mark.capacityType !== 'spot' && mark.expiresAt > this.state.now && mark.sku !== '*') out.push({ region, nodeClass, mark });
     }
     return out;
   }

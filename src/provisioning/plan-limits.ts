@@ -51,7 +51,7 @@ function keepSizes(plan: NodeClaimPlan, keep: (name: string) => boolean): NodeCl
  * this NodeClaim's absence and the in-flight ones steer them to another offering.
  */
 export function withinQuota(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, ledger: QuotaLedger): NodeClaimPlan | undefined {
-  const fitting = new Set(ledger.admit(nodeClass.spec.subscriptionID, nodeClass.spec.location, plan.instanceTypeOptions.map((it) => it.name)));
+  const fitting = new Set(ledger.admit(nodeClass.spec.subscriptionID, nodeClass.spec.location, plan.instanceTypeOptions.map((it) => it.name), planCapacityTypes(plan)));
   return keepSizes(plan, (name) => fitting.has(name));
 }
 

@@ -232,9 +232,9 @@ export class Provisioner {
       offerings.push([sku, region, type, unavailable]);
       return unavailable;
     };
-    const isZoneUnavailable = (sku: string, region: string, zone: string): boolean => {
-      const unavailable = unavailableNow(sku, region, CAPACITY_TYPE_ON_DEMAND, zone);
-      offerings.push([sku, region, CAPACITY_TYPE_ON_DEMAND, unavailable, zone]);
+    const isZoneUnavailable = (sku: string, region: string, zone: string, capacityType: string): boolean => {
+      const unavailable = unavailableNow(sku, region, capacityType, zone);
+      offerings.push([sku, region, capacityType, unavailable, zone]);
       return unavailable;
     };
     const flexPools = nodePools.filter(isFlexNodePool);

@@ -10,13 +10,27 @@
 import type { NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { Requirements } from './requirements.js';
-import { LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 import { vmAttemptAt } from '../apis/vm-attempt.js';
 
 export interface InFlightCores {
   regional: number;
   /** By lowercased family name. */
   families: Map<string, number>;
+  /** Spot VMs hold low-priority cores only. */
+  lowPriority: number;
+}
+
+/**
+ * The capacity types a NodeClaim may still launch as: its label once the launch chose, else
+ * its requirement (on-demand when it names none). One allowing both counts in both quotas.
+ */
+function capacityTypesOf(claim: NodeClaim): { regular: boolean; spot: boolean } {
+  const labelled = claim.metadata.labels[LABEL_CAPACITY_TYPE];
+  if (labelled !== undefined) return { regular: labelled !== CAPACITY_TYPE_SPOT, spot: labelled === CAPACITY_TYPE_SPOT };
+  const r = Requirements.fromSelectors(claim.spec.requirements).get(LABEL_CAPACITY_TYPE);
+  if (!r) return { regular: true, spot: false };
+  return { regular: r.has(CAPACITY_TYPE_ON_DEMAND) || r.has('reserved'), spot: r.has(CAPACITY_TYPE_SPOT) };
 }
 
 function countsAfter(claim: NodeClaim, readAt: number): boolean {
@@ -37,7 +51,7 @@ function sizesOf(claim: NodeClaim): string[] {
 
 export function inFlightCores(claims: readonly NodeClaim[], instanceTypes: readonly InstanceType[], readAt: number): InFlightCores {
   const types = new Map(instanceTypes.map((t) => [t.name.toLowerCase(), t]));
-  const out: InFlightCores = { regional: 0, families: new Map() };
+  const out: InFlightCores = { regional: 0, families: new Map(), lowPriority: 0 };
   for (const claim of claims) {
     if (!countsAfter(claim, readAt)) continue;
     const byFamily = new Map<string, number>();
@@ -49,6 +63,9 @@ export function inFlightCores(claims: readonly NodeClaim[], instanceTypes: reado
       byFamily.set(family, Math.max(byFamily.get(family) ?? 0, t.vcpu));
       largest = Math.max(largest, t.vcpu);
     }
+    const { regular, spot } = capacityTypesOf(claim);
+    if (spot) out.lowPriority += largest;
+    if (!regular) continue;
     for (const [family, cores] of byFamily) out.families.set(family, (out.families.get(family) ?? 0) + cores);
     out.regional += largest;
   }

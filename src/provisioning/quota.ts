@@ -16,6 +16,9 @@ import type { InstanceType } from '../catalog/skus.js';
 import { readMarks } from './offering-marks.js';
 import { isQuotaReason } from '../azure/offerings.js';
 import { inFlightCores } from './quota-in-flight.js';
+import { CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT } from '../apis/well-known.js';
+
+const ON_DEMAND_ONLY: ReadonlySet<string> = new Set([CAPACITY_TYPE_ON_DEMAND]);
 
 export const DEFAULT_QUOTA_READ_INTERVAL_MS = 5 * 60_000;
 /** A refusal reads again at once, but no sooner than this after the last read of the location. */
@@ -126,7 +129,11 @@ export class QuotaReader {
       const flying = inFlightCores(mine, instanceTypes, reading.readAt);
       const families = new Map<string, CoreUsage>();
       for (const [family, u] of reading.usages.families) families.set(family.toLowerCase(), { used: u.used + (flying.families.get(family.toLowerCase()) ?? 0), limit: u.limit });
-      headroom.set(keyOf(target), { regional: { used: reading.usages.regional.used + flying.regional, limit: reading.usages.regional.limit }, families });
+      const low = reading.usages.lowPriority;
+      headroom.set(keyOf(target), {
+        regional: { used: reading.usages.regional.used + flying.regional, limit: reading.usages.regional.limit }, families,
+        ...(low ? { lowPriority: { used: low.used + flying.lowPriority, limit: low.limit } } : {}),
+      });
       const subs = subsByRegion.get(target.location) ?? [];
       subs.push(target.subscriptionId.toLowerCase());
       subsByRegion.set(target.location, subs);
@@ -138,6 +145,8 @@ export class QuotaReader {
 interface Headroom {
   regional: CoreUsage;
   families: Map<string, CoreUsage>;
+  /** lowPriorityCores: the one regional quota spot VMs count against (absent: not reported). */
+  lowPriority?: CoreUsage;
 }
 
 /** Why quota rules an offering out: what the Event on the pending pod names. */
@@ -155,8 +164,8 @@ export function describeShortfall(s: QuotaShortfall): string {
 
 /**
  * Headroom for one planning pass. Creates this pass plans take their cores as they are
- * admitted, so a burst cannot spend the same headroom twice. Spot (low-priority) cores are
- * not planned against: azflex creates on-demand VMs.
+ * admitted, so a burst cannot spend the same headroom twice. Spot VMs count against the
+ * regional low-priority quota only; on-demand ones against their family's and the regional.
  */
 export class QuotaLedger {
   /** The first shortfall that ruled an offering out this pass (for the Event). */
@@ -168,11 +177,15 @@ export class QuotaLedger {
     private readonly types: Map<string, InstanceType>,
   ) {}
 
-  /** Why the subscription's quota in the region cannot hold one VM of `sku`; undefined when it can or nothing is known. */
-  shortfallFor(subscriptionId: string, region: string, sku: string): QuotaShortfall | undefined {
+  /** Why the subscription's quota in the region cannot hold one VM of `sku` as `capacityType`; undefined when it can or nothing is known. */
+  shortfallFor(subscriptionId: string, region: string, sku: string, capacityType: string = CAPACITY_TYPE_ON_DEMAND): QuotaShortfall | undefined {
     const h = this.headroom.get(`${subscriptionId.toLowerCase()}/${region.toLowerCase()}`);
     const type = this.types.get(sku.toLowerCase());
     if (!h || !type) return undefined;
+    if (capacityType === CAPACITY_TYPE_SPOT) {
+      const low = h.lowPriority;
+      return low && low.used + type.vcpu > low.limit ? { quota: 'Total Regional Low-priority vCPUs', region, limit: low.limit, usage: low.used, request: type.vcpu } : undefined;
+    }
     const family = h.families.get(type.family.toLowerCase());
     if (family && family.used + type.vcpu > family.limit) return { quota: type.family, region, limit: family.limit, usage: family.used, request: type.vcpu };
     if (h.regional.used + type.vcpu > h.regional.limit) return { quota: 'Total Regional vCPUs', region, limit: h.regional.limit, usage: h.regional.used, request: type.vcpu };
@@ -181,12 +194,12 @@ export class QuotaLedger {
 
   /** For the scheduler, which asks by region: ruled out when every subscription read there is short. */
   blocks(sku: string, region: string, capacityType: string): boolean {
-    if (capacityType !== 'on-demand') return false;
+    if (capacityType !== CAPACITY_TYPE_ON_DEMAND && capacityType !== CAPACITY_TYPE_SPOT) return false;
     const subs = this.subsByRegion.get(region.toLowerCase());
     if (!subs || subs.length === 0) return false;
     let first: QuotaShortfall | undefined;
     for (const sub of subs) {
-      const s = this.shortfallFor(sub, region, sku);
+      const s = this.shortfallFor(sub, region, sku, capacityType);
       if (!s) return false;
       first ??= s;
     }
@@ -194,20 +207,34 @@ export class QuotaLedger {
     return true;
   }
 
-  /** The sizes of a planned NodeClaim its quota can hold, and takes the cores of the largest (it may launch as any). */
-  admit(subscriptionId: string, region: string, skus: readonly string[]): string[] {
+  /**
+   * The sizes of a planned NodeClaim its quota can hold as one of `capacityTypes` (spot first,
+   * as the launch prefers it), and takes the cores of the largest (it may launch as any).
+   */
+  admit(subscriptionId: string, region: string, skus: readonly string[], capacityTypes: ReadonlySet<string> = ON_DEMAND_ONLY): string[] {
+    const h = this.headroom.get(`${subscriptionId.toLowerCase()}/${region.toLowerCase()}`);
+    const asSpot: string[] = [];
     const fitting = skus.filter((sku) => {
+      if (capacityTypes.has(CAPACITY_TYPE_SPOT) && !this.shortfallFor(subscriptionId, region, sku, CAPACITY_TYPE_SPOT)) {
+        asSpot.push(sku);
+        return true;
+      }
+      if (!capacityTypes.has(CAPACITY_TYPE_ON_DEMAND)) return false;
       const s = this.shortfallFor(subscriptionId, region, sku);
       if (s) this.shortfall ??= s;
       return !s;
     });
-    const h = this.headroom.get(`${subscriptionId.toLowerCase()}/${region.toLowerCase()}`);
     if (!h) return fitting;
     const byFamily = new Map<string, number>();
     let regional = 0;
+    let low = 0;
     for (const sku of fitting) {
       const t = this.types.get(sku.toLowerCase());
       if (!t) continue;
+      if (asSpot.includes(sku)) {
+        low = Math.max(low, t.vcpu);
+        continue;
+      }
       byFamily.set(t.family.toLowerCase(), Math.max(byFamily.get(t.family.toLowerCase()) ?? 0, t.vcpu));
       regional = Math.max(regional, t.vcpu);
     }
@@ -216,6 +243,7 @@ export class QuotaLedger {
       if (u) u.used += cores;
     }
     h.regional.used += regional;
+    if (h.lowPriority) h.lowPriority.used += low;
     return fitting;
   }
 }

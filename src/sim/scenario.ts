@@ -243,6 +243,7 @@ export const ArmFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('throttle'), subscriptionId: subscriptionId.optional(), location: location.optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.strictObject({ kind: z.literal('transient'), transientFaultRate: rate.optional(), timeoutRate: rate.optional() }),
   z.strictObject({ kind: z.literal('skuUnavailable'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128), unavailable: z.boolean().optional() }),
+  z.strictObject({ kind: z.literal('spotCapacity'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128).optional(), available: z.boolean() }),
   z
     .strictObject({ kind: z.literal('spotEviction'), location, subscriptionId: subscriptionId.optional(), sku: z.string().max(128).optional(), evictFraction: rate.optional(), ratePerHour: evictionRate.optional() })
     .refine((f) => f.evictFraction !== undefined || f.ratePerHour !== undefined, 'a spotEviction fault needs evictFraction or ratePerHour'),
@@ -456,6 +457,7 @@ export function checkWorld(
     if (at >= w.hours * 3600) fail(`faults.schedule.${i}.at`, `${at} s is after the end of the run (${w.hours * 3600} s)`);
     if ('location' in fault && fault.location !== undefined && !locations.has(fault.location)) fail(`faults.schedule.${i}.fault.location`, `no region "${fault.location}" in this world (${[...locations].join(', ')})`);
     if (fault.kind === 'skuUnavailable' && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
+    if (fault.kind === 'spotCapacity' && fault.sku !== undefined && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
     if ((fault.kind === 'spotEviction' || fault.kind === 'vmAction') && fault.sku !== undefined && !KNOWN_SKUS.has(fault.sku.toLowerCase())) fail(`faults.schedule.${i}.fault.sku`, unknownSku(fault.sku));
     if (fault.kind === 'quota' && fault.family !== undefined) {
       const problem = familyProblem(fault.family);

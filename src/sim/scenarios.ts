@@ -117,6 +117,33 @@ const BUILT_IN: Record<string, ScenarioInput> = {
       gpuPods(3, { prefix: 'job', lifetimeSeconds: 3600, repeatEverySeconds: 5400, at: 600 }),
     ],
   },
+  'spot-fallback': {
+    name: 'spot-fallback',
+    description:
+      'An H200 NodePool allowing [spot, on-demand] where spot has no capacity for the first hour: the spot refusal marks spot only (1 h) and the next pass plans on-demand; pods that come after the mark expires get spot.',
+    hours: 3,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192 }, lowPriorityQuotaCores: 384 }],
+    nodeClasses: [h200Class],
+    nodePools: [{ ...h200Pool, capacityTypes: ['spot', 'on-demand'] }],
+    workload: [gpuPods(2), gpuPods(2, { prefix: 'late', at: 4500 })],
+    faults: {
+      schedule: [
+        { at: 0, fault: { kind: 'spotCapacity', location: 'eastus2', available: false } },
+        { at: 3600, fault: { kind: 'spotCapacity', location: 'eastus2', available: true } },
+      ],
+    },
+  },
+  'spot-evictions': {
+    name: 'spot-evictions',
+    description:
+      'An H200 NodePool on spot where ARM evicts 30% of spot VMs an hour (policy Delete): each evicted NodeClaim is replaced and its pods run again; evictions stop for the last half hour so the end state can be judged.',
+    hours: 6,
+    regions: [{ subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 384 }, lowPriorityQuotaCores: 768, spotEvictionRatePerHour: 0.3 }],
+    nodeClasses: [h200Class],
+    nodePools: [{ ...h200Pool, capacityTypes: ['spot', 'on-demand'] }],
+    workload: [gpuPods(4)],
+    faults: { schedule: [{ at: 5.5 * 3600, fault: { kind: 'spotEviction', location: 'eastus2', ratePerHour: 0 } }] },
+  },
   fleet: {
     name: 'fleet',
     description:

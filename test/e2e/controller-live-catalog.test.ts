@@ -18,7 +18,7 @@ describe('azflex controller × serve-arm: the catalog comes from the Resource SK
     served = setup.served;
     const { events, cluster, leader } = setup;
     const clock = served.clock;
-    const pool = makeNodePool('general', { nodeClassName: 'eastus2', requirements: [{ key: 'karpenter.azure.com/sku-family', operator: 'In', values: ['D'] }] });
+    const pool = makeNodePool('general', { nodeClassName: 'eastus2', requirements: [{ key: 'karpenter.azure.com/sku-family', operator: 'In', values: ['D'] }, { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] });
     cluster.putNodePool(pool);
     cluster.putPod(makePod('web-0', { requests: { cpu: '3', memory: '6Gi' } }));
 

@@ -135,6 +135,7 @@ async function exercise(): Promise<{ text: string; registry: Registry }> {
   observer.launchFailed?.({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', code: 'AllocationFailed', message: 'no capacity', insufficientCapacity: true });
   observer.instanceLost?.({ nodeClaim: 'gpu-abcde', nodePool: 'gpu', reason: 'instance_stopped', message: 'VM deallocated' });
   observer.instanceLost?.({ nodeClaim: 'gpu-fghij', nodePool: 'gpu', reason: 'garbage_collected', message: 'VM gone' });
+  observer.instanceLost?.({ nodeClaim: 'gpu-spot1', nodePool: 'gpu', reason: 'spot_interrupted', message: 'spot VM evicted' });
 
   const controllers = karpenterControllerMetrics(k);
   controllers.onNodeClaimCreated(claim);
@@ -207,6 +208,8 @@ describe('metrics match upstream Karpenter (v1.15, its own registered families)'
     // A lost instance: core's garbage collection (gone), the AWS provider's interruption kinds (stopped, terminated).
     expect(disrupted).toContainEqual({ reason: 'instance_stopped', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'eventual' });
     expect(disrupted).toContainEqual({ reason: 'garbage_collected', nodepool: 'gpu', capacity_type: 'on-demand', consolidation_policy: '', termination_mode: 'graceful' });
+    // A spot VM evicted by ARM: the AWS provider's spot interruption kind.
+    expect(disrupted).toContainEqual(expect.objectContaining({ reason: 'spot_interrupted', nodepool: 'gpu', consolidation_policy: '' }));
     // Budgets: the default 10% of one initialized NodeClaim rounds up to 1 for every reason.
     expect(await values('karpenter_nodepools_allowed_disruptions')).toEqual(expect.arrayContaining([{ nodepool: 'gpu', reason: 'drifted' }, { nodepool: 'gpu', reason: 'empty' }, { nodepool: 'gpu', reason: 'underutilized' }]));
     expect((await registry.getSingleMetric('karpenter_nodepools_allowed_disruptions')!.get()).values.map((v) => v.value)).toEqual([1, 1, 1]);

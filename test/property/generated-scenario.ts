@@ -16,9 +16,11 @@ import type { ScenarioInput } from '../../src/sim/scenario.js';
  * by up to a minute and page by 1-3 items, a VM delete that also takes a still-reserved NIC,
  * asynchronous allocation failures that leave no Failed VM, Compute RP throttling windows
  * exhausted mid-run (Retry-After up to 20 min), and the default regional vCPU quota. VMs may be
- * taken away under the controller (deallocated, powered off or deleted by a person). The first
- * region's GPU pool may be static (`replicas`), and a share of nodes may turn unhealthy for good
- * (NotReady, or a GPU condition no repair policy names). Each case is a scenario file plus a
+ * taken away under the controller (deallocated, powered off or deleted by a person). GPU pools
+ * may allow spot (or only spot), with a low-priority quota, spot evictions at up to one per VM
+ * and hour, and spot capacity that goes away for a while. The first region's GPU pool may be
+ * static (`replicas`), and a share of nodes may turn unhealthy for good (NotReady, or a GPU
+ * condition no repair policy names). Each case is a scenario file plus a
  * seed, so a failure is reproducible with `azflex simulate`.
  */
 export interface GeneratedCase {
@@ -90,6 +92,17 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
       fc.record({ at: fc.integer({ min: 0, max: 5400 }), region: fc.constantFrom(0, 1), action: fc.constantFrom('deallocate' as const, 'powerOff' as const, 'delete' as const), fraction: rate(1) }),
       { nil: undefined, freq: 3 },
     ),
+    // Spot: GPU pools allow spot (or only spot), with a low-priority quota, evictions at a rate
+    // per hour, and spot capacity that goes away for a while.
+    spot: fc.option(
+      fc.record({
+        capacityTypes: fc.constantFrom<Array<'spot' | 'on-demand'>>(['spot', 'on-demand'], ['spot']),
+        lowPriorityNodes: fc.integer({ min: 0, max: 4 }),
+        evictionsPerHour: fc.oneof(fc.constant(0), rate(1)),
+        outage: fc.option(fc.record({ region: fc.constantFrom(0, 1), at: fc.integer({ min: 0, max: 5400 }), for: fc.integer({ min: 60, max: 3600 }) }), { nil: undefined }),
+      }),
+      { nil: undefined, freq: 3 },
+    ),
   })
   .filter((c) => c.gpuPods + c.cpuPods > 0)
   .map((c): GeneratedCase => {
@@ -109,6 +122,11 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
     if (c.takeAway) {
       const r = regions[Math.min(c.takeAway.region, regions.length - 1)]!;
       schedule.push({ at: c.takeAway.at, fault: { kind: 'vmAction', location: r.location, subscriptionId: r.sub, action: c.takeAway.action, fraction: c.takeAway.fraction } });
+    }
+    if (c.spot?.outage) {
+      const r = regions[Math.min(c.spot.outage.region, regions.length - 1)]!;
+      schedule.push({ at: c.spot.outage.at, fault: { kind: 'spotCapacity', location: r.location, subscriptionId: r.sub, available: false } });
+      schedule.push({ at: c.spot.outage.at + c.spot.outage.for, fault: { kind: 'spotCapacity', location: r.location, subscriptionId: r.sub, available: true } });
     }
     for (const f of c.flaps) {
       const r = regions[Math.min(f.region, regions.length - 1)]!;
@@ -143,6 +161,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
           zonalAllocationFailureRate: round(c.zonalAllocationFailureRate),
           overconstrainedAllocationFailureRate: round(c.overconstrainedRate),
           ...(c.regionalQuota !== undefined ? { regionalQuotaCores: c.regionalQuota } : {}),
+          ...(c.spot ? { lowPriorityQuotaCores: 96 * c.spot.lowPriorityNodes, spotEvictionRatePerHour: c.spot.evictionsPerHour } : {}),
         })),
         arm: {
           failedVmRecords: c.arm.failedVmRecords,
@@ -163,6 +182,7 @@ export const generatedCase: fc.Arbitrary<GeneratedCase> = fc
             ...(i === 0 && c.staticReplicas !== undefined
               ? { replicas: c.staticReplicas, limits: { nodes: '3' } as Record<string, string> }
               : { limits: { 'nvidia.com/gpu': '32' } as Record<string, string>, weight: 50 - 10 * i }),
+            ...(c.spot ? { capacityTypes: c.spot.capacityTypes } : {}),
           })),
           { name: 'cpu', nodeClass: classes[classes.length - 1]!.name, instanceTypes: ['Standard_D8s_v5'], labels: { workload: 'cpu' }, limits: { cpu: '64' } },
         ],

@@ -180,7 +180,7 @@ describe('Provisioner', () => {
     const cluster = new FakeCluster(clock);
     const mark = { sku: 'Standard_D8s_v5', zone: 'eastus2-2', capacityType: 'on-demand', reason: 'ZonalAllocationFailed', markedAt: T0 - 3_600_000, expiresAt: T0 - 1 };
     cluster.putNodeClass(makeNodeClass('eastus2', 'eastus2', { [ANNOTATION_OFFERING_MARKS]: JSON.stringify([mark]) }));
-    // On-demand only: the mark is on-demand's (a pool allowing spot would launch spot, unmarked there).
+    // On-demand (also the default): the mark is on-demand's (a pool allowing spot would launch spot, unmarked there).
     cluster.putNodePool(makeNodePool('d8', { requirements: [
       { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] },
       { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },

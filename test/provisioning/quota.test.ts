@@ -88,3 +88,24 @@ describe('QuotaReader', () => {
     expect(q.reader.ledger([nc], [launched('new', T0 + 1000)], STATIC_INSTANCE_TYPES).shortfallFor(SUB, 'eastus2', D8.name)).toMatchObject({ usage: 96, request: 8 });
   });
 });
+
+describe('QuotaLedger: spot', () => {
+  it('plans spot against lowPriorityCores only, counting spot NodeClaims in flight there, and on-demand against the family', async () => {
+    const reader = new QuotaReader({
+      clock: { now: () => T0, setTimer: () => 0, clearTimer: () => {} },
+      arm: { listUsages: async (): Promise<ComputeUsages> => ({ regional: { used: 0, limit: 1000 }, lowPriority: { used: 0, limit: 16 }, families: new Map([[FAMILY, { used: 96, limit: 100 }]]) }) },
+    });
+    const nc = makeNodeClass();
+    await reader.refresh([nc]);
+    const spotInFlight = makeNodeClaim('spot-a', { nodePool: 'default', labels: { 'node.kubernetes.io/instance-type': D8.name, 'karpenter.sh/capacity-type': 'spot' } });
+    const ledger = reader.ledger([nc], [spotInFlight], STATIC_INSTANCE_TYPES);
+    // The family is full for on-demand; 8 of 16 low-priority cores are held by the spot NodeClaim in flight.
+    expect(ledger.blocks(D8.name, 'eastus2', 'on-demand')).toBe(true);
+    expect(ledger.blocks(D8.name, 'eastus2', 'spot')).toBe(false);
+    expect(ledger.admit(SUB, 'eastus2', [D8.name], new Set(['spot', 'on-demand']))).toEqual([D8.name]);
+    // That took the last 8 low-priority cores: the next one fits neither way.
+    expect(ledger.admit(SUB, 'eastus2', [D8.name], new Set(['spot', 'on-demand']))).toEqual([]);
+    expect(ledger.shortfall).toMatchObject({ quota: FAMILY, limit: 100, usage: 96 });
+    expect(ledger.blocks(D8.name, 'eastus2', 'spot')).toBe(true);
+  });
+});

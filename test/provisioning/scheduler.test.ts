@@ -189,6 +189,11 @@ describe('schedule: capacity types', () => {
     expect(capacityOf(result.nodeClaims[0]!)).toEqual(['on-demand', 'spot']);
   });
 
+  it('a NodePool that names no capacity type gets on-demand, as the AWS provider defaulted it', () => {
+    const result = schedule(base({ pendingPods: pods, instanceTypes: withSpot }));
+    expect(capacityOf(result.nodeClaims[0]!)).toEqual(['on-demand']);
+  });
+
   it('plans only the capacity types the NodePool allows', () => {
     expect(capacityOf(schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['on-demand'])] })).nodeClaims[0]!)).toEqual(['on-demand']);
     const spotOnly = schedule(base({ pendingPods: pods, instanceTypes: withSpot, nodePools: [capacity(['spot'])] }));

@@ -19,7 +19,8 @@ const SNAPSHOT = 'examples/running-cluster/snapshot.yaml';
 const EXAMPLE = ['examples/running-cluster/'];
 const ADOPTED = ['gpu-h200-x7k2p', 'gpu-h200-m4q9z'];
 const dir = mkdtempSync(join(tmpdir(), 'azflex-snapshot-'));
-const vmNameOf = (nodeClaim: string): string => clusterNamesFor(nodeClaim, 'aks-eastus2').vm;
+/** An adopted NodeClaim's VM name in the world's cluster (names carry the cluster's hash). */
+const vmNameOf = (nodeClaim: string, cluster = 'aks-eastus2'): string => clusterNamesFor(nodeClaim, cluster).vm;
 const world = parseWorld({ name: 'h200-room', hours: 2, clusterName: 'aks-eastus2', regions: [{ location: 'eastus2', regionalQuotaCores: 1000, familyQuotaCores: { standardNDSH200v5Family: 768 } }] }, 'test world');
 
 /** The parts of kubectl's objects the refusals below edit. */
@@ -84,7 +85,7 @@ describe('a snapshot of a running cluster in --manifests', () => {
     expect(placement.pods.filter((p) => p.pending).map((p) => p.name.replace(/-[a-z0-9]{5}$/, ''))).toEqual(Array(4).fill('inference-large-77b6dff669'));
     for (const p of placement.pods.filter((x) => x.pending)) expect(p.pending).toMatch(/standardNDSH200v5Family quota in eastus2 cannot hold the VM: limit 192, usage 192/);
     expect(placement.pods.filter((p) => p.node)).toHaveLength(10);
-    expect(run.arm.snapshot().vms.map((v) => v.name).sort()).toEqual(ADOPTED.map(vmNameOf).sort());
+    expect(run.arm.snapshot().vms.map((v) => v.name).sort()).toEqual(ADOPTED.map((n) => vmNameOf(n, full.clusterName)).sort());
   });
 
   it('reads kubectl\'s List with the fields only the API server writes, and refuses what it cannot place precisely', () => {

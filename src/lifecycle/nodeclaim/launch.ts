@@ -113,7 +113,8 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     tags: ownedTags(s, nc, cls),
   }).catch((error: unknown) => {
     createFailed(s, name, attempt, started, error);
-    throw error;
+    // Classified as the attempt it was: a spot SkuNotAvailable is a shorter mark than an on-demand one.
+    throw classified(error, { capacityType });
   });
   s.deps.observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (s.deps.clock.now() - started) / 1000 });
   return vm.provisioningState;

@@ -15,11 +15,11 @@ import type { ClusterPort, Condition, NodeClaim, NodePool } from '../../ports/cl
 import type { Clock } from '../../ports/clock.js';
 import { isFlexNodePool } from '../../provisioning/scheduler.js';
 import type { ProvisionerLog } from '../../provisioning/provisioner.js';
-import { LABEL_NODEPOOL } from '../../apis/well-known.js';
+import { CAPACITY_TYPE_SPOT, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL } from '../../apis/well-known.js';
 import { walkAlongside } from '../../utils/list-walk.js';
 import { namesOf, nodeClassOf, nodeOf, observedNodeClaim, refIn, type LifecycleScope } from '../scope.js';
 import { ours } from '../ownership.js';
-import type { InstanceLoss, InstanceState } from './machine.js';
+import type { InstanceLoss, InstanceState, ReportedLoss } from './machine.js';
 
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
 /**
@@ -323,13 +323,15 @@ async function disruptLostInstance(s: LifecycleScope, name: string, loss: Instan
   const what = state.vm === undefined ? `VM ${vmName} no longer exists in ARM`
     : state.vm === 'Deleting' ? `VM ${vmName} is being deleted outside azflex (a person, or ARM evicting a Spot VM)`
     : `VM ${vmName} is ${state.power ?? 'not running'} (a person, or ARM evicting a Spot VM with policy Deallocate)`;
-  const reason = loss === 'instance_stopped' ? 'InstanceStopping' : 'InstanceTerminating';
+  const evicted = loss !== 'instance_stopped' && nc.metadata.labels[LABEL_CAPACITY_TYPE] === CAPACITY_TYPE_SPOT;
+  const reported: ReportedLoss = evicted ? 'spot_interrupted' : loss;
+  const reason = evicted ? 'SpotInterrupted' : loss === 'instance_stopped' ? 'InstanceStopping' : 'InstanceTerminating';
   const message = `${what}; deleting the NodeClaim so its pods are planned again`;
   await s.deps.cluster.recordEvent({ involvedObject: { kind: 'NodeClaim', name, uid: nc.metadata.uid }, type: 'Warning', reason, message });
   const node = nodeOf(s, nc);
   if (node) await s.deps.cluster.recordEvent({ involvedObject: { kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }, type: 'Warning', reason, message });
   await s.deps.cluster.deleteNodeClaim(name);
-  s.deps.observer?.instanceLost?.({ nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', reason: loss, message });
+  s.deps.observer?.instanceLost?.({ nodeClaim: name, nodePool: nc.metadata.labels[LABEL_NODEPOOL] ?? '', reason: reported, message });
   s.kick('provisioner');
 }
 

@@ -44,6 +44,12 @@ export interface InstanceState {
  */
 export type InstanceLoss = 'garbage_collected' | 'instance_terminated' | 'instance_stopped';
 
+/**
+ * What is reported for a loss: a spot VM that is gone or being deleted and that azflex did
+ * not delete was evicted (its eviction policy is Delete), the AWS provider's spot_interrupted.
+ */
+export type ReportedLoss = InstanceLoss | 'spot_interrupted';
+
 /** Power states in which a VM runs no kubelet and will not by itself again. */
 const STOPPED_POWER: ReadonlySet<VmPowerState> = new Set(['stopping', 'stopped', 'deallocating', 'deallocated']);
 

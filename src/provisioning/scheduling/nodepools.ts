@@ -11,7 +11,7 @@ import { FirstFitIndex } from './first-fit-index.js';
 import { podRequirementTerms } from './pod-groups.js';
 import { firstCompatibleTerm, type RequirementsCache } from './requirements-cache.js';
 import { cheapestOffering, offeredCapacityTypes, type CapacityType } from '../../catalog/offerings.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, NODECLASS_GROUP, NODECLASS_KIND } from '../../apis/well-known.js';
 import type { Candidate, PoolTemplate, SchedulingInput } from './types.js';
 
 export type KubeReserved = (instanceType: InstanceType, maxPods: number) => Resources;
@@ -42,11 +42,15 @@ export function candidateOf(
   return { instanceType, requirements, capacity, allocatable: subtractResources(capacity, reserved), pricePerHour };
 }
 
-/** The capacity types the type offers that the pool's karpenter.sh/capacity-type requirement admits. */
+/**
+ * The capacity types the type offers that the pool's karpenter.sh/capacity-type requirement
+ * admits. A pool that names none gets on-demand, as the AWS provider's defaulting webhook gave
+ * it ("if not included … will default to on-demand"): spot only where a NodePool allows it.
+ */
 export function allowedCapacityTypes(instanceType: InstanceType, requirements: Requirements): CapacityType[] {
   const wanted = requirements.get(LABEL_CAPACITY_TYPE);
   const offered = offeredCapacityTypes(instanceType);
-  return wanted ? offered.filter((ct) => wanted.has(ct)) : offered;
+  return offered.filter((ct) => (wanted ? wanted.has(ct) : ct === CAPACITY_TYPE_ON_DEMAND));
 }
 
 /** The pools a pass may launch from, in Karpenter's order, each with its candidates cheapest first. */
@@ -68,11 +72,7 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
       // A type the pool cannot take with all its zones cannot with fewer either: skip it
       // before asking about each zone's marks (a pool of one size asked about the whole catalog).
       if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
-      const zones = offeredZones(instanceType, region, input.isZoneUnavailable);
-      const allowed = allowedCapacityTypes(instanceType, requirements);
-      // Offerings the marks or quota rule out leave the type's other capacity types (a spot
-      // refusal leaves on-demand); none left: the type is unavailable.
-      const available = allowed.filter((ct) => !input.isOfferingUnavailable(instanceType.name, region, ct));
+      const { available, zones } = availableOfferings(instanceType, region, allowedCapacityTypes(instanceType, requirements), input);
       const narrowed = available.length > 0 && available.length < offeredCapacityTypes(instanceType).length ? available : undefined;
       // Every zone marked: the type is still offered regionally (no zone in the VM PUT), as the
       // Azure provider falls back to, to pods that do not need a zone, until that fails too.
@@ -97,13 +97,36 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
   return pools;
 }
 
-/** The type's zones in the region minus those marked unavailable (undefined: none marked, use the catalog's list). */
+/**
+ * The capacity types whose offering the marks and quota leave (a spot refusal leaves
+ * on-demand), and the zones any of them has left (undefined: no zone is marked for one of
+ * them, the catalog's list; empty: every zone is marked for all of them, so the type is
+ * offered regionally).
+ */
+function availableOfferings(
+  instanceType: InstanceType, region: string, allowed: readonly CapacityType[], input: SchedulingInput,
+): { available: CapacityType[]; zones: readonly string[] | undefined } {
+  const available: CapacityType[] = [];
+  const zoneSets: Array<readonly string[] | undefined> = [];
+  for (const ct of allowed) {
+    if (input.isOfferingUnavailable(instanceType.name, region, ct)) continue;
+    available.push(ct);
+    zoneSets.push(offeredZones(instanceType, region, input.isZoneUnavailable, ct));
+  }
+  if (available.length === 0) return { available, zones: [] };
+  if (zoneSets.some((z) => z === undefined)) return { available, zones: undefined };
+  if (zoneSets.length === 1) return { available, zones: zoneSets[0] };
+  const any = new Set(zoneSets.flatMap((z) => z!));
+  return { available, zones: (instanceType.zones?.[region] ?? []).filter((z) => any.has(z)) };
+}
+
+/** The type's zones in the region minus those marked unavailable for the capacity type (undefined: none marked, use the catalog's list). */
 function offeredZones(
-  instanceType: InstanceType, region: string, marked: SchedulingInput['isZoneUnavailable'],
+  instanceType: InstanceType, region: string, marked: SchedulingInput['isZoneUnavailable'], capacityType: CapacityType,
 ): readonly string[] | undefined {
   const all = instanceType.zones?.[region];
-  if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z))) return undefined;
-  return all.filter((z) => !marked(instanceType.name, region, z));
+  if (!all || all.length === 0 || !marked || !all.some((z) => marked(instanceType.name, region, z, capacityType))) return undefined;
+  return all.filter((z) => !marked(instanceType.name, region, z, capacityType));
 }
 
 /** DaemonSet pods that tolerate the pool's taints and accept its labels run on each node. */

@@ -36,8 +36,8 @@ export interface SchedulingInput {
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
   /** The AKS node resource group: its label value is kubernetes.azure.com/cluster on every node (none: no such label). */
   nodeResourceGroup?: string;
-  /** Per-zone marks (a zonal allocation failure): the SKU's other zones stay offered. */
-  isZoneUnavailable?: (sku: string, region: string, zone: string) => boolean;
+  /** Per-zone marks (a zonal allocation failure) of a capacity type: the SKU's other zones stay offered. */
+  isZoneUnavailable?: (sku: string, region: string, zone: string, capacityType: string) => boolean;
   /**
    * What earlier passes derived from each existing NodeClaim, for a caller that schedules
    * again and again (the provisioner): only NodeClaims that changed are rebuilt. The result

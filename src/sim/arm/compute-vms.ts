@@ -1,6 +1,7 @@
 import type { ResourceRef, Tags, Vm } from '../../ports/azure.js';
 import { armId } from '../../azure/naming.js';
 import * as msg from './messages.js';
+import { checkSpotCreate, checkSpotParameters } from './spot.js';
 import {
   changedImmutableProperty,
   copyImage,
@@ -81,12 +82,15 @@ export class Vms {
       if (req.nicIds.length === 0) throw msg.invalid('At least one network interface is required (properties.networkProfile.networkInterfaces).');
       // A new VM's OS disk is created from the image: a disk of that name already there is refused, never taken over.
       if (this.p.disks.exists({ ...req.ref, name: req.osDiskName })) throw msg.osDiskNameTaken(req.osDiskName, req.ref.resourceGroup);
+      checkSpotParameters(req);
       const nics = this.nicsFor(req, id, key);
       const now = this.state.clock.now();
       for (const nic of nics) this.p.nics.reserve(nic, id, now);
       let placement: Placement | undefined;
       try {
         placement = this.p.reservations.match(req, id);
+        const type = this.state.types.get(req.vmSize.toLowerCase());
+        if (type) checkSpotCreate(req, type, region);
         this.p.quotas.admit(req, region, placement?.reserved ?? false);
       } catch (err) {
         for (const nic of nics) nic.failedAt ??= now;
@@ -263,7 +267,7 @@ export class Vms {
       nicKeys: nics.map((n) => n.key), nicIds: nics.map((n) => n.id), nicDeleteOption: req.nicDeleteOption ?? 'Detach',
       osDiskName: req.osDiskName, osDiskSizeGB: req.osDiskSizeGB, osDiskDeleteOption: req.osDiskDeleteOption ?? 'Detach',
       image: copyImage(req.image), adminUsername: req.adminUsername, sshPublicKeys: [...req.sshPublicKeys], priority: req.priority,
-      ...(req.priority === 'Spot' ? { evictionPolicy: req.evictionPolicy ?? 'Deallocate' } : {}),
+      ...(req.priority === 'Spot' ? { evictionPolicy: req.evictionPolicy ?? 'Deallocate', maxPrice: req.maxPrice ?? -1 } : {}),
       tags: { ...req.tags }, provisioningState: 'Creating', power: 'running', timeCreated: now, coresHeld: true, etag: 1,
       listedFrom: now + this.state.settings.appearLagMs,
     };

@@ -5,6 +5,7 @@ import type { Regions } from './regions.js';
 import type { ArmState } from './state.js';
 import type { ArmFault, BucketKind, VmActionFault } from './types.js';
 import type { VmPower } from './vm-power.js';
+import { ALL_SIZES } from './spot.js';
 
 type Fault<K extends ArmFault['kind']> = Extract<ArmFault, { kind: K }>;
 
@@ -47,6 +48,13 @@ export class Faults {
         for (const r of this.match(f)) {
           if (f.unavailable === false) r.unavailable.delete(f.sku.toLowerCase());
           else r.unavailable.add(f.sku.toLowerCase());
+        }
+        break;
+      case 'spotCapacity':
+        for (const r of this.match(f)) {
+          const sku = f.sku?.toLowerCase() ?? ALL_SIZES;
+          if (f.available) r.spotUnavailable.delete(sku);
+          else r.spotUnavailable.add(sku);
         }
         break;
       case 'vmAction':

@@ -197,3 +197,39 @@ export function internalError(): AzureError {
 export function requestTimeout(): AzureError {
   return armError('RequestTimeout', 408, 'The request timed out. The operation may or may not have completed.');
 }
+
+/*
+ * Spot refusals, with the codes and texts of "Error messages for Azure Spot Virtual Machines
+ * and scale sets" (learn.microsoft.com/azure/virtual-machines/error-codes-spot). That page
+ * gives no HTTP status: the parameter errors answer 400 as ARM's other invalid parameters do.
+ */
+const SPOT_DOCS = 'See https://learn.microsoft.com/azure/virtual-machines/spot-vms.';
+
+export function evictionPolicyOnlyOnSpot(): AzureError {
+  return armError('InvalidParameter', 400, 'Eviction policy can be set only on Azure Spot Virtual Machines.', undefined, { armCode: 'EvictionPolicyCanBeSetOnlyOnAzureSpotVirtualMachines' });
+}
+
+export function maxPriceOnlyOnSpot(): AzureError {
+  return armError('InvalidParameter', 400, `Max price is supported only for Azure Spot Virtual Machines. ${SPOT_DOCS}`, undefined, { armCode: 'MaxPriceIsSupportedOnlyForAzureSpotVirtualMachines' });
+}
+
+export function maxPriceValueInvalid(): AzureError {
+  return armError('InvalidParameter', 400,
+    'Invalid max price value. The only supported values for max price are -1 or a decimal greater than zero. Max price value of -1 indicates the Azure Spot Virtual Machine will not be evicted for price reasons.',
+    undefined, { armCode: 'MaxPriceValueInvalid' });
+}
+
+export function spotNotSupportedForSize(vmSize: string): AzureError {
+  return armError('AzureSpotIsNotSupportedForThisVMSize', 400, `Azure Spot Virtual Machine is not supported for this VM size ${vmSize}. ${SPOT_DOCS}`);
+}
+
+export function spotPriceAboveMaxPrice(maxPrice: number, spotPrice: number, vmSize: string): AzureError {
+  return armError('SpotPriceGreaterThanProvidedMaxPrice', 400,
+    `Unable to perform operation 'Create VM' since the provided max price '${maxPrice} USD' is lower than the current spot price '${spotPrice} USD' for Azure Spot Virtual Machine size '${vmSize}'.`);
+}
+
+/** No spot capacity for the size in the location (the spot page's SkuNotAvailable). */
+export function spotCapacityNotAvailable(resource: string, location: string, subscriptionId: string): AzureError {
+  return armError('SkuNotAvailable', 409,
+    `The requested tier for resource '${resource}' is currently not available in location '${location}' for subscription '${subscriptionId}'. Try another tier or deploy to a different location.`);
+}

@@ -71,6 +71,8 @@ export interface VmDetails extends Vm {
   priority: 'Regular' | 'Spot';
   /** A Spot VM's eviction policy. */
   evictionPolicy?: EvictionPolicy;
+  /** A Spot VM's billingProfile.maxPrice (-1: up to the on-demand price). */
+  maxPrice?: number;
   /** A provisioned VM's power state (its instance view's PowerState/<code>); absent while not Succeeded. */
   power?: 'running' | VmPowerState;
   /** Virtual ms. */
@@ -153,6 +155,8 @@ export interface RegionState {
   /** Cores of Spot VMs: they count against the low-priority quota only. */
   lowPriorityUsed: number;
   unavailable: Set<string>;
+  /** Sizes (lower-case, or `*` for all) with no spot capacity now: spot creates get SkuNotAvailable. */
+  spotUnavailable: Set<string>;
   allocationFailureRate: number;
   zonalAllocationFailureRate: number;
   overconstrainedAllocationFailureRate: number;
@@ -208,6 +212,8 @@ export interface VmRecord {
   sshPublicKeys: string[];
   priority: 'Regular' | 'Spot';
   evictionPolicy?: EvictionPolicy;
+  /** A Spot VM's billingProfile.maxPrice (-1: up to the on-demand price). */
+  maxPrice?: number;
   tags: Tags;
   provisioningState: VmProvisioningState;
   /** Meaningful while Succeeded: a provisioned VM runs until a power action or an eviction says otherwise. */
@@ -322,6 +328,7 @@ export function toVmDetails(rec: VmRecord): VmDetails {
     adminUsername: rec.adminUsername, sshPublicKeys: [...rec.sshPublicKeys], priority: rec.priority, timeCreated: rec.timeCreated,
     etag: rec.etag,
     ...(rec.evictionPolicy !== undefined ? { evictionPolicy: rec.evictionPolicy } : {}),
+    ...(rec.maxPrice !== undefined ? { maxPrice: rec.maxPrice } : {}),
     ...(rec.provisioningState === 'Succeeded' ? { power: rec.power } : {}),
     ...(rec.provisioningState === 'Failed' && rec.createOp?.status.status === 'Failed' ? { provisioningError: { ...rec.createOp.status.error } } : {}),
     ...(rec.shown ? { shown: { ...rec.shown } } : {}),

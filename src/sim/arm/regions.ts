@@ -69,6 +69,7 @@ export class Regions {
       lowPriorityUsed: 0,
       totalUsed: 0,
       unavailable: new Set((r.unavailableSkus ?? []).map((s) => s.toLowerCase())),
+      spotUnavailable: new Set(),
       allocationFailureRate: r.allocationFailureRate ?? 0,
       zonalAllocationFailureRate: r.zonalAllocationFailureRate ?? 0,
       overconstrainedAllocationFailureRate: r.overconstrainedAllocationFailureRate ?? 0,

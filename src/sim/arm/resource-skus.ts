@@ -1,4 +1,5 @@
 import type { InstanceType } from '../../catalog/skus.js';
+import { isSpotCapable } from './spot.js';
 import type { Json } from './rest-shapes.js';
 import { SIM_SKUS, ZONED_REGIONS, type SimSku } from './sku-catalog.js';
 
@@ -81,7 +82,7 @@ function capabilities(type: InstanceType, sim: SimSku | undefined): Array<[strin
     ['MemoryGB', String(memoryGB)],
     ['MaxDataDiskCount', String(Math.min(64, Math.max(4, type.vcpu * 2)))],
     ['CpuArchitectureType', type.arch === 'arm64' ? 'Arm64' : 'x64'],
-    ['LowPriorityCapable', 'True'],
+    ['LowPriorityCapable', isSpotCapable(type) ? 'True' : 'False'],
     ['PremiumIO', bool(sim?.premiumIO ?? type.premiumIO ?? true)],
     ['VMDeploymentTypes', 'IaaS'],
     ['vCPUsAvailable', String(type.vcpu)],

@@ -127,6 +127,7 @@ export function vmJson(vm: VmDetails): JsonObject {
       },
       priority: vm.priority,
       ...(vm.evictionPolicy !== undefined ? { evictionPolicy: vm.evictionPolicy } : {}),
+      ...(vm.maxPrice !== undefined ? { billingProfile: { maxPrice: vm.maxPrice } } : {}),
       provisioningState: vm.provisioningState,
       timeCreated: iso(vm.timeCreated),
     },

@@ -14,6 +14,7 @@ const FaultSchema: z.ZodType<ArmFault> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('throttle'), subscriptionId: z.string().optional(), location: z.string().optional(), bucket: z.enum(['reads', 'writes', 'deletes']).optional(), drain: z.boolean().optional(), enabled: z.boolean().optional() }),
   z.object({ kind: z.literal('transient'), transientFaultRate: z.number().min(0).max(1).optional(), timeoutRate: z.number().min(0).max(1).optional() }),
   z.object({ kind: z.literal('skuUnavailable'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string(), unavailable: z.boolean().optional() }),
+  z.object({ kind: z.literal('spotCapacity'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), available: z.boolean() }),
   z.object({ kind: z.literal('vmAction'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), action: z.enum(['deallocate', 'powerOff', 'delete']), fraction: z.number().min(0).max(1) }),
   z.object({ kind: z.literal('spotEviction'), location: z.string(), subscriptionId: z.string().optional(), sku: z.string().optional(), evictFraction: z.number().min(0).max(1).optional(), ratePerHour: z.number().min(0).max(60).optional() }),
 ]);

@@ -241,6 +241,8 @@ export type ArmFault =
   /** Exhausts Compute RP throttling policies (all, or the one named) so the next matching call gets 429 with a long Retry-After. */
   | { kind: 'computeThrottle'; location: string; subscriptionId?: string; policy?: string }
   | { kind: 'skuUnavailable'; location: string; subscriptionId?: string; sku: string; unavailable?: boolean }
+  /** Spot capacity for a size (or all sizes) in a region comes or goes: without it spot creates get SkuNotAvailable. */
+  | { kind: 'spotCapacity'; location: string; subscriptionId?: string; sku?: string; available: boolean }
   | VmActionFault
   /**
    * Spot evictions in a region (of one VM size, or all): `evictFraction` evicts that share of
