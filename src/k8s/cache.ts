@@ -264,6 +264,8 @@ export class ResourceCache<T> {
     this.progress();
     const key = keyOf(entry);
     const wasOverlaid = this.overlay.get(key);
+    // ListWatch moves its resourceVersion only after its handlers ran: drop the memo now.
+    this.listed = undefined;
     this.values.set(key, entry);
     if (wasOverlaid && rvAtLeast(entry.metadata.resourceVersion, wasOverlaid.rv)) this.overlay.delete(key);
     this.emit(type, entry.value);
@@ -274,6 +276,7 @@ export class ResourceCache<T> {
     this.progress();
     const key = keyOf(entry);
     const cur = this.values.get(key);
+    this.listed = undefined;
     this.values.delete(key);
     const ov = this.overlay.get(key);
     if (ov && rvAtLeast(entry.metadata.resourceVersion, ov.rv)) this.overlay.delete(key);
