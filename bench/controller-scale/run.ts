@@ -22,6 +22,8 @@ export interface ControllerScaleEntry {
   steadyApiRequestsPerSecond: number;
   /** Whole run, every verb (watches included), as the API server's audit log counted them. */
   apiRequestsByVerb: Record<string, number>;
+  /** The ramp's requests per second by verb (watches and Lease renewals left out, as in steady state). */
+  rampApiRequestsPerSecond: Record<string, number>;
   burstPods: number;
   burstToNodeClaimsSeconds: number;
   burstToRunningSeconds: number;
@@ -110,7 +112,8 @@ export async function measureControllerScale(binaries: EnvtestBinaries, o: Scale
     const t0 = Date.now();
     await client.call('create deployment', (x) => client.apps.createNamespacedDeployment({ namespace: NAMESPACE, body: deployment('scale-base', o.pods) }, x));
     await until('ramp', o, stack, async () => (await readyReplicas(client, 'scale-base')) >= o.pods, async () => undefined, 2_000);
-    const rampSeconds = (Date.now() - t0) / 1000;
+    const rampTo = Date.now();
+    const rampSeconds = (rampTo - t0) / 1000;
     o.log(`ramp: ${o.pods} pods Running in ${rampSeconds.toFixed(0)} s`);
 
     await sleep(o.settleMs ?? 30_000);
@@ -141,6 +144,8 @@ export async function measureControllerScale(binaries: EnvtestBinaries, o: Scale
 
     const audit = await readAudit(stack.auditLog);
     const steady = audit.filter((r) => r.at >= steadyFrom && r.at < steadyTo && isSteadyLoad(r));
+    const perSecond = (n: number): number => Math.round((n / rampSeconds) * 100) / 100;
+    const ramp = countBy(audit.filter((r) => r.at >= t0 && r.at < rampTo && isSteadyLoad(r)), (r) => r.verb);
     return {
       nodes: await count(client, 'nodes'),
       pods: o.pods + o.burstPods,
@@ -148,6 +153,7 @@ export async function measureControllerScale(binaries: EnvtestBinaries, o: Scale
       cpuSeconds: await cpuSeconds(pid),
       steadyApiRequestsPerSecond: Math.round((steady.length / ((steadyTo - steadyFrom) / 1000)) * 1000) / 1000,
       apiRequestsByVerb: countBy(audit, (r) => r.verb),
+      rampApiRequestsPerSecond: Object.fromEntries(Object.entries(ramp).map(([verb, n]) => [verb, perSecond(n)])),
       burstPods: o.burstPods,
       burstToNodeClaimsSeconds: Math.round((claimsAt - tb) / 100) / 10,
       burstToRunningSeconds: Math.round((runningAt - tb) / 100) / 10,

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { adminKubeConfig, startControlPlane, type ControlPlane, type EnvtestBinaries } from '../../src/dev/control-plane.js';
 import { installCrds } from '../../src/dev/dev.js';
 import { DevKubelet } from '../../src/dev/kubelet.js';
@@ -20,7 +21,8 @@ import { managedIdentityEndpoint } from '../../src/dev/managed-identity.js';
  * cache on, as in a real cluster), kube-scheduler, kube-controller-manager, KWOK, the fake
  * ARM over HTTPS with node registration of booted VMs (`azflex dev`'s, in this process since
  * it reads the fake ARM's VMs), and `azflex controller` as its own OS process, compiled as
- * the image compiles it, with its own ServiceAccount so the audit log tells its requests apart.
+ * the image compiles it and with the chart's NODE_OPTIONS, with its own ServiceAccount so the
+ * audit log tells its requests apart.
  */
 
 const run = promisify(execFile);
@@ -71,6 +73,13 @@ async function compileController(): Promise<string> {
   await fs.cp(path.join(repoRoot, 'src'), path.join(outDir, 'dist'), { recursive: true, filter: (f) => !f.endsWith('.ts') });
   await fs.copyFile(path.join(repoRoot, 'package.json'), path.join(outDir, 'package.json'));
   return path.join(outDir, 'dist', 'cli', 'main.js');
+}
+
+/** NODE_OPTIONS the chart gives the controller (values.yaml controller.nodeOptions): its heap is sized as deployed. */
+async function chartNodeOptions(): Promise<string> {
+  const values = parse(await fs.readFile(path.join(repoRoot, 'charts', 'azflex', 'values.yaml'), 'utf8')) as { controller?: { nodeOptions?: unknown } };
+  const options = values.controller?.nodeOptions;
+  return typeof options === 'string' ? options : '';
 }
 
 async function kubectl(cp: ControlPlane, args: string[]): Promise<string> {
@@ -195,7 +204,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
         `--metrics-port=${metricsPort}`, `--arm-endpoint=${served.endpoint}`, `--arm-ca-file=${served.caCertPath}`,
         `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
       ],
-      { env: { ...process.env, POD_NAME: 'azflex-bench', IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, NODE_OPTIONS: await chartNodeOptions(), POD_NAME: 'azflex-bench', IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     controller.stdout?.pipe(out);
     controller.stderr?.pipe(out);

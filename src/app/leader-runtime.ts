@@ -81,6 +81,13 @@ function paced(c: PeriodicController, wall: Clock): PeriodicController {
   };
 }
 
+/**
+ * NodeClaims a provisioning pass creates at once against the API server (Karpenter creates a
+ * pass's NodeClaims in parallel too): a burst of 1,000 pods is about 100 creates and 1,000
+ * Nominated events, which one at a time take as many round trips in a row.
+ */
+const CREATE_CONCURRENCY = 16;
+
 /** Gauges derived from cluster state and the actors are recomputed this often (informer cache reads only). */
 const METRICS_REFRESH_MS = 5_000;
 
@@ -148,7 +155,7 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
       controllers: [
         ...periodicControllers({
           cluster: ctx.cluster, catalog, clock: wall, cloudClock: clock, random, offerings, clusterName: o.clusterName, log, intervals: o.intervals,
-          arm,
+          arm, createConcurrency: CREATE_CONCURRENCY,
           onQuotaReading: (target, reading) => recordQuotaHeadroom(ctx.azflexMetrics.quotaHeadroom, target, reading.usages),
           onQuotaReadFailed: (target, err) => log.warn({ ...target, err: String(err) }, 'usages read failed: planning without quota until a read succeeds'),
           ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}),
@@ -171,6 +178,7 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
         runtime.stop();
       },
       stalledLoops: (graceMs) => runtime.stalledLoops(graceMs),
+      kick: (loop) => runtime.kick(loop),
     };
   };
 }

@@ -12,6 +12,8 @@ export interface LeaderRuntime {
   stop(): void | Promise<void>;
   /** Names of its periodic loops with no finished run for their interval + `graceMs` (for /healthz). */
   stalledLoops?(graceMs: number): string[];
+  /** Runs one of its periodic loops (by name) as soon as possible. */
+  kick?(loop: string): void;
 }
 
 export interface LeaderRuntimeContext {
@@ -75,6 +77,11 @@ export class Leadership {
   /** Level-triggered loops, edge-kicked: asks every loop for a run as soon as possible. */
   kick(): void {
     for (const loop of this.loops) loop.kick();
+  }
+
+  /** Asks the leader's runtime for a run of one of its loops (e.g. the provisioner) as soon as possible; a standby has none. */
+  kickRuntime(loop: string): void {
+    this.runtime?.kick?.(loop);
   }
 
   /** Whether some leader loop has finished no run for its interval plus `graceMs` (a standby runs none). */

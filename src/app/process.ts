@@ -11,6 +11,8 @@ import { KubeCluster } from '../k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestHooks } from '../k8s/client.js';
 import { LeaderElector } from '../k8s/leader-election.js';
+import { ProvisioningBatcher } from '../provisioning/batcher.js';
+import { isProvisionable } from '../provisioning/pods-view.js';
 import { Leadership, type LeaderRuntime, type LeaderRuntimeContext } from './leadership.js';
 import { installGracefulShutdown, type GracefulShutdown, type SignalSource } from './shutdown.js';
 
@@ -112,6 +114,11 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   cluster.informers.nodeClaims.onEvent((type) => {
     if (type === 'delete') leadership.kick();
   });
+  // Pods turning pending are planned in batches (Karpenter's window), not at the next period.
+  const batcher = new ProvisioningBatcher({ clock: o.clock, fire: () => leadership.kickRuntime('provisioner') });
+  cluster.informers.pods.onEvent((type, pod) => {
+    if (type !== 'delete' && isProvisionable(pod)) batcher.trigger();
+  });
 
   if (elector) followElection(elector, leadership, azflexMetrics, (reason) => log('warn', `${o.identity} lost leadership (${reason}); fencing`));
   else leadership.leadAlone();
@@ -136,7 +143,10 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
       { name: 'stop-writers', run: () => leadership.stopForGood() },
       // 2. Hand the lease over so the standby need not wait a lease duration.
       { name: 'release-lease', run: async () => void (await elector?.stop({ release: true })) },
-      { name: 'stop-informers', run: () => cluster.stop() },
+      { name: 'stop-informers', run: async () => {
+        batcher.stop();
+        await cluster.stop();
+      } },
       { name: 'close-metrics', run: () => server.close() },
     ],
   });

@@ -47,6 +47,8 @@ export interface PeriodicControllerDeps {
   enabled?: () => boolean;
   /** Whether Resource SKUs still restricts a SKU in a region (undefined: unknown); see ProvisionerOptions. */
   skuRestricted?: SkuRestrictedCheck;
+  /** NodeClaims (with their pods' events) a provisioning pass creates at once (ProvisionerOptions.createConcurrency; default 1). */
+  createConcurrency?: number;
   /** Metrics observers of the provisioner (src/metrics); the simulator leaves them out. */
   onNodeClaimCreated?: ProvisionerOptions['onNodeClaimCreated'];
   onSchedulingDuration?: ProvisionerOptions['onSchedulingDuration'];
@@ -95,6 +97,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     ...(quota ? { quota } : {}),
     ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
     ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
+    ...(deps.createConcurrency !== undefined ? { createConcurrency: deps.createConcurrency } : {}),
     ...(deps.onNodeClaimCreated ? { onNodeClaimCreated: deps.onNodeClaimCreated } : {}),
     ...(deps.onSchedulingDuration ? { onSchedulingDuration: deps.onSchedulingDuration } : {}),
     ...(deps.onUnschedulablePods ? { onUnschedulablePods: deps.onUnschedulablePods } : {}),

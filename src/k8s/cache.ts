@@ -6,7 +6,10 @@ import type { AuditedWatch, KubeClient } from './client.js';
  * A list+watch cache of one resource type: client-node's ListWatch (list, watch from the
  * list's resourceVersion, resume after a server-closed or timed-out watch, relist after
  * 410 Gone with the missed deletions emitted), plus what a controller needs on top:
- *  - objects converted once to the port's types (reads copy nothing but the array);
+ *  - objects converted once to the port's types as they arrive (list pages and watch events),
+ *    and only that kept: ListWatch's own map holds a name/namespace/resourceVersion entry
+ *    pointing at the converted value, never the raw object with its managedFields and
+ *    annotations (a Pod's raw JSON is several times its converted form);
  *  - read-your-writes: a write's response is overlaid until the watch has passed its
  *    resourceVersion, so a reconcile that reads right after its own write sees it, and a
  *    late response never resurrects an object the watch saw deleted;
@@ -51,6 +54,15 @@ export interface ResourceCacheOptions<T> {
   onError?: (err: unknown) => void;
 }
 
+/**
+ * What ListWatch stores and compares per object: its key and resourceVersion, with the
+ * converted value alongside (ListWatch reads only `metadata`).
+ */
+interface Entry<T> extends KubernetesObject {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string };
+  value: T;
+}
+
 function keyOf(raw: RawObject | KubernetesObject): string {
   const m = (raw.metadata ?? {}) as RawMeta;
   return m.namespace ? `${m.namespace}/${m.name ?? ''}` : (m.name ?? '');
@@ -63,13 +75,16 @@ export function rvAtLeast(candidate: string | undefined, current: string | undef
 }
 
 export class ResourceCache<T> {
-  private readonly lw: ListWatch<KubernetesObject>;
+  private readonly lw: ListWatch<Entry<T>>;
   private readonly watch: AuditedWatch;
-  private readonly values = new Map<string, { rv: string | undefined; value: T }>();
+  /** The entries ListWatch holds, by our key (namespace/name). */
+  private readonly values = new Map<string, Entry<T>>();
   /** Our own writes the watch has not delivered yet; `value: undefined` is a deletion. */
   private readonly overlay = new Map<string, { rv: string; value: T | undefined }>();
   /** Writes overlaid so far: with the watch's resourceVersion, it says what list() shows (viewVersion). */
   private overlaid = 0;
+  /** The last list() and the view it showed. */
+  private listed: { version: string; values: T[] } | undefined;
   private readonly handlers: Array<CacheHandler<T>> = [];
   private running = false;
   private synced = false;
@@ -90,7 +105,8 @@ export class ResourceCache<T> {
       this.backoffMs = 0;
       this.progress();
     };
-    this.lw = new ListWatch<KubernetesObject>(o.path, this.watch, () => this.listAll(), false);
+    this.watch.transform = (obj) => this.entry(obj as RawObject);
+    this.lw = new ListWatch<Entry<T>>(o.path, this.watch, () => this.listAll(), false);
     this.lw.on('add', (obj) => this.onUpsert('add', obj));
     this.lw.on('update', (obj) => this.onUpsert('update', obj));
     this.lw.on('delete', (obj) => this.onDelete(obj));
@@ -153,7 +169,13 @@ export class ResourceCache<T> {
     return this.synced && rv ? `${rv}/${this.overlaid}` : undefined;
   }
 
+  /**
+   * Every object as the cache shows it now. The same array while the view is unchanged
+   * (viewVersion): shared, so no caller may change it, as with the simulator's lists.
+   */
   list(): T[] {
+    const version = this.viewVersion();
+    if (version !== undefined && this.listed?.version === version) return this.listed.values;
     this.pruneOverlay();
     const out: T[] = [];
     for (const [key, entry] of this.values) {
@@ -162,6 +184,7 @@ export class ResourceCache<T> {
       else if (ov.value !== undefined) out.push(ov.value);
     }
     for (const [key, ov] of this.overlay) if (!this.values.has(key) && ov.value !== undefined) out.push(ov.value);
+    this.listed = version === undefined ? undefined : { version, values: out };
     return out;
   }
 
@@ -179,7 +202,7 @@ export class ResourceCache<T> {
     const key = keyOf(raw);
     // The watch already went past this write: its view (maybe a deletion) is the truth.
     if (rvAtLeast(this.lw.latestResourceVersion(), rv)) return;
-    if (rvAtLeast(this.values.get(key)?.rv, rv)) return;
+    if (rvAtLeast(this.values.get(key)?.metadata.resourceVersion, rv)) return;
     const prev = this.overlay.get(key);
     if (prev && rvAtLeast(prev.rv, rv)) return;
     // The write that removed the last finalizer of a deleting object deleted it.
@@ -208,14 +231,25 @@ export class ResourceCache<T> {
     });
   }
 
-  private async listAll(): Promise<KubernetesListObject<KubernetesObject>> {
-    const items: KubernetesObject[] = [];
+  /** The converted value in the slim form ListWatch keeps (the raw object is dropped here). */
+  private entry(raw: RawObject): Entry<T> {
+    const m = raw.metadata ?? {};
+    const metadata: Entry<T>['metadata'] = {};
+    if (m.name !== undefined) metadata.name = m.name;
+    if (m.namespace !== undefined) metadata.namespace = m.namespace;
+    if (m.resourceVersion !== undefined) metadata.resourceVersion = m.resourceVersion;
+    return { metadata, value: this.o.convert(raw) };
+  }
+
+  private async listAll(): Promise<KubernetesListObject<Entry<T>>> {
+    const items: Array<Entry<T>> = [];
     let cont: string | undefined;
     let first: KubernetesListObject<KubernetesObject> | undefined;
     do {
       const page = await this.o.listPage(cont);
-      first ??= page;
-      items.push(...page.items);
+      // Only the list's own metadata is kept of the first page, not its items.
+      first ??= { ...page, items: [] };
+      for (const raw of page.items) items.push(this.entry(raw as RawObject));
       cont = page.metadata?._continue || undefined;
     } while (cont);
     this.stats.lists++;
@@ -225,28 +259,28 @@ export class ResourceCache<T> {
     return { ...first, items };
   }
 
-  private onUpsert(type: 'add' | 'update', obj: KubernetesObject): void {
+  private onUpsert(type: 'add' | 'update', entry: Entry<T>): void {
     this.stats.events++;
     this.progress();
-    const raw = obj as RawObject;
-    const key = keyOf(raw);
-    const rv = raw.metadata?.resourceVersion;
-    const value = this.o.convert(raw);
+    const key = keyOf(entry);
     const wasOverlaid = this.overlay.get(key);
-    this.values.set(key, { rv, value });
-    if (wasOverlaid && rvAtLeast(rv, wasOverlaid.rv)) this.overlay.delete(key);
-    this.emit(type, value);
+    // ListWatch moves its resourceVersion only after its handlers ran: drop the memo now.
+    this.listed = undefined;
+    this.values.set(key, entry);
+    if (wasOverlaid && rvAtLeast(entry.metadata.resourceVersion, wasOverlaid.rv)) this.overlay.delete(key);
+    this.emit(type, entry.value);
   }
 
-  private onDelete(obj: KubernetesObject): void {
+  private onDelete(entry: Entry<T>): void {
     this.stats.events++;
     this.progress();
-    const key = keyOf(obj);
+    const key = keyOf(entry);
     const cur = this.values.get(key);
+    this.listed = undefined;
     this.values.delete(key);
     const ov = this.overlay.get(key);
-    if (ov && rvAtLeast((obj.metadata as RawMeta | undefined)?.resourceVersion, ov.rv)) this.overlay.delete(key);
-    this.emit('delete', cur?.value ?? this.o.convert(obj as RawObject));
+    if (ov && rvAtLeast(entry.metadata.resourceVersion, ov.rv)) this.overlay.delete(key);
+    this.emit('delete', cur?.value ?? entry.value);
   }
 
   private emit(type: CacheEventType, value: T): void {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
@@ -35,7 +36,8 @@ import { IN_CLUSTER_SA_DIR } from '../apis/well-known.js';
  *    the RequestContext / ResponseContext): the RBAC audit records each request, and tests
  *    inject faults (a partition) by throwing from `before`. Watches do not go through
  *    client-node's middleware, so `AuditedWatch` calls the same hooks;
- *  - errors mapped to one typed ClusterError with the HTTP code (KubeApiError).
+ *  - errors mapped to one typed ClusterError with the HTTP code (KubeApiError);
+ *  - one connection pool per KubeConfig (`shareDispatchers`), which client-node does not keep.
  */
 
 export interface RequestInfo {
@@ -137,6 +139,8 @@ export class AuditedWatch extends Watch {
   private closed = false;
   /** Called each time a watch stream opened (HTTP 200). */
   onOpen: (() => void) | undefined;
+  /** Applied to each ADDED, MODIFIED and DELETED object before the callback sees it. */
+  transform: ((obj: unknown) => unknown) | undefined;
 
   constructor(
     kc: KubeConfig,
@@ -171,7 +175,12 @@ export class AuditedWatch extends Watch {
       done(e);
       return new AbortController();
     }
-    const controller = await super.watch(watchPath, { ...queryParams, ...this.extraQuery }, callback, (err) => {
+    const transform = this.transform;
+    const deliver = transform
+      ? (phase: string, apiObj: unknown, watchObj?: unknown): void =>
+        callback(phase, phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED' ? transform(apiObj) : apiObj, watchObj)
+      : callback;
+    const controller = await super.watch(watchPath, { ...queryParams, ...this.extraQuery }, deliver, (err) => {
       const code = (err as { statusCode?: unknown } | null)?.statusCode;
       if (typeof code === 'number') status = code;
       done(err);
@@ -180,6 +189,55 @@ export class AuditedWatch extends Watch {
     if (status === 200 && !controller.signal.aborted) this.onOpen?.();
     return controller;
   }
+}
+
+/** What client-node hands fetch as its `dispatcher` (an undici Agent); only closing it matters here. */
+interface Dispatcher {
+  close(): Promise<void>;
+}
+
+type DispatcherFactory = (cluster: unknown, agentOptions: Record<string, unknown>) => Dispatcher | undefined;
+const SHARED = Symbol('azflex.sharedDispatchers');
+
+/**
+ * client-node 2.0.1 builds a new undici Agent, so a new TLS connection, for every request and
+ * every watch (KubeConfig.createDispatcher has no cache, unlike its https.Agent path). At scale
+ * that is a TLS handshake per call on both ends and, measured, hundreds of MiB of native memory
+ * in the controller for the sockets kept alive and the TLS contexts behind them. This keeps one
+ * Agent per distinct connection setting (server, proxy, TLS material: a rotated client
+ * certificate gets a new Agent, and the old one closes once its requests finish).
+ * Test: test/k8s/client-node-defects.test.ts.
+ */
+export function shareDispatchers(kc: KubeConfig): void {
+  const target = kc as unknown as { createDispatcher: DispatcherFactory; [SHARED]?: true };
+  if (target[SHARED]) return;
+  const create = target.createDispatcher.bind(kc);
+  let current: { key: string; dispatcher: Dispatcher | undefined } | undefined;
+  target.createDispatcher = (cluster, agentOptions) => {
+    const key = settingsKey(kc.createDispatcherOptions(cluster as Parameters<KubeConfig['createDispatcherOptions']>[0], agentOptions), cluster);
+    if (current?.key === key) return current.dispatcher;
+    const previous = current?.dispatcher;
+    current = { key, dispatcher: create(cluster, agentOptions) };
+    // Graceful: requests and watches in flight on the old Agent finish first.
+    void previous?.close().catch(() => undefined);
+    return current.dispatcher;
+  };
+  target[SHARED] = true;
+}
+
+/** A digest of everything a connection is made from (buffers by content). */
+function settingsKey(options: object, cluster: unknown): string {
+  const hash = createHash('sha256');
+  const server = (cluster as { server?: unknown } | null)?.server;
+  hash.update(`server=${typeof server === 'string' ? server : ''}\n`);
+  const walk = (v: unknown, at: string): void => {
+    if (Buffer.isBuffer(v) || v instanceof Uint8Array) hash.update(`${at}=`).update(v).update('\n');
+    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}[${i}]`));
+    else if (typeof v === 'object' && v !== null) for (const k of Object.keys(v).sort()) walk((v as Record<string, unknown>)[k], `${at}.${k}`);
+    else if (v !== undefined) hash.update(`${at}=${String(v)}\n`);
+  };
+  walk(options, '');
+  return hash.digest('base64');
 }
 
 /** Typed API clients on one KubeConfig, every call through the request hooks and error mapping. */
@@ -202,6 +260,7 @@ export class KubeClient {
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
+    shareDispatchers(kc);
     this.hooks = [...(options.hooks ?? [])];
     const config = createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: kc } });
     this.core = new CoreV1Api(config);

@@ -27,6 +27,7 @@ import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { PodsViewTracker, type PodsView } from './pods-view.js';
 import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { buildNodeClaim } from './nodeclaim-template.js';
+import { forEachBounded } from '../utils/bounded.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
@@ -89,6 +90,13 @@ export interface ProvisionerOptions {
   liftOffering?: (sku: string, region: string) => void;
   /** Quota-aware planning (quota.ts): no plan into an offering whose quota cannot hold its VM. */
   quota?: QuotaReader;
+  /**
+   * How many of a pass's NodeClaims (each with its pods' Nominated events) are created at once,
+   * and how many pods' FailedScheduling events are sent at once (default 1: one after another).
+   * A burst of 1,000 pods is 100 creates and 1,000 events; one at a time they take as many
+   * API round trips in a row.
+   */
+  createConcurrency?: number;
   /** Observers (src/metrics): a NodeClaim created, and how long a scheduling pass took on the clock. */
   onNodeClaimCreated?: (claim: NodeClaim, plan: NodeClaimPlan) => void;
   onSchedulingDuration?: (seconds: number) => void;
@@ -271,21 +279,25 @@ export class Provisioner {
       result = this.scheduleIsolated(input, passIssues);
       this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
       let podsByKey: Map<string, Pod> | undefined;
-      for (const planned of result.nodeClaims) {
+      // In plan order: `created` lists them so whatever the concurrency.
+      const launched: Array<NodeClaim | undefined> = [];
+      const concurrency = this.options.createConcurrency ?? 1;
+      await forEachBounded(result.nodeClaims.map((planned, i) => ({ planned, i })), concurrency, async ({ planned, i }) => {
         const claim = await this.launchPlan(planned, launch);
-        if (!claim) continue;
-        created.push(claim);
+        if (!claim) return;
+        launched[i] = claim;
         podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
         for (const key of planned.podKeys) {
           const pod = podsByKey.get(key);
           if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
         }
-      }
+      });
+      for (const claim of launched) if (claim) created.push(claim);
       const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
-      for (const { pod, reason } of result.unschedulable) {
+      await forEachBounded(result.unschedulable, concurrency, async ({ pod, reason }) => {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);
         if (short && !this.alreadySent(pod, EVENT_REASON_INSUFFICIENT_QUOTA, short)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_INSUFFICIENT_QUOTA, short);
-      }
+      });
     }
     const statics = planStaticCapacity({
       nodePools: usablePools, nodeClasses: nodeClasses.filter(isUsableNodeClass), instanceTypes, nodeClaims: [...nodeClaims, ...created],

@@ -1,13 +1,14 @@
-import { instance, type Viz } from '@viz-js/viz';
+import type { Viz } from '@viz-js/viz';
 
 /**
  * DOT → SVG with Graphviz compiled to WebAssembly: no `dot` binary, no network, no browser.
- * The WASM instance is costly to create, so it is made once per process and reused.
+ * The WASM instance is costly to create, so it is made once per process and reused; the module
+ * itself (megabytes of source) is loaded only then, not by every process that could render.
  */
 let vizPromise: Promise<Viz> | undefined;
 
 function viz(): Promise<Viz> {
-  vizPromise ??= instance();
+  vizPromise ??= import('@viz-js/viz').then((m) => m.instance());
   return vizPromise;
 }
 

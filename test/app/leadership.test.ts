@@ -11,11 +11,12 @@ function harness() {
   const registry = new Registry();
   const azflexMetrics = createAzflexMetrics(registry);
   const cluster = Object.assign(new FakeCluster(clock), { waitForSync: async (): Promise<void> => undefined });
-  const state = { leader: true, reconciles: 0, events: [] as string[], stalled: [] as string[], contexts: [] as LeaderRuntimeContext[] };
+  const state = { leader: true, reconciles: 0, events: [] as string[], stalled: [] as string[], contexts: [] as LeaderRuntimeContext[], kicked: [] as string[] };
   const runtime: LeaderRuntime = {
     start: async () => void state.events.push('runtime start'),
     stop: () => void state.events.push('runtime stop'),
     stalledLoops: () => state.stalled,
+    kick: (loop) => void state.kicked.push(loop),
   };
   const leadership = new Leadership({
     cluster,
@@ -64,6 +65,20 @@ describe('Leadership', () => {
     leadership.kick();
     await clock.runUntil(60_000);
     expect(state.reconciles).toBe(1);
+  });
+
+  it('passes a kick for one of its loops to the leader\'s runtime, and to nothing as a standby', async () => {
+    const { clock, leadership, state } = harness();
+    leadership.kickRuntime('provisioner');
+    expect(state.kicked).toEqual([]);
+    leadership.leadAlone();
+    await clock.runUntil(0);
+    leadership.kickRuntime('provisioner');
+    expect(state.kicked).toEqual(['provisioner']);
+    leadership.lost();
+    await clock.runUntil(0);
+    leadership.kickRuntime('provisioner');
+    expect(state.kicked).toEqual(['provisioner']);
   });
 
   it('starts nothing once stopped for good, even on a Lease won afterwards', async () => {

@@ -74,6 +74,14 @@ describe('charts/azflex', () => {
     expect(await args(['--set', 'settings.nodeResourceGroup=MC_ml(prod)_aks_westeurope'])).toContain('--node-resource-group=MC_ml(prod)_aks_westeurope');
   });
 
+  it('sets the controller\'s NODE_OPTIONS from controller.nodeOptions (V8 heap sized within the memory limit), and leaves the image\'s when empty', async () => {
+    const nodeOptions = async (extra: string[]) => ((byKind(await renderChart(info, 'azflex', 'azflex-system', extra), 'Deployment') as K8sObject & {
+      spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
+    }).spec.template.spec.containers[0]!.env.filter((e) => e.name === 'NODE_OPTIONS').map((e) => e.value));
+    expect(await nodeOptions([])).toEqual(['--max-old-space-size=256 --max-semi-space-size=2']);
+    expect(await nodeOptions(['--set', 'controller.nodeOptions='])).toEqual([]);
+  });
+
   it('keeps the controller off Karpenter-made nodes and its replicas on different hosts (hard), image by digest on request', async () => {
     const objs = await renderChart(info, 'azflex', 'azflex-system', ['--set', 'controller.image.digest=sha256:0123']);
     const spec = (byKind(objs, 'Deployment') as K8sObject & { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec as {

@@ -1,4 +1,4 @@
-import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, ListWatch, Watch, createConfiguration, Observable, ServerConfiguration, type KubernetesListObject, type KubernetesObject, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
 import { KubeClient } from '../../src/k8s/client.js';
 import { kindApi, RESOURCES } from '../../src/k8s/resources.js';
@@ -70,5 +70,31 @@ describe('client-node ListWatch, stopped while its initial list is in flight', (
     await new Promise((r) => setTimeout(r, 500));
     expect(inf.get('defect-stopped-cache')).toBeUndefined();
     await forceDelete(info, `${NC}/defect-stopped-cache`);
+  });
+});
+
+describe('client-node KubeConfig, one request after another', () => {
+  /** Each request's dispatcher (undici Agent), as the request context carries it to fetch. */
+  const dispatchersOf = async (api: CoreV1Api, n: number): Promise<Set<unknown>> => {
+    const seen = new Set<unknown>();
+    const capture = {
+      pre: (ctx: RequestContext) => (seen.add(ctx.getDispatcher()), new Observable(Promise.resolve(ctx))),
+      post: (rsp: ResponseContext) => new Observable(Promise.resolve(rsp)),
+    };
+    for (let i = 0; i < n; i++) await api.readNamespace({ name: 'default' }, { middleware: [capture], middlewareMergeStrategy: 'append' });
+    return seen;
+  };
+
+  it('gives every request a new undici Agent, so a new TLS connection (defect)', async () => {
+    const kc = adminKubeConfig(info);
+    const api = new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}), authMethods: { default: kc } }));
+    expect((await dispatchersOf(api, 5)).size).toBe(5);
+  });
+
+  it('KubeClient (src/k8s/client.ts) sends them all through one', async () => {
+    const client = new KubeClient(adminKubeConfig(info));
+    const seen = await dispatchersOf(client.core, 5);
+    expect(seen.size).toBe(1);
+    expect([...seen][0]).toBeDefined();
   });
 });

@@ -223,5 +223,40 @@ describe('Provisioner', () => {
     // eastus2-1 holds two replicas already: the new ones go to the other zones.
     expect(zones.sort()).toEqual(['eastus2-2', 'eastus2-3']);
   });
-});
 
+  it('creates a pass\'s NodeClaims and their Nominated events at most createConcurrency at a time, reporting them in plan order', async () => {
+    const run = async (createConcurrency: number) => {
+      const clock = new VirtualClock(T0);
+      const cluster = new FakeCluster(clock);
+      cluster.putNodeClass(makeNodeClass());
+      cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+      // Each create and event waits a turn of the event loop, as an API call would.
+      let inFlight = 0;
+      let peak = 0;
+      const slow = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setImmediate(r));
+        inFlight--;
+        return fn(...a);
+      };
+      cluster.createNodeClaim = slow(cluster.createNodeClaim.bind(cluster));
+      cluster.recordEvent = slow(cluster.recordEvent.bind(cluster));
+      const provisioner = new Provisioner({
+        cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency,
+        isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+      });
+      setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
+      await provisioner.reconcile();
+      return { peak, created: provisioner.lastSummary!.createdNodeClaims, claims: [...cluster.nodeClaims.keys()], nominated: cluster.events.filter((e) => e.reason === 'Nominated').length };
+    };
+    const serial = await run(1);
+    const parallel = await run(4);
+    expect(serial.peak).toBe(1);
+    expect(parallel.peak).toBe(4);
+    // The same names (drawn in plan order) and every pod nominated, whatever the concurrency.
+    expect(serial.created).toHaveLength(12);
+    expect(parallel.created).toEqual(serial.created);
+    expect(parallel.claims.sort()).toEqual([...serial.created].sort());
+    expect(parallel.nominated).toBe(12);
+  });
+});
