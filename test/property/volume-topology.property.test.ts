@@ -134,8 +134,12 @@ describe('volume topology and zones (properties)', () => {
           const zoneReq = requirements.get(LABEL_ZONE);
           for (const option of plan.instanceTypeOptions) {
             const offered = zonesIn(option, region);
-            // The nodes this claim may become: each allowed zone, or a regional node.
-            const nodes: Array<string | undefined> = offered.length === 0 ? [undefined] : offered.filter((z) => !zoneReq || zoneReq.has(z));
+            // The nodes this claim may become: each allowed zone, or a regional node (a size
+            // without zones there, or the regional fallback once every zone is marked: the
+            // launch takes it for a claim that names no zone, src/lifecycle/nodeclaim/launch.ts).
+            const unmarked = offered.filter((z) => !marked.has(z));
+            const regional = offered.length === 0 || plan.requirements.some((r) => r.key === LABEL_ZONE && r.operator === 'DoesNotExist') || (!zoneReq && unmarked.length === 0);
+            const nodes: Array<string | undefined> = regional ? [undefined] : offered.filter((z) => (zoneReq ? zoneReq.has(z) : !marked.has(z)));
             expect(nodes.length, `${plan.nodePoolName}: some node is possible`).toBeGreaterThan(0);
             for (const zone of nodes) {
               if (zone !== undefined) expect(marked.has(zone), `${zone} is marked`).toBe(false);
@@ -152,7 +156,8 @@ describe('volume topology and zones (properties)', () => {
         }
         const reachable = (volume: VolumeSpec): boolean => scenario.pools.some((p) => {
           const offered = zonesIn(D8, p.location).filter((z) => !marked.has(z));
-          if (zonesIn(D8, p.location).length === 0) return usableOn(volume, undefined);
+          // No zones there, or every one marked (the regional fallback): a regional node.
+          if (offered.length === 0) return usableOn(volume, undefined);
           return offered.some((z) => usableOn(volume, z));
         });
         for (const pod of input.pendingPods) {
