@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDev, type DevEnvironment } from '../../src/dev/dev.js';
 import { defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
+import { refFromId, TAG } from '../../src/azure/naming.js';
 import { FAST_ARM_LATENCY } from './fixtures.js';
 import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
 
@@ -26,17 +27,20 @@ interface EventObj {
 const POOL = 'cpu-static';
 
 /** A static NodePool (spec.replicas) on the CPU example's NodeClass: opt-in like cpu-d8s, so no pod lands there by accident. */
-const staticPool = (replicas: number) => ({
+const staticPool = (replicas: number, name = POOL, capacityTypes = ['on-demand']) => ({
   apiVersion: 'karpenter.sh/v1',
   kind: 'NodePool',
-  metadata: { name: POOL },
+  metadata: { name },
   spec: {
     replicas,
     template: {
       metadata: { labels: { workload: 'azflex-cpu-static' } },
       spec: {
         nodeClassRef: { group: 'flex.aks.azure.com', kind: 'AzureFlexNodeClass', name: 'cpu-eastus2' },
-        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }],
+        requirements: [
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] },
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: capacityTypes },
+        ],
         taints: [{ key: 'azflex.io/cross-region', effect: 'NoSchedule' }],
         expireAfter: 'Never',
       },
@@ -50,9 +54,9 @@ const staticPool = (replicas: number) => ({
  * CRDs: the pool holds `replicas` nodes with nothing pending, follows `kubectl scale` through
  * the CRD's scale subresource, and a node whose GPU condition (as node-problem-detector would
  * set it) matches a configured repair policy past its toleration is replaced; then nothing is
- * left in ARM once the pool goes.
+ * left in ARM once the pool goes. A spot pool gets Spot VMs, and an eviction is replaced.
  */
-describe('azflex dev: static capacity and node repair', () => {
+describe('azflex dev: static capacity, node repair and spot', () => {
   let dev: DevEnvironment;
   let cp: ControlPlaneInfo;
   let stateDir: string;
@@ -78,16 +82,16 @@ describe('azflex dev: static capacity and node repair', () => {
     if (stateDir && !process.env.AZFLEX_KEEP_ENVTEST) await fs.rm(stateDir, { recursive: true, force: true });
   });
 
-  const claims = async (): Promise<ClaimObj[]> =>
-    ((await adminRequest(cp, 'GET', `/apis/karpenter.sh/v1/nodeclaims?labelSelector=karpenter.sh%2Fnodepool%3D${POOL}`)) as { items: ClaimObj[] }).items;
+  const claims = async (pool = POOL): Promise<ClaimObj[]> =>
+    ((await adminRequest(cp, 'GET', `/apis/karpenter.sh/v1/nodeclaims?labelSelector=karpenter.sh%2Fnodepool%3D${pool}`)) as { items: ClaimObj[] }).items;
   const readyNode = async (name: string | undefined): Promise<boolean> => {
     if (!name) return false;
     const node = (await adminRequest(cp, 'GET', `/api/v1/nodes/${name}`).catch(() => undefined)) as NodeObj | undefined;
     return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   };
   /** Exactly `n` live NodeClaims, each with a Ready Node. */
-  const readyClaims = async (n: number): Promise<ClaimObj[] | undefined> => {
-    const live = (await claims()).filter((c) => !c.metadata.deletionTimestamp);
+  const readyClaims = async (n: number, pool = POOL): Promise<ClaimObj[] | undefined> => {
+    const live = (await claims(pool)).filter((c) => !c.metadata.deletionTimestamp);
     if (live.length !== n) return undefined;
     for (const c of live) if (!(await readyNode(c.status?.nodeName))) return undefined;
     return live;
@@ -147,4 +151,30 @@ describe('azflex dev: static capacity and node repair', () => {
       return (await claims()).length === 0 && s.vms.length === 0 && s.nics.length === 0 && s.disks.length === 0;
     }, 180_000);
   }, 900_000);
+
+  it('a spot pool gets Spot VMs labelled spot, and a node ARM evicts is replaced', async () => {
+    const created = await kubectl(cp, ['apply', '-f', '-'], JSON.stringify(staticPool(1, 'cpu-spot', ['spot'])));
+    expect(created.code, created.stderr).toBe(0);
+    const [first] = await waitFor('a spot NodeClaim with a Ready node', () => readyClaims(1, 'cpu-spot'), 120_000);
+    expect(first!.metadata.labels?.['karpenter.sh/capacity-type']).toBe('spot');
+    const vm = dev.arm.currentVms().find((v) => v.tags[TAG.nodeClaim] === first!.metadata.name);
+    expect(vm && dev.arm.vmGet(refFromId(vm.id))?.priority, await diag()).toBe('Spot');
+
+    // ARM evicts every Spot VM (eviction policy Delete): the NodeClaim goes, another takes its place.
+    dev.arm.injectFault({ kind: 'spotEviction', location: 'eastus2', evictFraction: 1 });
+    const [second] = await waitSkipping('the evicted NodeClaim replaced by a spot one with a Ready node', async () => {
+      const r = await readyClaims(1, 'cpu-spot');
+      return r && r[0]!.metadata.name !== first!.metadata.name ? r : undefined;
+    }, 180_000);
+    expect(second!.metadata.labels?.['karpenter.sh/capacity-type']).toBe('spot');
+    const events = ((await adminRequest(cp, 'GET', '/api/v1/events')) as { items: EventObj[] }).items;
+    expect(events.some((e) => e.involvedObject?.name === first!.metadata.name && e.reason === 'SpotInterrupted'), await diag()).toBe(true);
+
+    const deleted = await kubectl(cp, ['delete', 'nodepool', 'cpu-spot']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    await waitSkipping('no spot NodeClaim, VM, NIC or disk left', async () => {
+      const s = dev.arm.snapshot();
+      return (await claims('cpu-spot')).length === 0 && s.vms.length === 0 && s.nics.length === 0 && s.disks.length === 0;
+    }, 180_000);
+  }, 600_000);
 });
