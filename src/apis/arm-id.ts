@@ -80,3 +80,11 @@ export function parseImageId(id: string): { kind: ImageIdKind } {
   if (typeIs(parsed, 'Microsoft.Compute', 'galleries', 'images', 'versions')) return { kind: 'galleryImageVersion' };
   throw new ArmIdError(`"${id}" is a ${parsed.resourceType}, not a managed image, gallery image or community gallery image`);
 }
+
+/** A capacity reservation group: Microsoft.Compute/capacityReservationGroups/{name}. */
+export function parseCapacityReservationGroupId(id: string): ArmResourceId {
+  const parsed = parseArmResourceId(id);
+  if (!typeIs(parsed, 'Microsoft.Compute', 'capacityReservationGroups'))
+    throw new ArmIdError(`"${id}" is a ${parsed.resourceType}, not a Microsoft.Compute/capacityReservationGroups`);
+  return parsed;
+}

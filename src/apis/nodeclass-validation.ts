@@ -1,5 +1,5 @@
 import type { AzureFlexNodeClassSpec } from '../ports/cluster.js';
-import { ArmIdError, isGuid, isResourceGroupName, parseImageId, parseSubnetId } from './arm-id.js';
+import { ArmIdError, isGuid, isResourceGroupName, parseCapacityReservationGroupId, parseImageId, parseSubnetId } from './arm-id.js';
 
 /**
  * Static NodeClass validation: everything that can be decided without calling ARM. The CRD's
@@ -69,6 +69,16 @@ function validate(spec: AzureFlexNodeClassSpec): ValidationResult {
   // ARM's billingProfile.maxPrice: -1, or a positive price with at most 5 decimals.
   if (spec.spotMaxPrice !== undefined && !(spec.spotMaxPrice === -1 || (spec.spotMaxPrice > 0 && Math.abs(Math.round(spec.spotMaxPrice * 1e5) - spec.spotMaxPrice * 1e5) < 1e-6)))
     return fail('InvalidSpotMaxPrice', `spotMaxPrice ${spec.spotMaxPrice} must be -1 or a positive USD/hour price with at most 5 decimals`);
+  for (const id of spec.capacityReservationGroupIDs ?? []) {
+    try {
+      const group = parseCapacityReservationGroupId(id);
+      // A VM can only be created into a group of its own subscription.
+      if (group.subscriptionId.toLowerCase() !== spec.subscriptionID.toLowerCase())
+        return fail('InvalidCapacityReservationGroupID', `capacity reservation group "${id}" is not in subscription ${spec.subscriptionID}`);
+    } catch (e) {
+      return fail('InvalidCapacityReservationGroupID', e instanceof ArmIdError ? e.message : String(e));
+    }
+  }
   // The ARM layer creates private NICs only. Accepting the flag and ignoring it was a bug
   // the upstream PR shipped; refuse it until public IPs are implemented.
   if (spec.allocateNodePublicIP) return fail('UnsupportedPublicIP', 'allocateNodePublicIP=true is not supported yet');

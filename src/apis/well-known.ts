@@ -31,6 +31,7 @@ export const LABEL_INITIALIZED = 'karpenter.sh/initialized';
 /** karpenter.sh/capacity-type values (the offerings' model is src/catalog/offerings.ts). */
 export const CAPACITY_TYPE_ON_DEMAND = 'on-demand';
 export const CAPACITY_TYPE_SPOT = 'spot';
+export const CAPACITY_TYPE_RESERVED = 'reserved';
 export const ANNOTATION_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 export const ANNOTATION_NODEPOOL_HASH = 'karpenter.sh/nodepool-hash';
 export const ANNOTATION_NODEPOOL_HASH_VERSION = 'karpenter.sh/nodepool-hash-version';
@@ -52,6 +53,12 @@ export const LABEL_SKU_ACCELERATED_NETWORKING = 'karpenter.azure.com/sku-network
 export const LABEL_SKU_STORAGE_PREMIUM_CAPABLE = 'karpenter.azure.com/sku-storage-premium-capable';
 export const LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE = 'karpenter.azure.com/sku-storage-ephemeralos-maxsize';
 /** Whether the VM was pinned to an availability zone (`zonal`) or created without one (`regional`). */
+/**
+ * The capacity reservation a reserved NodeClaim (and its Node) holds a slot of. Upstream core
+ * leaves the name to the provider (cloudprovider.ReservationIDLabel); the AWS provider's is
+ * karpenter.k8s.aws/capacity-reservation-id.
+ */
+export const LABEL_CAPACITY_RESERVATION_ID = 'karpenter.azure.com/capacity-reservation-id';
 export const LABEL_PLACEMENT_SCOPE = 'karpenter.azure.com/placement-scope';
 export const PLACEMENT_SCOPE_ZONAL = 'zonal';
 export const PLACEMENT_SCOPE_REGIONAL = 'regional';
@@ -92,6 +99,8 @@ export const LABEL_NODECLASS = 'flex.aks.azure.com/nodeclass';
 /** RFC 3339 time of the last VM PUT that referenced the NIC: ARM's reservation ends 180 s later. */
 export const ANNOTATION_VM_ATTEMPT_AT = 'flex.aks.azure.com/vm-attempt-at';
 /** RFC 3339 end of ARM's reservation of a failed launch's NIC (informational: vm-attempt-at is authoritative). */
+/** ARM id of the capacity reservation group a reserved NodeClaim's VM is created into (too long for a label). */
+export const ANNOTATION_CAPACITY_RESERVATION_GROUP = 'flex.aks.azure.com/capacity-reservation-group';
 export const ANNOTATION_NIC_RESERVED_UNTIL = 'flex.aks.azure.com/nic-reserved-until';
 export const ANNOTATION_NODECLASS_HASH = 'flex.aks.azure.com/nodeclass-hash';
 export const ANNOTATION_NODECLASS_HASH_VERSION = 'flex.aks.azure.com/nodeclass-hash-version';

@@ -34,23 +34,26 @@ export function compareOfferings(a: Offering, b: Offering): number {
 
 /**
  * What the type can be bought as: on-demand always; spot where a spot price is known (the
- * Azure provider offers spot for a size when its pricing provider has a spot price).
+ * Azure provider offers spot for a size when its pricing provider has a spot price); reserved
+ * where a capacity reservation of the size has room (`reservable`), at the on-demand price
+ * (already paid for: the tie-break then prefers it).
  */
-export function offeringsOf(type: InstanceType): Offering[] {
+export function offeringsOf(type: InstanceType, reservable = false): Offering[] {
   const out: Offering[] = [{ capacityType: 'on-demand', pricePerHour: type.pricePerHour }];
   if (type.spotPricePerHour !== undefined) out.push({ capacityType: 'spot', pricePerHour: type.spotPricePerHour });
+  if (reservable) out.push({ capacityType: 'reserved', pricePerHour: type.pricePerHour });
   return out;
 }
 
 /** The capacity types the type offers, in CAPACITY_TYPES order. */
-export function offeredCapacityTypes(type: InstanceType): CapacityType[] {
-  return type.spotPricePerHour !== undefined ? ['on-demand', 'spot'] : ['on-demand'];
+export function offeredCapacityTypes(type: InstanceType, reservable = false): CapacityType[] {
+  return offeringsOf(type, reservable).map((o) => o.capacityType);
 }
 
 /** The cheapest offering `usable` admits (undefined: none). */
-export function cheapestOffering(type: InstanceType, usable: (capacityType: CapacityType) => boolean): Offering | undefined {
+export function cheapestOffering(type: InstanceType, usable: (capacityType: CapacityType) => boolean, reservable = false): Offering | undefined {
   let best: Offering | undefined;
-  for (const o of offeringsOf(type)) if (usable(o.capacityType) && (!best || compareOfferings(o, best) < 0)) best = o;
+  for (const o of offeringsOf(type, reservable)) if (usable(o.capacityType) && (!best || compareOfferings(o, best) < 0)) best = o;
   return best;
 }
 

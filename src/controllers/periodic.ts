@@ -5,6 +5,7 @@ import { LivenessController, type LivenessOptions } from '../lifecycle/nodeclaim
 import { drain } from '../lifecycle/nodeclaim/termination.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { AzurePort } from '../ports/azure.js';
+import { ReservationReader } from '../provisioning/reservations.js';
 import { QuotaReader, type QuotaReaderOptions } from '../provisioning/quota.js';
 import type { Clock, Random } from '../ports/clock.js';
 import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
@@ -59,7 +60,7 @@ export interface PeriodicControllerDeps {
   /** Node repair policies; default the Azure provider's. */
   repairPolicies?: DisruptionControllerOptions['repairPolicies'];
   /** ARM's usages, for quota-aware planning (none: planning learns quota from refusals only). */
-  arm?: Pick<AzurePort, 'listUsages'>;
+  arm?: Pick<AzurePort, 'listUsages' | 'getCapacityReservationGroup'>;
   /** How often usages are read again (default DEFAULT_QUOTA_READ_INTERVAL_MS). */
   quotaReadIntervalMs?: number;
   onQuotaReading?: QuotaReaderOptions['onReading'];
@@ -74,7 +75,8 @@ export interface PeriodicControllerDeps {
  */
 export function periodicControllers(deps: PeriodicControllerDeps): PeriodicController[] {
   const isOfferingUnavailable = (sku: string, region: string, capacityType: string, zone?: string): boolean =>
-    deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand', zone) ?? false;
+    // A reserved offering's room is the reservation reader's to say: no mark rules it out.
+    capacityType !== 'reserved' && (deps.offerings?.isUnavailable(sku, region, capacityType === 'spot' ? 'spot' : 'on-demand', zone) ?? false);
   const quota = deps.arm
     ? new QuotaReader({
       arm: deps.arm, clock: deps.cloudClock ?? deps.clock,
@@ -83,6 +85,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
       ...(deps.onQuotaReadFailed ? { onReadFailed: deps.onQuotaReadFailed } : {}),
     })
     : undefined;
+  const reservations = deps.arm ? new ReservationReader({ arm: deps.arm, clock: deps.cloudClock ?? deps.clock }) : undefined;
   const provisioner = new Provisioner({
     cluster: deps.cluster,
     catalog: deps.catalog,
@@ -95,6 +98,7 @@ export function periodicControllers(deps: PeriodicControllerDeps): PeriodicContr
     log: deps.log,
     offeringMarks: deps.offerings !== undefined,
     ...(quota ? { quota } : {}),
+    ...(reservations ? { reservations } : {}),
     ...(deps.offerings ? { liftOffering: (sku: string, region: string) => deps.offerings!.lift(sku, region) } : {}),
     ...(deps.skuRestricted ? { skuRestricted: deps.skuRestricted } : {}),
     ...(deps.createConcurrency !== undefined ? { createConcurrency: deps.createConcurrency } : {}),

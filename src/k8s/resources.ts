@@ -470,6 +470,7 @@ export function toNodeClass(raw: RawObject): AzureFlexNodeClass {
       allocateNodePublicIP: spec.allocateNodePublicIP === true,
       maxPodsPerNode: typeof spec.maxPodsPerNode === 'number' ? spec.maxPodsPerNode : 110,
       ...(typeof spec.spotMaxPrice === 'number' ? { spotMaxPrice: spec.spotMaxPrice } : {}),
+      ...(Array.isArray(spec.capacityReservationGroupIDs) ? { capacityReservationGroupIDs: arr(spec.capacityReservationGroupIDs).filter((g): g is string => typeof g === 'string') } : {}),
       tags: strMap(spec.tags),
     },
     status: { conditions: toConditions(status.conditions) },

@@ -288,6 +288,12 @@ export interface AzureFlexNodeClassSpec {
    * VMs created after it is set; not part of the drift hash.
    */
   spotMaxPrice?: number;
+  /**
+   * ARM ids of On-demand Capacity Reservation Groups in the NodeClass's location: their free
+   * reservations are offered as Karpenter's `reserved` capacity type, and a VM launched into
+   * one names its group.
+   */
+  capacityReservationGroupIDs?: string[];
   tags: Record<string, string>;
 }
 

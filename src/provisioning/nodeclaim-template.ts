@@ -1,7 +1,7 @@
 import type { AzureFlexNodeClass, NodeClaim, NodePool } from '../ports/cluster.js';
 import { NODECLASS_HASH_VERSION } from '../apis/nodeclass-hash.js';
 import {
-  ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
+  ANNOTATION_CAPACITY_RESERVATION_GROUP, ANNOTATION_NODECLASS_HASH, ANNOTATION_NODECLASS_HASH_VERSION, ANNOTATION_NODEPOOL_HASH,
   ANNOTATION_NODEPOOL_HASH_VERSION, FINALIZER_TERMINATION, LABEL_NODEPOOL,
 } from '../apis/well-known.js';
 import { NODEPOOL_HASH_VERSION, nodePoolTemplateHash } from './nodepool-hash.js';
@@ -32,6 +32,7 @@ export function buildNodeClaim(
         [ANNOTATION_NODECLASS_HASH_VERSION]: NODECLASS_HASH_VERSION,
         [ANNOTATION_NODEPOOL_HASH]: nodePoolTemplateHash(nodePool),
         [ANNOTATION_NODEPOOL_HASH_VERSION]: NODEPOOL_HASH_VERSION,
+        ...(plan.capacityReservationGroupId !== undefined ? { [ANNOTATION_CAPACITY_RESERVATION_GROUP]: plan.capacityReservationGroupId } : {}),
       },
       finalizers: [FINALIZER_TERMINATION],
       creationTimestamp: new Date(options.now).toISOString(),

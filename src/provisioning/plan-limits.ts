@@ -4,9 +4,13 @@
  */
 import type { AzureFlexNodeClass } from '../ports/cluster.js';
 import type { QuotaLedger } from './quota.js';
+import type { ReservationLedger } from './reservations.js';
 import type { NodeClaimPlan } from './scheduling/types.js';
 import type { OfferingMarks } from './offering-marks.js';
-import { CAPACITY_TYPE_ON_DEMAND, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../apis/well-known.js';
+import {
+  CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_PLACEMENT_SCOPE,
+  LABEL_ZONE, PLACEMENT_SCOPE_REGIONAL,
+} from '../apis/well-known.js';
 import { cheapestOffering } from '../catalog/offerings.js';
 import type { InstanceType } from '../catalog/skus.js';
 
@@ -46,11 +50,49 @@ function keepSizes(plan: NodeClaimPlan, keep: (name: string) => boolean): NodeCl
 }
 
 /**
+ * A plan that may launch as reserved takes a free reservation slot (the first of its sizes,
+ * cheapest first, whose reservation its zones admit): it is then pinned to that size, the
+ * reservation's zone (or regional placement), reserved and the reservation's id, and names the
+ * group. Without a slot left it loses reserved and keeps the NodePool's other capacity types
+ * (dropped when it has none: its pods are planned again next pass, where the reservation is no
+ * longer offered).
+ */
+export function withinReservations(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, ledger: ReservationLedger): NodeClaimPlan | undefined {
+  const types = planCapacityTypes(plan);
+  if (!types.has(CAPACITY_TYPE_RESERVED)) return plan;
+  const zoneReq = plan.requirements.find((r) => r.key === LABEL_ZONE && r.operator === 'In');
+  // A regional reservation holds only VMs that name no zone: a plan whose pods narrowed its zones cannot use it.
+  const unnarrowed = (sku: string): boolean => {
+    const all = plan.instanceTypeOptions.find((it) => it.name === sku)?.zones?.[nodeClass.spec.location] ?? [];
+    return !zoneReq || all.every((z) => zoneReq.values!.includes(z));
+  };
+  const slot = ledger.take(nodeClass.metadata.name, plan.instanceTypeOptions.map((it) => it.name), (sku, zone) => (zone === undefined ? unnarrowed(sku) : !zoneReq || zoneReq.values!.includes(zone)));
+  if (!slot) {
+    const rest = [...types].filter((t) => t !== CAPACITY_TYPE_RESERVED);
+    if (rest.length === 0) return undefined;
+    return { ...plan, requirements: plan.requirements.map((r) => (r.key === LABEL_CAPACITY_TYPE && r.operator === 'In' ? { ...r, values: rest } : r)) };
+  }
+  const sized = keepSizes(plan, (name) => name.toLowerCase() === slot.sku.toLowerCase())!;
+  const pinned = new Set([LABEL_CAPACITY_TYPE, LABEL_CAPACITY_RESERVATION_ID, LABEL_ZONE, LABEL_PLACEMENT_SCOPE]);
+  const requirements = [
+    ...sized.requirements.filter((r) => !pinned.has(r.key)),
+    { key: LABEL_CAPACITY_TYPE, operator: 'In' as const, values: [CAPACITY_TYPE_RESERVED] },
+    { key: LABEL_CAPACITY_RESERVATION_ID, operator: 'In' as const, values: [slot.reservationId] },
+    slot.zone !== undefined
+      ? { key: LABEL_ZONE, operator: 'In' as const, values: [slot.zone] }
+      : { key: LABEL_PLACEMENT_SCOPE, operator: 'In' as const, values: [PLACEMENT_SCOPE_REGIONAL] },
+  ];
+  return { ...sized, requirements, capacityReservationGroupId: slot.groupId };
+}
+
+/**
  * The plan with only the sizes the NodeClass's quota can hold (their cores then taken from
  * the pass's ledger); undefined when none fits: its pods are planned again next pass, where
  * this NodeClaim's absence and the in-flight ones steer them to another offering.
  */
 export function withinQuota(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, ledger: QuotaLedger): NodeClaimPlan | undefined {
+  // A reserved VM runs on cores its reservation already holds.
+  if (plan.capacityReservationGroupId !== undefined) return plan;
   const fitting = new Set(ledger.admit(nodeClass.spec.subscriptionID, nodeClass.spec.location, plan.instanceTypeOptions.map((it) => it.name), planCapacityTypes(plan)));
   return keepSizes(plan, (name) => fitting.has(name));
 }

@@ -13,7 +13,8 @@ import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
 import type { Resources } from './resources.js';
 import { describeShortfall, type QuotaLedger, type QuotaReader } from './quota.js';
-import { oneCanaryEach, withinQuota } from './plan-limits.js';
+import { oneCanaryEach, withinQuota, withinReservations } from './plan-limits.js';
+import type { ReservationLedger, ReservationReader } from './reservations.js';
 import { OfferingMarks, ProbationMemo, formatMarks, markKey, readMarks, type OfferingMark } from './offering-marks.js';
 import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
@@ -90,6 +91,8 @@ export interface ProvisionerOptions {
   liftOffering?: (sku: string, region: string) => void;
   /** Quota-aware planning (quota.ts): no plan into an offering whose quota cannot hold its VM. */
   quota?: QuotaReader;
+  /** Capacity reservations (reservations.ts): the `reserved` capacity type where a NodeClass's reservation has room. */
+  reservations?: ReservationReader;
   /**
    * How many of a pass's NodeClaims (each with its pods' Nominated events) are created at once,
    * and how many pods' FailedScheduling events are sent at once (default 1: one after another).
@@ -132,6 +135,7 @@ interface Launch {
   marks: OfferingMarks | undefined;
   canaries: Set<string>;
   ledger: QuotaLedger | undefined;
+  reserved: ReservationLedger | undefined;
 }
 /** Bounded memory of events already sent, so a pod stuck for hours gets one event per reason. */
 const MAX_REMEMBERED_EVENTS = 50_000;
@@ -222,6 +226,8 @@ export class Provisioner {
     const quotaClasses = nodeClasses.filter(isUsableNodeClass);
     await this.options.quota?.refresh(quotaClasses);
     const ledger = this.options.quota?.ledger(quotaClasses, nodeClaims, instanceTypes);
+    await this.options.reservations?.refresh(quotaClasses);
+    const reserved = this.options.reservations?.ledger(quotaClasses, nodeClaims);
     const unavailableNow = (sku: string, region: string, type: string, zone?: string): boolean =>
       this.options.isOfferingUnavailable(sku, region, type, zone) || (marks?.isUnavailable(sku, region, type, zone) ?? false) ||
       (ledger?.blocks(sku, region, type) ?? false);
@@ -230,8 +236,10 @@ export class Provisioner {
     const key = versions !== undefined
       ? `${versions.join(',')}|${inputsKey(instanceTypes, nodeClaims.slice(listedNodeClaims.length))}`
       : inputsKey(pods, nodePools, nodeClasses, nodeClaims, instanceTypes, claims, volumes, classes);
+    // Free reservation slots come from ARM, not the inputs: other counts plan differently.
+    const fullKey = reserved ? `${key}|${reserved.fingerprint()}` : key;
     const seen = this.lastInputs;
-    if (seen?.key === key && seen.offerings.every(([sku, region, type, was, zone]) => unavailableNow(sku, region, type, zone) === was)) return;
+    if (seen?.key === fullKey && seen.offerings.every(([sku, region, type, was, zone]) => unavailableNow(sku, region, type, zone) === was)) return;
     this.lastInputs = undefined;
     const offerings: Array<[string, string, string, boolean, string?]> = [];
     const failuresBefore = this.failures;
@@ -254,7 +262,7 @@ export class Provisioner {
     const { pending } = fromPods;
     const created: NodeClaim[] = [];
     const passIssues = new Map<string, SupportIssue>();
-    const launch: Launch = { pools: new Map(flexPools.map((p) => [p.metadata.name, p])), classes: new Map(nodeClasses.map((c) => [c.metadata.name, c])), marks, canaries: new Set(), ledger };
+    const launch: Launch = { pools: new Map(flexPools.map((p) => [p.metadata.name, p])), classes: new Map(nodeClasses.map((c) => [c.metadata.name, c])), marks, canaries: new Set(), ledger, reserved };
     let result: SchedulingResult = { nodeClaims: [], existingPlacements: [], unschedulable: [] };
     if (pending.length > 0 && dynamicPools.length > 0) {
       const input: SchedulingInput = {
@@ -270,6 +278,7 @@ export class Provisioner {
         daemonSetPods: fromPods.daemonSets,
         isOfferingUnavailable,
         isZoneUnavailable,
+        ...(reserved ? { isReservable: (nodeClassName: string, sku: string) => reserved.offers(nodeClassName, sku) } : {}),
         memo: this.memo,
         ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
         ...(VolumeTopology.needed(pending) ? { volumeRequirements: volumeRequirementsOf(new VolumeTopology({ claims, volumes, classes })) } : {}),
@@ -334,7 +343,7 @@ export class Provisioner {
       this.lastStatusKey = status.failures === 0 ? statusKey : undefined;
     }
     // A plan that created nothing and failed nothing would be made again from the same inputs.
-    if (this.failures === failuresBefore && created.length === 0 && statics.remove.length === 0 && passIssues.size === 0) this.lastInputs = { key, offerings };
+    if (this.failures === failuresBefore && created.length === 0 && statics.remove.length === 0 && passIssues.size === 0) this.lastInputs = { key: fullKey, offerings };
     this.last = { pendingPods: pending.length, createdNodeClaims: created.map((c) => c.metadata.name), unschedulablePods: result.unschedulable.length, result };
     this.options.onUnschedulablePods?.(result.unschedulable.length);
     // Logged when the decision changed, not on every pass with the same stuck pods.
@@ -422,7 +431,8 @@ export class Provisioner {
     const nodeClass = launch.classes.get(planned.nodeClassName)!;
     const canary = launch.marks ? oneCanaryEach(planned, nodeClass.spec.location, launch.marks, launch.canaries) : planned;
     // Dropped: its only offerings are canaries another NodeClaim of this pass already is, or its quota is spent.
-    const plan = canary && launch.ledger ? withinQuota(canary, nodeClass, launch.ledger) : canary;
+    const reservedPlan = canary && launch.reserved ? withinReservations(canary, nodeClass, launch.reserved) : canary;
+    const plan = reservedPlan && launch.ledger ? withinQuota(reservedPlan, nodeClass, launch.ledger) : reservedPlan;
     if (!plan) return undefined;
     const claim = await this.createNodeClaim(plan, launch.pools.get(plan.nodePoolName)!, launch.classes.get(plan.nodeClassName)!);
     if (claim) this.inFlight.set(claim.metadata.name, { claim, createdAt: this.clock.now() });

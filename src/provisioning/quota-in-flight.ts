@@ -10,7 +10,7 @@
 import type { NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { Requirements } from './requirements.js';
-import { CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
+import { CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_SPOT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE } from '../apis/well-known.js';
 import { vmAttemptAt } from '../apis/vm-attempt.js';
 
 export interface InFlightCores {
@@ -27,10 +27,11 @@ export interface InFlightCores {
  */
 function capacityTypesOf(claim: NodeClaim): { regular: boolean; spot: boolean } {
   const labelled = claim.metadata.labels[LABEL_CAPACITY_TYPE];
-  if (labelled !== undefined) return { regular: labelled !== CAPACITY_TYPE_SPOT, spot: labelled === CAPACITY_TYPE_SPOT };
+  // A reserved VM runs on cores its reservation already holds: it takes no more quota.
+  if (labelled !== undefined) return { regular: labelled !== CAPACITY_TYPE_SPOT && labelled !== CAPACITY_TYPE_RESERVED, spot: labelled === CAPACITY_TYPE_SPOT };
   const r = Requirements.fromSelectors(claim.spec.requirements).get(LABEL_CAPACITY_TYPE);
   if (!r) return { regular: true, spot: false };
-  return { regular: r.has(CAPACITY_TYPE_ON_DEMAND) || r.has('reserved'), spot: r.has(CAPACITY_TYPE_SPOT) };
+  return { regular: r.has(CAPACITY_TYPE_ON_DEMAND) || r.has(CAPACITY_TYPE_RESERVED), spot: r.has(CAPACITY_TYPE_SPOT) };
 }
 
 function countsAfter(claim: NodeClaim, readAt: number): boolean {

@@ -1,5 +1,5 @@
 import type { AzureFlexNodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../ports/cluster.js';
-import { scenarioSubnetId, type Scenario } from './scenario.js';
+import { scenarioReservationGroup, scenarioSubnetId, type Scenario } from './scenario.js';
 import type { ExistingCluster } from './snapshot.js';
 import { LABEL_CAPACITY_TYPE, NODECLASS_GROUP, NODECLASS_KIND } from '../apis/well-known.js';
 
@@ -70,6 +70,7 @@ export function clusterOfScenario(scenario: Scenario, createdAt: string): Cluste
       sshPublicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAzflexSimulatedKeyOnly azflex@sim'],
       allocateNodePublicIP: false,
       maxPodsPerNode: 110,
+      ...(c.capacityReservationGroups ? { capacityReservationGroupIDs: c.capacityReservationGroups.map((g) => scenarioReservationGroup(scenario, c, g)!) } : {}),
       tags: {},
     },
     status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: createdAt }] },

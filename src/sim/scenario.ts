@@ -208,6 +208,8 @@ const NodeClass = z.strictObject({
   image: z
     .strictObject({ publisher: z.string().min(1).max(128), offer: z.string().min(1).max(128), sku: z.string().min(1).max(128), version: z.string().min(1).max(64) })
     .default({ publisher: 'microsoft-dsvm', offer: 'ubuntu-hpc', sku: '2204', version: 'latest' }),
+  /** Names of capacity reservation groups its region declares (regions[].capacityReservationGroups). */
+  capacityReservationGroups: z.array(z.string().min(1).max(80)).max(100).optional(),
 });
 
 const NodePool = z.strictObject({
@@ -218,8 +220,8 @@ const NodePool = z.strictObject({
   taints: z.array(z.strictObject({ key: z.string().min(1).max(317), value: z.string().max(63).optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })).max(100).default([]),
   limits: requests.default({}),
   weight: z.number().int().min(0).max(100).optional(),
-  /** karpenter.sh/capacity-type In these (the launch takes the cheapest available: spot before on-demand). */
-  capacityTypes: z.array(z.enum(['on-demand', 'spot'])).min(1).max(2).default(['on-demand']),
+  /** karpenter.sh/capacity-type In these (the launch takes the cheapest available: reserved, then spot, then on-demand at equal price). */
+  capacityTypes: z.array(z.enum(['on-demand', 'spot', 'reserved'])).min(1).max(3).default(['on-demand']),
   /** Static capacity: keep this many nodes whatever is pending (NodePool spec.replicas). */
   replicas: z.number().int().min(0).max(LIMITS.nodePools * 100).optional(),
   consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).default('WhenEmpty'),
@@ -390,6 +392,9 @@ export function parseScenario(raw: unknown, source: string): Scenario {
   const regions = new Set(s.regions.map((r) => `${r.subscriptionId.toLowerCase()}/${r.location}`));
   for (const [i, c] of s.nodeClasses.entries()) {
     if (!regions.has(`${c.subscriptionID.toLowerCase()}/${c.location}`)) fail(`nodeClasses.${i}.location`, `no region "${c.location}" in subscription ${c.subscriptionID}`);
+    for (const [j, name] of (c.capacityReservationGroups ?? []).entries()) {
+      if (!scenarioReservationGroup(s, c, name)) fail(`nodeClasses.${i}.capacityReservationGroups.${j}`, `no capacity reservation group "${name}" in region ${c.location} of subscription ${c.subscriptionID}`);
+    }
   }
   checkFaultTargets(s.regions, s.faults.schedule, source);
   checkSharedNetworks(s.nodeClasses, fail);
@@ -576,4 +581,11 @@ export function loadScenarioFile(path: string): Scenario {
 /** The subnet a scenario's NodeClass names, as an ARM ID in the simulated VNet. */
 export function scenarioSubnetId(c: Scenario['nodeClasses'][number]): string {
   return `/subscriptions/${c.subscriptionID}/resourceGroups/${c.resourceGroup}/providers/Microsoft.Network/virtualNetworks/azflex-vnet/subnets/${c.subnet}`;
+}
+
+/** The ARM id of the reservation group `name` that the NodeClass's region declares (undefined: none). */
+export function scenarioReservationGroup(s: Pick<Scenario, 'regions'>, c: Pick<Scenario['nodeClasses'][number], 'subscriptionID' | 'location'>, name: string): string | undefined {
+  const region = s.regions.find((r) => r.subscriptionId.toLowerCase() === c.subscriptionID.toLowerCase() && r.location === c.location);
+  const group = region?.capacityReservationGroups?.find((g) => g.name === name);
+  return group ? `/subscriptions/${c.subscriptionID}/resourceGroups/${group.resourceGroup}/providers/Microsoft.Compute/capacityReservationGroups/${group.name}` : undefined;
 }

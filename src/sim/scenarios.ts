@@ -144,6 +144,31 @@ const BUILT_IN: Record<string, ScenarioInput> = {
     workload: [gpuPods(4)],
     faults: { schedule: [{ at: 5.5 * 3600, fault: { kind: 'spotEviction', location: 'eastus2', ratePerHour: 0 } }] },
   },
+  'reserved-h200': {
+    name: 'reserved-h200',
+    description:
+      'Three regions for H200: eastus2 with no H200 quota, westus3 with a capacity reservation group of 2 H200, swedencentral with on-demand quota for 3. The westus3 NodePool allows [reserved, on-demand]: 5 GPU pods get 2 reserved nodes in westus3 and 3 on-demand ones in swedencentral, and no create is refused for quota.',
+    hours: 1,
+    regions: [
+      { subscriptionId: SUB, location: 'eastus2', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: {} },
+      {
+        subscriptionId: SUB, location: 'westus3', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 192 },
+        capacityReservationGroups: [{ resourceGroup: 'azflex-reservations', name: 'h200-crg', reservations: [{ name: 'h200', sku: H200, quantity: 2 }] }],
+      },
+      { subscriptionId: SUB, location: 'swedencentral', regionalQuotaCores: REGIONAL_CORES, familyQuotaCores: { [H200_FAMILY]: 288 } },
+    ],
+    nodeClasses: [
+      { ...h200Class, resourceGroup: 'azflex-eastus2' },
+      { name: 'h200-westus3', location: 'westus3', subscriptionID: SUB, resourceGroup: 'azflex-westus3', subnetPrefix: '10.2.0.0/24', capacityReservationGroups: ['h200-crg'] },
+      { name: 'h200-swedencentral', location: 'swedencentral', subscriptionID: SUB, resourceGroup: 'azflex-swedencentral', subnetPrefix: '10.3.0.0/24' },
+    ],
+    nodePools: [
+      { ...h200Pool, name: 'h200-eastus2', weight: 30 },
+      { ...h200Pool, name: 'h200-westus3', nodeClass: 'h200-westus3', weight: 20, capacityTypes: ['reserved', 'on-demand'] },
+      { ...h200Pool, name: 'h200-swedencentral', nodeClass: 'h200-swedencentral', weight: 10 },
+    ],
+    workload: [gpuPods(5)],
+  },
   fleet: {
     name: 'fleet',
     description:

@@ -25,6 +25,8 @@ describe('NodeClass validation', () => {
     ['spot max price of 0 (ARM: -1 or above zero)', { spotMaxPrice: 0 }, 'InvalidSpotMaxPrice'],
     ['spot max price below -1', { spotMaxPrice: -2 }, 'InvalidSpotMaxPrice'],
     ['spot max price with 6 decimals', { spotMaxPrice: 0.123456 }, 'InvalidSpotMaxPrice'],
+    ['capacity reservation group id of another type', { capacityReservationGroupIDs: [subnet] }, 'InvalidCapacityReservationGroupID'],
+    ['capacity reservation group in another subscription', { capacityReservationGroupIDs: ['/subscriptions/99999999-1111-2222-3333-444455556666/resourceGroups/r/providers/Microsoft.Compute/capacityReservationGroups/g'] }, 'InvalidCapacityReservationGroupID'],
   ])('rejects %s', (_what, over, reason) => {
     const r = validateNodeClassSpec(spec(over));
     expect(r.ok).toBe(false);
@@ -34,6 +36,10 @@ describe('NodeClass validation', () => {
 
   it('accepts spot max prices ARM takes: -1 and positive prices with up to 5 decimals', () => {
     for (const spotMaxPrice of [-1, 0.01538, 12.5]) expect(validateNodeClassSpec(spec({ spotMaxPrice })).ok).toBe(true);
+  });
+
+  it('accepts capacity reservation groups of its subscription', () => {
+    expect(validateNodeClassSpec(spec({ capacityReservationGroupIDs: [`/subscriptions/${SUB}/resourceGroups/r/providers/Microsoft.Compute/capacityReservationGroups/g`] })).ok).toBe(true);
   });
 
   it('never lets a deleting class be used', () => {

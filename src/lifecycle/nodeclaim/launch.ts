@@ -7,7 +7,7 @@ import type { AzureFlexNodeClass, NodeClaim } from '../../ports/cluster.js';
 import { Requirements } from '../../provisioning/requirements.js';
 import { vmAttemptAt, type VmCreateAttempt } from '../deps.js';
 import {
-  ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_PLACEMENT_SCOPE, LABEL_ZONE,
+  ANNOTATION_CAPACITY_RESERVATION_GROUP, ANNOTATION_NIC_RESERVED_UNTIL, ANNOTATION_VM_ATTEMPT_AT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_PLACEMENT_SCOPE, LABEL_ZONE,
   PLACEMENT_SCOPE_REGIONAL,
 } from '../../apis/well-known.js';
 import { classified } from '../failure.js';
@@ -110,6 +110,7 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     sshPublicKeys: cls.spec.sshPublicKeys,
     customData: await s.deps.userData({ nodeClaim: kubeletView(s, labelled, instanceType, cls, zone), nodeClass: cls, instanceType }),
     ...vmPriority(capacityType, cls),
+    ...reservationGroup(nc, capacityType),
     tags: ownedTags(s, nc, cls),
   }).catch((error: unknown) => {
     createFailed(s, name, attempt, started, error);
@@ -228,8 +229,9 @@ async function chooseOffering(s: LifecycleScope, nc: NodeClaim, cls: AzureFlexNo
     if (!it || !isOffered(it, cls.spec.subscriptionID, location)) continue;
     const usable = (ct: CapacityType): boolean => allowedType(ct) && !s.deps.offerings?.isUnavailable(it.name, location, ct) &&
       (zonesIn(it, location).length === 0 || regionalAllowed(nc) || allowedZones(nc, cls, it).some((z) => zoneUsable(s, cls, it.name, z, ct)));
-    const available = cheapestOffering(it, usable);
-    const fallback = available ?? cheapestOffering(it, allowedType);
+    const reservable = nc.metadata.annotations[ANNOTATION_CAPACITY_RESERVATION_GROUP] !== undefined;
+    const available = cheapestOffering(it, usable, reservable);
+    const fallback = available ?? cheapestOffering(it, allowedType, reservable);
     if (fallback) choices.push({ instanceType: it, offering: fallback, available: available !== undefined });
   }
   choices.sort((a, b) => Number(b.available) - Number(a.available) || compareOfferings(a.offering, b.offering) || a.instanceType.name.localeCompare(b.instanceType.name));
@@ -254,6 +256,15 @@ async function recordCapacityType(s: LifecycleScope, nc: NodeClaim, capacityType
  */
 function vmPriority(capacityType: CapacityType, cls: AzureFlexNodeClass): Pick<VmSpec, 'priority' | 'spotMaxPrice'> {
   return capacityType === 'spot' ? { priority: 'Spot', spotMaxPrice: cls.spec.spotMaxPrice ?? -1 } : { priority: 'Regular' };
+}
+
+/**
+ * The capacity reservation group of a NodeClaim the provisioner planned into a reservation
+ * slot (its annotation): the VM is created into it, so it lands in the reserved capacity.
+ */
+function reservationGroup(nc: NodeClaim, capacityType: CapacityType): Pick<VmSpec, 'capacityReservationGroupId'> {
+  const group = nc.metadata.annotations[ANNOTATION_CAPACITY_RESERVATION_GROUP];
+  return capacityType === 'reserved' && group !== undefined ? { capacityReservationGroupId: group } : {};
 }
 
 /** Karpenter semantics for a failed launch: remember the bad offering, say why, delete the NodeClaim. */

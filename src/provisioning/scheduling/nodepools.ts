@@ -47,9 +47,9 @@ export function candidateOf(
  * admits. A pool that names none gets on-demand, as the AWS provider's defaulting webhook gave
  * it ("if not included … will default to on-demand"): spot only where a NodePool allows it.
  */
-export function allowedCapacityTypes(instanceType: InstanceType, requirements: Requirements): CapacityType[] {
+export function allowedCapacityTypes(instanceType: InstanceType, requirements: Requirements, reservable = false): CapacityType[] {
   const wanted = requirements.get(LABEL_CAPACITY_TYPE);
-  const offered = offeredCapacityTypes(instanceType);
+  const offered = offeredCapacityTypes(instanceType, reservable);
   return offered.filter((ct) => (wanted ? wanted.has(ct) : ct === CAPACITY_TYPE_ON_DEMAND));
 }
 
@@ -72,15 +72,18 @@ export function buildPools(input: SchedulingInput, cache: RequirementsCache, kub
       // A type the pool cannot take with all its zones cannot with fewer either: skip it
       // before asking about each zone's marks (a pool of one size asked about the whole catalog).
       if (requirements.intersects(instanceTypeRequirements(instanceType, region, undefined, cluster)) !== undefined) continue;
-      const { available, zones } = availableOfferings(instanceType, region, allowedCapacityTypes(instanceType, requirements), input);
-      const narrowed = available.length > 0 && available.length < offeredCapacityTypes(instanceType).length ? available : undefined;
+      // A reservation of the size with room (reservations.ts) offers it as reserved too; the
+      // catalog's requirements never name reserved, so such a type always says what it offers.
+      const reservable = input.isReservable?.(nodeClass.metadata.name, instanceType.name) ?? false;
+      const { available, zones } = availableOfferings(instanceType, region, allowedCapacityTypes(instanceType, requirements, reservable), input);
+      const narrowed = available.length > 0 && (reservable || available.length < offeredCapacityTypes(instanceType).length) ? available : undefined;
       // Every zone marked: the type is still offered regionally (no zone in the VM PUT), as the
       // Azure provider falls back to, to pods that do not need a zone, until that fails too.
       const itRequirements = zones?.length === 0
         ? regionalRequirements(instanceType, region, cluster, narrowed)
         : instanceTypeRequirements(instanceType, region, zones, cluster, narrowed);
       if (requirements.intersects(itRequirements) !== undefined) continue;
-      const cheapest = cheapestOffering(instanceType, (ct) => available.includes(ct));
+      const cheapest = cheapestOffering(instanceType, (ct) => available.includes(ct), reservable);
       const candidate = candidateOf(instanceType, nodeClass, itRequirements, kubeReserved, cheapest?.pricePerHour);
       if (!cheapest) unavailable.push(candidate);
       else candidates.push(candidate);

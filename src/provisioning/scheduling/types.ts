@@ -36,6 +36,8 @@ export interface SchedulingInput {
   isOfferingUnavailable: (sku: string, region: string, capacityType: string) => boolean;
   /** The AKS node resource group: its label value is kubernetes.azure.com/cluster on every node (none: no such label). */
   nodeResourceGroup?: string;
+  /** Whether a capacity reservation the NodeClass names has room for the size (the `reserved` capacity type; absent: none). */
+  isReservable?: (nodeClassName: string, sku: string) => boolean;
   /** Per-zone marks (a zonal allocation failure) of a capacity type: the SKU's other zones stay offered. */
   isZoneUnavailable?: (sku: string, region: string, zone: string, capacityType: string) => boolean;
   /**
@@ -59,6 +61,8 @@ export interface NodeClaimPlan {
   requests: ResourceList;
   /** "namespace/name" of the pods this claim is for. */
   podKeys: string[];
+  /** ARM id of the capacity reservation group it took a slot of (plan-limits.ts), when it launches as reserved. */
+  capacityReservationGroupId?: string;
 }
 
 export interface ExistingPlacement {
