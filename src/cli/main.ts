@@ -37,12 +37,21 @@ function oneLine(message: string): string {
   return line.length > MAX_MESSAGE_CHARS ? `${line.slice(0, MAX_MESSAGE_CHARS)}… (${line.length - MAX_MESSAGE_CHARS} more characters)` : line;
 }
 
+/**
+ * Exits once stdout and stderr have taken everything written: to a pipe they are asynchronous,
+ * and process.exit() would cut a large --json at the pipe's 64 KiB buffer.
+ */
+export async function exitAfterFlush(code: number): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((resolve) => stream.write('', () => resolve()))));
+  process.exit(code);
+}
+
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/src/cli/main.ts')) {
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitAfterFlush(code),
     (err: unknown) => {
       process.stderr.write(`azflex: internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exit(1);
+      return exitAfterFlush(1);
     },
   );
 }
