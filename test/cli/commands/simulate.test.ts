@@ -50,7 +50,7 @@ describe('azflex simulate', () => {
   it('an unknown scenario or an invalid scenario file is reported precisely with exit 2', async () => {
     const unknown = await azflex(['simulate', '--scenario', 'no-such-thing']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trim()).toBe('azflex: unknown scenario "no-such-thing": not a built-in (quota-storm, quota-blind, capacity-flap, throttle, crash-restart, churn, spot-fallback, spot-evictions, fleet) and no such file');
+    expect(unknown.stderr.trim()).toBe('azflex: unknown scenario "no-such-thing": not a built-in (quota-storm, quota-blind, capacity-flap, throttle, crash-restart, churn, spot-fallback, spot-evictions, reserved-h200, fleet) and no such file');
     const dir = mkdtempSync(join(tmpdir(), 'azflex-cli-'));
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'name: bad\nhours: 1\nregions: [{ location: eastus2 }]\nnodeClasses: [{ name: c, location: eastus2 }]\nnodePools: [{ name: p, nodeClass: missing, instanceTypes: [Standard_D8s_v5] }]\nworkload: [{ count: 1, prefix: web, requests: { cpu: "1" } }]\n');
