@@ -1,5 +1,5 @@
 import type { InstanceType } from './skus.js';
-import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from './spot-prices.js';
+import { estimateSpotPrice } from './spot-prices.js';
 
 /**
  * On-demand prices, used ONLY to rank SKUs that fit the same pods (cheapest first); azflex
@@ -73,7 +73,7 @@ export const NO_PRICE_OVERRIDES: PriceOverrides = { onDemand: {}, spot: {} };
 
 type Priced = Pick<InstanceType, 'name' | 'vcpu' | 'memoryMiB' | 'gpuCount' | 'gpuModel'>;
 
-/** Override > committed table > estimate, per capacity type; case-insensitive SKU names. */
+/** On-demand: override > committed table > estimate; spot: override > the spot rule of its on-demand price. Case-insensitive SKU names. */
 export class PriceBook {
   private readonly onDemand: Lookup;
   private readonly spot: Lookup;
@@ -81,10 +81,9 @@ export class PriceBook {
   constructor(
     overrides: Partial<PriceOverrides> = {},
     table: Readonly<Record<string, number>> = RETAIL_PRICES_USD_PER_HOUR,
-    spotTable: Readonly<Record<string, number>> = SPOT_PRICES_USD_PER_HOUR,
   ) {
     this.onDemand = new Lookup(overrides.onDemand ?? {}, table);
-    this.spot = new Lookup(overrides.spot ?? {}, spotTable);
+    this.spot = new Lookup(overrides.spot ?? {}, {});
   }
 
   price(type: Priced): { usdPerHour: number; source: PriceSource } {

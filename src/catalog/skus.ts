@@ -6,7 +6,7 @@
  * used only to prefer the cheapest fitting SKU.
  */
 
-import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from './spot-prices.js';
+import { estimateSpotPrice } from './spot-prices.js';
 
 /** Where a catalog listing applies: one NodeClass's subscription and location. */
 export interface CatalogScope {
@@ -191,7 +191,7 @@ const STATIC_TYPES: ReadonlyArray<Omit<InstanceType, 'zones' | 'spotPricePerHour
 
 /** Every static size is LowPriorityCapable in Resource SKUs (Azure refuses spot only for B-series and Promo sizes). */
 export const STATIC_INSTANCE_TYPES: readonly InstanceType[] = STATIC_TYPES.map((t) => ({
-  ...t, spotPricePerHour: SPOT_PRICES_USD_PER_HOUR[t.name] ?? estimateSpotPrice(t.pricePerHour, t), zones: staticZones(t.locations),
+  ...t, spotPricePerHour: estimateSpotPrice(t.pricePerHour, t), zones: staticZones(t.locations),
 }));
 
 /** Zone labels the type offers in a location (empty: regional there). */

@@ -102,7 +102,7 @@ describe('prices', () => {
   it('spot: override > table > the table\'s discount of the on-demand price', () => {
     const book = new PriceBook({ spot: { Standard_D8s_v5: 0.05 } });
     expect(book.spotPrice({ name: 'Standard_D8s_v5', vcpu: 8, memoryMiB: 32768, gpuCount: 0 })).toEqual({ usdPerHour: 0.05, source: 'override' });
-    expect(book.spotPrice({ name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16384, gpuCount: 0 })).toEqual({ usdPerHour: 0.0384, source: 'table' });
+    expect(book.spotPrice({ name: 'Standard_D4s_v5', vcpu: 4, memoryMiB: 16384, gpuCount: 0 })).toEqual({ usdPerHour: 0.0384, source: 'estimate' });
     const unlisted = book.spotPrice({ name: 'Standard_X8', vcpu: 8, memoryMiB: 32768, gpuCount: 0 });
     expect(unlisted).toEqual({ usdPerHour: Math.round(book.price({ name: 'Standard_X8', vcpu: 8, memoryMiB: 32768, gpuCount: 0 }).usdPerHour * 0.2 * 10_000) / 10_000, source: 'estimate' });
   });

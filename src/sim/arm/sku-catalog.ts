@@ -1,6 +1,6 @@
 import type { InstanceType } from '../../catalog/skus.js';
 import { RETAIL_PRICES_USD_PER_HOUR, estimatePrice } from '../../catalog/prices.js';
-import { SPOT_PRICES_USD_PER_HOUR, estimateSpotPrice } from '../../catalog/spot-prices.js';
+import { estimateSpotPrice } from '../../catalog/spot-prices.js';
 import { STATIC_INSTANCE_TYPES, zoneLabel } from '../../catalog/skus.js';
 import { parseVmSize } from '../../catalog/vm-size.js';
 
@@ -144,7 +144,7 @@ export function simInstanceTypes(skus: readonly SimSku[] = SIM_SKUS): InstanceTy
       ephemeralStorageGiB: s.tempDiskGiB,
       arch: s.arch,
       pricePerHour,
-      spotPricePerHour: SPOT_PRICES_USD_PER_HOUR[s.name] ?? estimateSpotPrice(pricePerHour, { gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
+      spotPricePerHour: estimateSpotPrice(pricePerHour, { gpuCount: s.gpus, ...(gpuModel ? { gpuModel } : {}) }),
       locations: s.locations.filter((l) => !blocked.has(l)),
       // The zones the Resource SKUs route lists (locationInfo) minus zone restrictions: what a zonal PUT may name.
       zones: Object.fromEntries(s.locations.filter((l) => !blocked.has(l) && ZONED_REGIONS.has(l)).map((l) => {
