@@ -171,12 +171,7 @@ export function toNodeClaim(raw: RawObject): NodeClaim {
   setOpt(nc.spec, 'expireAfter', str(spec.expireAfter));
   setOpt(nc.spec, 'terminationGracePeriod', str(spec.terminationGracePeriod));
   const owners = arr(obj(raw.metadata).ownerReferences).map(obj);
-  if (owners.length > 0) {
-    nc.metadata.ownerReferences = owners.map((o) => ({
-      apiVersion: str(o.apiVersion) ?? '', kind: str(o.kind) ?? '', name: str(o.name) ?? '', uid: str(o.uid) ?? '',
-      ...(o.blockOwnerDeletion === true ? { blockOwnerDeletion: true } : {}),
-    }));
-  }
+  if (owners.length > 0) nc.metadata.ownerReferences = owners.map((o) => ({ apiVersion: str(o.apiVersion) ?? '', kind: str(o.kind) ?? '', name: str(o.name) ?? '', uid: str(o.uid) ?? '', ...(o.blockOwnerDeletion === true ? { blockOwnerDeletion: true } : {}) }));
   return nc;
 }
 
