@@ -96,12 +96,9 @@ export function toMeta(raw: unknown): ObjectMeta {
     finalizers: arr(m.finalizers).filter((f): f is string => typeof f === 'string'),
     creationTimestamp: time(m.creationTimestamp) ?? '',
   };
-  const ns = str(m.namespace);
-  if (ns) meta.namespace = ns;
-  const rv = str(m.resourceVersion);
-  if (rv) meta.resourceVersion = rv;
-  const del = time(m.deletionTimestamp);
-  if (del) meta.deletionTimestamp = del;
+  setOpt(meta, 'namespace', str(m.namespace) || undefined);
+  setOpt(meta, 'resourceVersion', str(m.resourceVersion) || undefined);
+  setOpt(meta, 'deletionTimestamp', time(m.deletionTimestamp) || undefined);
   return meta;
 }
 
