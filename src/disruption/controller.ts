@@ -25,37 +25,23 @@
 import type { AzureFlexNodeClass, CachedKind, ClusterPort, DisruptionBudget, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { randomSuffix, type Clock, type Random } from '../ports/clock.js';
 import { nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
-import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
-import { isFlexNodePool } from '../provisioning/scheduler.js';
+import type { InstanceTypeCatalog } from '../catalog/skus.js';
 import { buildNodeClaim } from '../provisioning/nodeclaim-template.js';
 import type { ProvisionerLog } from '../provisioning/provisioner.js';
 import { daemonSetRepresentatives } from '../provisioning/pods-view.js';
-import type { NodeClaimPlan } from '../provisioning/scheduler.js';
-import { allowedDisruptions, isBudgetActive, type DisruptionReason } from './budgets.js';
-import { canRemoveWithoutReplacement, cheaperReplacement, consolidationClock, consolidationOrder, isConsolidatable, type ConsolidationState } from './consolidation.js';
+import { isBudgetActive } from './budgets.js';
+import { isConsolidatable, type ConsolidationState } from './consolidation.js';
 import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { durationOrNever } from '../utils/duration.js';
-import { lastPodEvent } from './emptiness.js';
 import { disruptionConditionChanges, type WantedDisruptionConditions } from './conditions.js';
-import { ClaimRecords, NodeIndex, type ClaimRecord } from './facts.js';
+import { ClaimRecords, NodeIndex } from './facts.js';
 import { ClusterError } from '../ports/cluster.js';
 import { PodIndex } from './pod-index.js';
+import { DisruptionPass, type Consolidation, type DisruptionDecision, type PoolView, type ReplacementIntent } from './pass.js';
 import { AZURE_REPAIR_POLICIES, EVENT_REASON_REPAIR_BLOCKED, UNHEALTHY_THRESHOLD_PERCENT, isTripped, poolHealth, unhealthyCondition, type PoolHealth, type RepairPolicy } from './repair.js';
 import { ANNOTATION_CONSOLIDATION_REPLACEMENT, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, TAINT_DISRUPTED } from '../apis/well-known.js';
 import { offeringPrice } from '../catalog/offerings.js';
 import { CONDITION_DISRUPTION_REASON } from '../lifecycle/nodeclaim/conditions.js';
-
-/** Expired and Unhealthy are forceful: not limited by budgets or do-not-disrupt. */
-export type DisruptionKind = 'Expired' | 'Unhealthy' | DisruptionReason;
-
-export interface DisruptionDecision {
-  nodeClaim: string;
-  nodePool: string;
-  kind: DisruptionKind;
-  detail: string;
-  /** Node repair: the Node condition type past its toleration (upstream's metric reason for a repair). */
-  repairedCondition?: string;
-}
 
 export interface DisruptionControllerOptions {
   cluster: ClusterPort;
@@ -79,52 +65,12 @@ export interface DisruptionControllerOptions {
   repairPolicies?: readonly RepairPolicy[];
 }
 
-interface Consolidation {
-  intents: ReplacementIntent[];
-  /** Scheduling simulations run. */
-  simulations: number;
-}
-
-interface ReplacementIntent {
-  view: PoolView;
-  candidate: NodeClaim;
-  plan: NodeClaimPlan;
-}
-
 const DEFAULT_MAX_SIMULATIONS = 20;
 
 /** The kinds whose every change can change a pass's decisions (NodePools and NodeClasses: only their specs can). */
 const WATCHED_KINDS: readonly CachedKind[] = ['nodeClaims', 'nodes', 'pods'];
 const NODES = WATCHED_KINDS.indexOf('nodes');
 const PODS = WATCHED_KINDS.indexOf('pods');
-
-/**
- * A pool's claims, sorted out in the one loop over every claim: the steps after it read only the
- * few claims each concerns (in list order, as a walk over all of them would meet them).
- */
-interface PoolClaims {
-  claims: ClaimRecord[];
-  /** Not being deleted and with an expireAfter deadline. */
-  expiring: ClaimRecord[];
-  /** Not being deleted and marked as replaced by a cheaper NodeClaim. */
-  marked: ClaimRecord[];
-  /** Initialized, not being deleted, no do-not-disrupt: graceful disruption may take them. */
-  graceful: ClaimRecord[];
-  total: number;
-  disrupting: number;
-}
-
-interface PoolView extends PoolClaims {
-  pool: NodePool;
-  nodeClass: AzureFlexNodeClass | undefined;
-  /** Initialized NodeClaims: what budget percentages are taken of (as in Karpenter). */
-  total: number;
-  /**
-   * Initialized NodeClaims already unavailable — being deleted (including by this
-   * reconcile) or with a NotReady node — which use up budget.
-   */
-  disrupting: number;
-}
 
 /**
  * A pass that decided nothing, launched nothing and simulated no consolidation, and what its
@@ -180,156 +126,72 @@ export class DisruptionController {
     const podsVersion = versions[PODS];
     if (podsVersion === undefined || podsVersion !== this.podIndexVersion) this.podIndex.update(pods);
     this.podIndexVersion = podsVersion;
-    const podIndex = this.podIndex;
     const records = this.records;
     // The claims as the pass uses them (paired with their nodes), and by NodePool, in list order.
-    const observed = records.observeAll(listedNodeClaims, this.nodeIndex, podIndex);
-    const nodeClaims: NodeClaim[] = new Array<NodeClaim>(observed.length);
-    const claimsByPool = new Map<string, PoolClaims>();
-    // A replacement is empty until its candidate's pods move over: never consolidate it
-    // while the claim it replaces still exists.
-    const replacements = new Set<string>();
-    for (let i = 0; i < observed.length; i++) {
-      const record = observed[i]!;
-      nodeClaims[i] = record.claim;
-      // Pod events (a reschedulable pod arrived or left) on every live claim every reconcile:
-      // consolidateAfter counts from the last one (status.lastPodEventTime, written below).
-      if (!record.deleting) {
-        let changed = false;
-        if (record.churnPods !== record.pods) {
-          changed = record.churnPods !== undefined && record.churnPods.signature !== record.pods.signature;
-          record.churnPods = record.pods;
-        }
-        if (changed || record.lastPodEvent !== record.facts.lastPodEventTime) record.lastPodEvent = lastPodEvent(changed, record.lastPodEvent, record.facts.lastPodEventTime, now);
-      }
-      if (record.replaces !== undefined) replacements.add(record.replaces);
-      const poolName = record.poolName;
-      if (poolName === undefined) continue;
-      let of = claimsByPool.get(poolName);
-      if (!of) claimsByPool.set(poolName, (of = { claims: [], expiring: [], marked: [], graceful: [], total: 0, disrupting: 0 }));
-      of.claims.push(record);
-      if (!record.deleting) {
-        if (record.facts.expiresAt !== undefined) of.expiring.push(record);
-        if (record.replaces !== undefined) of.marked.push(record);
-        if (record.facts.initialized && record.doNotDisrupt === undefined) of.graceful.push(record);
-      }
-      if (record.facts.initialized) {
-        of.total++;
-        if (record.deleting || !record.ready) of.disrupting++;
-      }
-    }
+    const pass = new DisruptionPass(now, records.observeAll(listedNodeClaims, this.nodeIndex, this.podIndex), nodePools, nodeClasses);
     records.endPass();
-    const recordOf = (claim: NodeClaim): ClaimRecord => records.get(claim.metadata.name)!;
 
-    const classesByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-    const isNodeReady = (claim: NodeClaim): boolean => recordOf(claim).ready;
-    const poolViews = nodePools.filter(isFlexNodePool).map((pool): PoolView => ({
-      ...(claimsByPool.get(pool.metadata.name) ?? { claims: [], expiring: [], marked: [], graceful: [], total: 0, disrupting: 0 }),
-      pool,
-      nodeClass: classesByName.get(pool.spec.template.spec.nodeClassRef.name),
-    }));
-
-    const decisions: DisruptionDecision[] = [];
-    const deleted = new Set<string>();
-    const decide = (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string, repairedCondition?: string): void => {
-      decisions.push({ nodeClaim: record.name, nodePool: view.pool.metadata.name, kind, detail, ...(repairedCondition !== undefined ? { repairedCondition } : {}) });
-      deleted.add(record.name);
-      // Only initialized claims count towards budgets, and a NotReady one already does.
-      if (record.facts.initialized && record.ready) view.disrupting++;
-    };
-
-    for (const view of poolViews) {
-      for (const record of view.expiring) {
-        const at = record.facts.expiresAt!;
-        if (now >= at) decide(view, record, 'Expired', `older than expireAfter ${record.claim.spec.expireAfter}`);
-      }
-    }
-
-    const repairDue = await this.repair(poolViews, now, decide, deleted);
-
-    // Replacements under way: finish (delete the candidate) or abandon them.
-    const replacing = new Set<string>();
-    const abandoned: string[] = [];
-    for (const view of poolViews) {
-      for (const record of view.marked) {
-        const replacementName = record.replaces!;
-        if (deleted.has(record.name)) continue;
-        const replacement = records.get(replacementName);
-        if (!replacement || replacement.deleting || record.doNotDisrupt) {
-          abandoned.push(record.name);
-          continue;
-        }
-        replacing.add(record.name);
-        if (replacement.facts.initialized) decide(view, record, 'Underutilized', `replaced by cheaper ${replacementName}`);
-        else if (record.ready) view.disrupting++; // holds its budget slot meanwhile
-      }
-    }
-
-    const gracefulCandidates = (view: PoolView): ClaimRecord[] =>
-      view.graceful.filter((record) => {
-        const name = record.name;
-        return !deleted.has(name) && !replacing.has(name) && !replacements.has(name);
-      });
-    const allowance = (view: PoolView, reason: DisruptionReason): number =>
-      allowedDisruptions(view.pool.spec.disruption.budgets, reason, view.total, view.disrupting, now);
-
-    for (const view of poolViews) {
-      // Every launched claim's drift (its Drifted condition); the graceful ones may be replaced.
-      const driftKey = records.driftKey(view.pool, view.nodeClass);
-      for (const record of view.claims) {
-        record.drifted = record.deleting || !record.facts.launched ? undefined : records.driftOf(record, view.pool, view.nodeClass, driftKey);
-      }
-      const drifted: Array<{ record: ClaimRecord; reason: string }> = [];
-      for (const record of gracefulCandidates(view)) if (record.drifted !== undefined) drifted.push({ record, reason: record.drifted });
-      drifted.sort((a, b) => a.record.claim.metadata.creationTimestamp.localeCompare(b.record.claim.metadata.creationTimestamp) || a.record.claim.metadata.name.localeCompare(b.record.claim.metadata.name));
-      for (const { record, reason } of drifted) {
-        if (allowance(view, 'Drifted') <= 0) break;
-        decide(view, record, 'Drifted', reason);
-      }
-    }
+    pass.expire();
+    const repairDue = await this.repair(pass);
+    pass.finishReplacements(records);
+    pass.drift(records);
     records.retainPools(new Set(nodePools.map((p) => p.metadata.name)));
-
-    for (const view of poolViews) {
-      const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-      // Static NodePools keep their replicas, empty or not: never consolidated.
-      if (consolidateAfter === undefined || view.pool.spec.replicas !== undefined) continue;
-      const empty = gracefulCandidates(view).filter((record) => record.pods.reschedulable === 0 && isConsolidatable(record, consolidateAfter, now));
-      for (const record of empty) {
-        if (allowance(view, 'Empty') <= 0) break;
-        decide(view, record, 'Empty', `empty for ${view.pool.spec.disruption.consolidateAfter}`);
-      }
-    }
-
+    pass.empty();
     // Underutilisation only when nothing is pending: pending pods are about to claim the
     // spare capacity the simulation would otherwise count on.
     let consolidation: Consolidation = { intents: [], simulations: 0 };
-    if (!podIndex.anyProvisionable && poolViews.some((v) => v.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized')) {
-      // Pods on zonal disks may only move where their volumes can follow (Karpenter's volume topology).
-      const volumes = VolumeTopology.needed(pods) ? await this.volumeTopology() : undefined;
-      // In the list's order, which the scheduling simulation's tie-breaks follow.
-      const podsByNode = new Map<string, Pod[]>();
-      for (const pod of pods) {
-        if (!pod.spec.nodeName) continue;
-        let list = podsByNode.get(pod.spec.nodeName);
-        if (!list) podsByNode.set(pod.spec.nodeName, (list = []));
-        list.push(pod);
-      }
-      const podsByClaim = new Map(nodeClaims.map((c) => {
-        const node = recordOf(c).node;
-        return [c.metadata.name, (node && podsByNode.get(node.metadata.name)) ?? []];
-      }));
-      consolidation = this.consolidateUnderutilized(poolViews, { nodeClaims, nodePools, nodeClasses, instanceTypes, pods, podsByClaim, now, deleted, decide, gracefulCandidates, allowance, isNodeReady, volumes });
+    if (!this.podIndex.anyProvisionable && pass.views.some((v) => v.pool.spec.disruption.consolidationPolicy === 'WhenEmptyOrUnderutilized')) {
+      const state = await this.consolidationState(pass.nodeClaims, { nodePools, nodeClasses, instanceTypes, pods });
+      const typesByName = new Map(instanceTypes.map((t) => [t.name, t]));
+      const price = (claim: NodeClaim): number => {
+        const type = typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '');
+        return type ? offeringPrice(type, claim.metadata.labels[LABEL_CAPACITY_TYPE]) : 0;
+      };
+      const isNodeReady = (claim: NodeClaim): boolean => records.get(claim.metadata.name)!.ready;
+      consolidation = pass.consolidate(state, price, this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS, this.options.random !== undefined, isNodeReady);
     }
+    const { decisions, abandoned } = pass;
     const { intents } = consolidation;
-
     if (decisions.length === 0 && abandoned.length === 0 && intents.length === 0 && consolidation.simulations === 0) {
-      this.quiet = { versions, specs, dueAt: Math.min(repairDue, nextDeadline(poolViews, now)), scheduled: scheduledBudgets(poolViews, now) };
+      this.quiet = { versions, specs, dueAt: Math.min(repairDue, pass.nextDeadline()), scheduled: scheduledBudgets(pass.views, now) };
     }
-    await this.writeConditions(poolViews, decisions, abandoned, now);
+    await this.writeConditions(pass.views, decisions, abandoned, now);
     for (const name of abandoned) await this.unmark(name);
-    for (const decision of decisions) await this.delete(decision, nodeClaims);
+    for (const decision of decisions) await this.delete(decision, pass.nodeClaims);
     for (const intent of intents) await this.launchReplacement(intent, now);
     return decisions;
+  }
+
+  /** What the consolidation simulations schedule against: the live claims with their pods (in list order, which tie-breaks follow). */
+  private async consolidationState(
+    nodeClaims: readonly NodeClaim[],
+    listed: Pick<ConsolidationState, 'nodePools' | 'nodeClasses' | 'instanceTypes'> & { pods: readonly Pod[] },
+  ): Promise<ConsolidationState> {
+    const { pods } = listed;
+    // Pods on zonal disks may only move where their volumes can follow (Karpenter's volume topology).
+    const volumes = VolumeTopology.needed(pods) ? await this.volumeTopology() : undefined;
+    const podsByNode = new Map<string, Pod[]>();
+    for (const pod of pods) {
+      if (!pod.spec.nodeName) continue;
+      let list = podsByNode.get(pod.spec.nodeName);
+      if (!list) podsByNode.set(pod.spec.nodeName, (list = []));
+      list.push(pod);
+    }
+    const podsByNodeClaim = new Map(nodeClaims.map((c) => {
+      const node = this.records.get(c.metadata.name)!.node;
+      return [c.metadata.name, (node && podsByNode.get(node.metadata.name)) ?? []];
+    }));
+    return {
+      nodePools: listed.nodePools,
+      nodeClasses: listed.nodeClasses,
+      instanceTypes: listed.instanceTypes,
+      nodeClaims: nodeClaims.filter((c) => !c.metadata.deletionTimestamp),
+      podsByNodeClaim,
+      daemonSetPods: daemonSetRepresentatives(pods),
+      isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
+      ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
+      ...(volumes ? { volumeRequirements: (pod: Pod) => volumes.requirements(pod) } : {}),
+    };
   }
 
   /**
@@ -337,10 +199,8 @@ export class DisruptionController {
    * toleration, unless their pool's breaker holds (one Warning Event on the NodePool while it
    * does). Returns the next toleration to run out (when a quiet pass must look again).
    */
-  private async repair(
-    views: readonly PoolView[], now: number,
-    decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string, repairedCondition?: string) => void, deleted: ReadonlySet<string>,
-  ): Promise<number> {
+  private async repair(pass: DisruptionPass): Promise<number> {
+    const { views, now, deleted } = pass;
     const policies = this.options.repairPolicies ?? AZURE_REPAIR_POLICIES;
     let due = Number.POSITIVE_INFINITY;
     if (policies.length === 0) return due;
@@ -363,7 +223,7 @@ export class DisruptionController {
           continue;
         }
         const condition = record.node.status.conditions.find((c) => c.type === unhealthy.conditionType);
-        decide(view, record, 'Unhealthy', `node ${record.node.metadata.name} ${unhealthy.conditionType}=${condition?.status ?? ''} past its toleration`, unhealthy.conditionType);
+        pass.decide(view, record, 'Unhealthy', `node ${record.node.metadata.name} ${unhealthy.conditionType}=${condition?.status ?? ''} past its toleration`, unhealthy.conditionType);
       }
       if (!blocked) {
         this.repairBlocked.delete(name);
@@ -495,65 +355,6 @@ export class DisruptionController {
     return new VolumeTopology({ claims, volumes, classes });
   }
 
-  private consolidateUnderutilized(
-    views: PoolView[],
-    ctx: {
-      nodeClaims: NodeClaim[]; nodePools: NodePool[]; nodeClasses: AzureFlexNodeClass[]; instanceTypes: InstanceType[]; pods: Pod[];
-      podsByClaim: Map<string, Pod[]>; now: number; deleted: Set<string>; volumes: VolumeTopology | undefined;
-      decide: (view: PoolView, record: ClaimRecord, kind: DisruptionKind, detail: string) => void;
-      gracefulCandidates: (view: PoolView) => ClaimRecord[];
-      allowance: (view: PoolView, reason: DisruptionReason) => number;
-      isNodeReady: (claim: NodeClaim) => boolean;
-    },
-  ): Consolidation {
-    const intents: ReplacementIntent[] = [];
-    const typesByName = new Map(ctx.instanceTypes.map((t) => [t.name, t]));
-    const price = (claim: NodeClaim): number => {
-      const type = typesByName.get(claim.metadata.labels[LABEL_INSTANCE_TYPE] ?? '');
-      return type ? offeringPrice(type, claim.metadata.labels[LABEL_CAPACITY_TYPE]) : 0;
-    };
-    const state: ConsolidationState = {
-      nodePools: ctx.nodePools,
-      nodeClasses: ctx.nodeClasses,
-      instanceTypes: ctx.instanceTypes,
-      nodeClaims: ctx.nodeClaims.filter((c) => !c.metadata.deletionTimestamp),
-      podsByNodeClaim: ctx.podsByClaim,
-      daemonSetPods: daemonSetRepresentatives(ctx.pods),
-      isOfferingUnavailable: this.options.isOfferingUnavailable ?? (() => false),
-      ...(this.options.nodeResourceGroup ? { nodeResourceGroup: this.options.nodeResourceGroup } : {}),
-      ...(ctx.volumes ? { volumeRequirements: (pod: Pod) => ctx.volumes!.requirements(pod) } : {}),
-    };
-    const maxSimulations = this.options.maxConsolidationSimulations ?? DEFAULT_MAX_SIMULATIONS;
-    let simulations = maxSimulations;
-    // Claims removed so far (any reason): their pods must fit elsewhere too.
-    const removed = new Set(ctx.deleted);
-    for (const view of views) {
-      if (view.pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized' || view.pool.spec.replicas !== undefined) continue;
-      const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-      if (consolidateAfter === undefined) continue;
-      const candidates = ctx.gracefulCandidates(view).filter((r) => isConsolidatable(r, consolidateAfter, ctx.now));
-      const recordsByName = new Map(candidates.map((r) => [r.claim.metadata.name, r]));
-      for (const claim of consolidationOrder(candidates.map((r) => r.claim), ctx.podsByClaim, price)) {
-        if (simulations <= 0 || ctx.allowance(view, 'Underutilized') <= 0) break;
-        simulations--;
-        const attempt = new Set(removed).add(claim.metadata.name);
-        if (canRemoveWithoutReplacement(state, attempt)) {
-          removed.add(claim.metadata.name);
-          ctx.decide(view, recordsByName.get(claim.metadata.name)!, 'Underutilized', 'its pods fit on other nodes');
-          continue;
-        }
-        // One replacement per pool per reconcile, as Karpenter's single-node consolidation.
-        if (!this.options.random || intents.some((i) => i.view === view)) continue;
-        const plan = cheaperReplacement(state, claim, removed, price(claim));
-        if (!plan) continue;
-        intents.push({ view, candidate: claim, plan });
-        removed.add(claim.metadata.name);
-        if (ctx.isNodeReady(claim)) view.disrupting++;
-      }
-    }
-    return { intents, simulations: maxSimulations - simulations };
-  }
-
   private async delete(decision: DisruptionDecision, nodeClaims: readonly NodeClaim[]): Promise<void> {
     const { cluster, log } = this.options;
     const claim = nodeClaims.find((c) => c.metadata.name === decision.nodeClaim);
@@ -575,25 +376,4 @@ export class DisruptionController {
       message: `Disrupting NodeClaim: ${decision.kind} (${decision.detail})`,
     }).catch(() => undefined);
   }
-}
-
-/**
- * The first moment after `now` at which a claim expires, or becomes Consolidatable (its last pod
- * event, else its initialization, consolidateAfter ago): an empty claim may then go, and every
- * claim's Consolidatable condition is written then.
- */
-function nextDeadline(views: readonly PoolView[], now: number): number {
-  let due = Number.POSITIVE_INFINITY;
-  for (const view of views) {
-    const consolidateAfter = durationOrNever(view.pool.spec.disruption.consolidateAfter);
-    for (const record of view.claims) {
-      if (record.deleting) continue;
-      const expires = record.facts.expiresAt;
-      if (expires !== undefined && expires > now) due = Math.min(due, expires);
-      const since = consolidationClock(record);
-      if (consolidateAfter === undefined || since === undefined || since + consolidateAfter <= now) continue;
-      due = Math.min(due, since + consolidateAfter);
-    }
-  }
-  return due;
 }
