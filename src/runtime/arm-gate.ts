@@ -129,48 +129,51 @@ export interface GatedArm extends AzurePort {
   vmPutRefusal(subscriptionId: string): AzureError | undefined;
 }
 
-export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean): GatedArm {
-  const lanes = new Map<string, Lane>();
-  const lane = (key: string): Lane => {
-    let l = lanes.get(key);
-    if (!l) lanes.set(key, (l = new Lane()));
-    return l;
-  };
-  /** Per subscription: when the next waiting read may go. */
-  const nextReadSlot = new Map<string, number>();
+/** A call's lanes, built once per (subscription as spelled, operation): every ARM call passes here. */
+interface Route {
+  sub: string;
+  arm: Lane;
+  rp: Lane;
+  /** The subscription's three ARM lanes: an unattributed 429 blocks them all. */
+  all: readonly Lane[];
+}
 
-  /** A call's lanes, built once per (subscription as spelled, operation): every ARM call passes here. */
-  interface Route {
-    sub: string;
-    arm: Lane;
-    rp: Lane;
-    /** The subscription's three ARM lanes: an unattributed 429 blocks them all. */
-    all: readonly Lane[];
+const refuse = (ms: number): AzureError =>
+  new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting out Retry-After before calling again', Math.max(1, Math.ceil(ms / 1000)));
+/** A refused write's own retry time (whole ms: ARM's Retry-After is whole seconds, this one is ours). */
+const refuseWrite = (ms: number): AzureError =>
+  new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting for room in the throttling policy before calling again', Math.ceil(ms) / 1000);
+
+class ArmGate {
+  private readonly lanes = new Map<string, Lane>();
+  /** Per subscription: when the next waiting read may go. */
+  private readonly nextReadSlot = new Map<string, number>();
+  private readonly routes = new Map<string, Map<string, Route>>();
+
+  constructor(private readonly clock: Clock, private readonly isLeader: (() => boolean) | undefined) {}
+
+  private lane(key: string): Lane {
+    let l = this.lanes.get(key);
+    if (!l) this.lanes.set(key, (l = new Lane()));
+    return l;
   }
-  const routes = new Map<string, Map<string, Route>>();
-  const routeOf = (subscriptionId: string, op: Operation): Route => {
-    let byOp = routes.get(subscriptionId);
-    if (!byOp) routes.set(subscriptionId, (byOp = new Map()));
+
+  routeOf(subscriptionId: string, op: Operation): Route {
+    let byOp = this.routes.get(subscriptionId);
+    if (!byOp) this.routes.set(subscriptionId, (byOp = new Map()));
     let r = byOp.get(op.name);
     if (!r) {
       const sub = subscriptionId.toLowerCase();
-      const all = (['read', 'write', 'delete'] as const).map((type) => lane(`${sub}|arm|${type}`));
-      r = { sub, arm: lane(`${sub}|arm|${op.type}`), rp: lane(`${sub}|${op.provider.toLowerCase()}|${op.name}`), all };
+      const all = (['read', 'write', 'delete'] as const).map((type) => this.lane(`${sub}|arm|${type}`));
+      r = { sub, arm: this.lane(`${sub}|arm|${op.type}`), rp: this.lane(`${sub}|${op.provider.toLowerCase()}|${op.name}`), all };
       byOp.set(op.name, r);
     }
     return r;
-  };
-
-  const refuse = (ms: number): AzureError =>
-    new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting out Retry-After before calling again', Math.max(1, Math.ceil(ms / 1000)));
-  /** A refused write's own retry time (whole ms: ARM's Retry-After is whole seconds, this one is ours). */
-  const refuseWrite = (ms: number): AzureError =>
-    new AzureError('TooManyRequests', 429, 'throttled by ARM; waiting for room in the throttling policy before calling again', Math.ceil(ms) / 1000);
-  const sleep = (ms: number): Promise<void> => new Promise((resolve) => clock.setTimer(ms, resolve));
+  }
 
   /** Records what a 429 blocks (the lane of whoever throttled) and the policy a provider states. */
-  const noteThrottled = (r: Route, err: AzureError, retryAfterSeconds: number, sentAt: number | undefined): void => {
-    const until = clock.now() + retryAfterSeconds * 1000;
+  private noteThrottled(r: Route, err: AzureError, retryAfterSeconds: number, sentAt: number | undefined): void {
+    const until = this.clock.now() + retryAfterSeconds * 1000;
     const by = err.info.throttledBy?.toLowerCase();
     // The provider did not count a write it (or ARM before it) refused.
     if (sentAt !== undefined) r.rp.unsend(sentAt);
@@ -182,32 +185,34 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
     }
     // ARM's bucket (unknown origin: assume ARM, every bucket of the subscription, the wider block).
     for (const l of by === undefined ? r.all : [r.arm]) l.blockedUntil = Math.max(l.blockedUntil, until);
-  };
+  }
 
   /** Why a write of the route may not go now (a running block, or the provider's window full), if it may not. */
-  const writeRefusal = (r: Route, now: number): AzureError | undefined => {
+  private writeRefusal(r: Route, now: number): AzureError | undefined {
     if (r.arm.blockedUntil > now) return refuseWrite(r.arm.blockedUntil - now);
     if (!r.rp.admits(now)) return refuseWrite(r.rp.retryAt(now) - now);
     return undefined;
-  };
+  }
 
-  const guard = async <T>(scope: ResourceGroupScope & { name?: string }, op: Operation, call: () => Promise<T>): Promise<T> => {
-    const r = routeOf(scope.subscriptionId, op);
+  async guard<T>(scope: ResourceGroupScope & { name?: string }, op: Operation, call: () => Promise<T>): Promise<T> {
+    const r = this.routeOf(scope.subscriptionId, op);
+    const { clock } = this;
+    // A read waits out its lanes' blocks, paced READ_SPACING_MS apart per subscription.
     if (op.type === 'read') {
       for (let until = Math.max(r.arm.blockedUntil, r.rp.blockedUntil); clock.now() < until; until = Math.max(r.arm.blockedUntil, r.rp.blockedUntil)) {
         const now = clock.now();
-        const slot = Math.max(until, nextReadSlot.get(r.sub) ?? 0);
+        const slot = Math.max(until, this.nextReadSlot.get(r.sub) ?? 0);
         if (slot - now > MAX_READ_WAIT_MS) throw refuse(slot - now);
-        nextReadSlot.set(r.sub, slot + READ_SPACING_MS);
-        await sleep(slot - now);
+        this.nextReadSlot.set(r.sub, slot + READ_SPACING_MS);
+        await new Promise<void>((resolve) => clock.setTimer(slot - now, resolve));
       }
     }
     let sentAt: number | undefined;
     if (op.type !== 'read') {
       // Fencing at the last moment (nothing awaits between here and the call): leadership may have moved since the actor decided.
-      if (isLeader && !isLeader()) throw new Error('not the leader: ARM writes are fenced');
+      if (this.isLeader && !this.isLeader()) throw new Error('not the leader: ARM writes are fenced');
       const now = clock.now();
-      const refused = writeRefusal(r, now);
+      const refused = this.writeRefusal(r, now);
       if (refused) throw refused;
       r.rp.sentAt(now);
       sentAt = now;
@@ -218,17 +223,24 @@ export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean):
       // Only a 429 says "this scope is over its rate"; other waits (a VM marked for deletion) are the resource's own.
       if (isAzureError(err) && err.statusCode === 429) {
         const action = classifyAzureError(err);
-        if (action.kind === 'throttled') noteThrottled(r, err, action.retryAfterSeconds, sentAt);
+        if (action.kind === 'throttled') this.noteThrottled(r, err, action.retryAfterSeconds, sentAt);
       }
       throw err;
     }
-  };
+  }
+
+  vmPutRefusal(subscriptionId: string): AzureError | undefined {
+    const r = this.routeOf(subscriptionId, OPS.vmPut);
+    const now = this.clock.now();
+    return r.rp.admits(now) ? undefined : refuseWrite(r.rp.retryAt(now) - now);
+  }
+}
+
+export function gateArm(arm: AzurePort, clock: Clock, isLeader?: () => boolean): GatedArm {
+  const gate = new ArmGate(clock, isLeader);
+  const guard = <T>(scope: ResourceGroupScope & { name?: string }, op: Operation, call: () => Promise<T>): Promise<T> => gate.guard(scope, op, call);
   return {
-    vmPutRefusal: (subscriptionId) => {
-      const r = routeOf(subscriptionId, OPS.vmPut);
-      const now = clock.now();
-      return r.rp.admits(now) ? undefined : refuseWrite(r.rp.retryAt(now) - now);
-    },
+    vmPutRefusal: (subscriptionId) => gate.vmPutRefusal(subscriptionId),
     getNic: (ref) => guard(ref, OPS.nicGet, () => arm.getNic(ref)),
     createNic: (spec) => guard(spec.ref, OPS.nicPut, () => arm.createNic(spec)),
     deleteNic: (ref) => guard(ref, OPS.nicDelete, () => arm.deleteNic(ref)),

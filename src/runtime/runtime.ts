@@ -9,7 +9,7 @@ import type { NodeClaimMachine, NodeClaimObservation } from '../lifecycle/nodecl
 import { GONE_NODECLAIM, observeNodeClaim } from '../lifecycle/nodeclaim/observation.js';
 import { NIC_ROUTES, NODECLAIM_ROUTES, routeFrom, type NicActor, type NodeClaimActor, type RouteTargets } from '../lifecycle/routing.js';
 import type { LifecycleScope } from '../lifecycle/scope.js';
-import { xstateClock, type TimerId } from '../ports/clock.js';
+import { xstateClock } from '../ports/clock.js';
 import type { Node, NodeClaim } from '../ports/cluster.js';
 import type { Vm } from '../ports/azure.js';
 import type { RuntimeDeps } from './deps.js';
@@ -24,7 +24,7 @@ import { ClusterObserver, NicOwners, worldOf, type ClusterChanges, type ClusterV
 import { DirtyActors, anyGone, markedInOrder } from './dirty.js';
 import { gateArm } from './arm-gate.js';
 import { legacyCleanup, legacyNodeClaimRoutes, type LegacyCleanup } from './strategies.js';
-import { PeriodicLoop, type LoopProgress } from '../utils/periodic-loop.js';
+import { Loops } from '../utils/periodic-loop.js';
 
 /**
  * ARM is listed in full (every page) at start and then this often; the passes between look
@@ -43,8 +43,7 @@ const DISK_SWEEP_EVERY = 2;
 export class Runtime {
   private readonly claims = new Map<string, NodeClaimActor>();
   private readonly nics = new Map<string, NicActor>();
-  private readonly timers = new Set<TimerId>();
-  private readonly loops: PeriodicLoop[] = [];
+  private readonly loops: Loops;
   /** The event log's record of every actor: transitions with their events, effects with their outcomes. */
   private readonly trail: ActorTrail;
   /** NIC name → owning NodeClaim name, for routing between the two kinds of actor. */
@@ -82,6 +81,10 @@ export class Runtime {
 
   constructor(deps: RuntimeDeps) {
     this.armView = new ArmView(deps.config.clusterName);
+    this.loops = new Loops(deps.clock, (name, err) => {
+      this.log('controller', 'error', `${name}: ${errorCode(err)}`);
+      this.deps.onControllerError?.(name, err);
+    });
     const nicNames = (nodeClaim: string): readonly string[] => nicNameCandidates(deps.config, nodeClaim);
     this.dirty = new DirtyActors(nicNames);
     this.owners = new NicOwners(nicNames);
@@ -122,33 +125,24 @@ export class Runtime {
     this.log('controller', 'start', `strategy=${this.deps.config.strategy}`);
     // A failed first look (throttled, 5xx) is not fatal: the loop below looks again.
     await this.resync().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
-    this.every('resync', this.deps.config.resyncMs, () => this.resync());
-    for (const c of this.deps.controllers ?? []) {
-      this.every(c.name, c.intervalMs, () => c.reconcile());
-    }
+    this.loops.every('resync', this.deps.config.resyncMs, () => this.resync());
+    for (const c of this.deps.controllers ?? []) this.loops.every(c.name, c.intervalMs, () => c.reconcile());
   }
 
   /** Runs a periodic controller as soon as possible (coalesced with a run pending or in flight). */
   kick(name: string): void {
-    for (const loop of this.loops) if (loop.name === name) loop.kick();
+    this.loops.kick(name);
   }
 
-  /** Each periodic loop's progress: /healthz fails when the leader's loops stop finishing runs. */
-  loopProgress(): LoopProgress[] {
-    return this.loops.map((l) => l.progress());
-  }
-
-  /** Names of loops with no finished run for `graceMs` beyond their interval. */
+  /** Names of loops with no finished run for `graceMs` beyond their interval: /healthz fails when the leader's loops stop finishing runs. */
   stalledLoops(graceMs: number): string[] {
-    return this.loops.filter((l) => l.stalled(l.progress().intervalMs + graceMs)).map((l) => l.name);
+    return this.loops.stalled(graceMs);
   }
 
   /** Stops every actor and timer. What matters survives in ARM and the API server. */
   stop(): void {
     this.stopped = true;
-    for (const loop of this.loops.splice(0)) void loop.stop();
-    for (const id of this.timers) this.deps.clock.clearTimer(id);
-    this.timers.clear();
+    this.loops.stop();
     for (const a of this.claims.values()) a.stop();
     for (const a of this.nics.values()) a.stop();
     this.claims.clear();
@@ -185,7 +179,7 @@ export class Runtime {
   requestResync(delayMs = 1_000): void {
     if (this.stopped || this.resyncRequested) return;
     this.resyncRequested = true;
-    this.once(delayMs, () => {
+    this.loops.once(delayMs, () => {
       this.resyncRequested = false;
       this.resync().catch((err: unknown) => this.log('controller', 'error', errorCode(err)));
     });
@@ -307,8 +301,6 @@ export class Runtime {
     return markedInOrder(world.nodeClaims, this.dirty.claims, all, (name) => this.clusterObserver.nodeClaimOrder(name));
   }
 
-
-
   /**
    * NIC actors: fed from the view on every pass, and spawned on every pass for a NIC in the
    * view that no actor runs (an ownerless one once its grace period ends, measured each pass:
@@ -316,7 +308,8 @@ export class Runtime {
    * actor's own GETs decide what the view cannot (gone, detached, reservation over).
    */
   private reconcileNics(world: WorldView, all: boolean): void {
-    const owners = this.ownersOf(world);
+    // NIC name → the NodeClaim that owns it (the later one in the cluster's order, should two names map to one NIC).
+    const owners = this.owners.of(world.nodeClaims);
     const dirty = this.dirty.nics;
     for (const name of markedInOrder(world.nics, dirty, all, (n) => this.armView.nicOrder(n))) {
       if (!all && !dirty.has(name)) continue;
@@ -348,13 +341,6 @@ export class Runtime {
     }
     for (const name of dirty) if (!world.nics.has(name) && !this.nics.has(name)) dirty.delete(name);
   }
-
-  /** NIC name → the NodeClaim that owns it (the later one in the cluster's order, should two names map to one NIC). */
-  private ownersOf(world: WorldView): Map<string, NodeClaim> {
-    return this.owners.of(world.nodeClaims);
-  }
-
-
 
   /**
    * The owner's latest VM attempt: its annotation, or the one its actor has just recorded
@@ -434,30 +420,6 @@ export class Runtime {
 
   private log(actor: string, event: string, detail: string): void {
     this.trail.controller(actor, event, detail);
-  }
-
-  /** A periodic loop whose runs never overlap (each waits for its previous run). */
-  private every(name: string, intervalMs: number, run: () => Promise<void>): void {
-    if (this.stopped) return;
-    const loop = new PeriodicLoop({
-      name,
-      clock: this.deps.clock,
-      intervalMs,
-      run,
-      onError: (err) => {
-        this.log('controller', 'error', `${name}: ${errorCode(err)}`);
-        this.deps.onControllerError?.(name, err);
-      },
-    });
-    this.loops.push(loop.start());
-  }
-
-  private once(delayMs: number, fn: () => void): void {
-    const id = this.deps.clock.setTimer(delayMs, () => {
-      this.timers.delete(id);
-      fn();
-    });
-    this.timers.add(id);
   }
 }
 

@@ -116,3 +116,43 @@ export class PeriodicLoop {
     return this.lastStartedAt;
   }
 }
+
+/** A process's periodic loops and one-shot timers, stopped together. */
+export class Loops {
+  private readonly loops: PeriodicLoop[] = [];
+  private readonly timers = new Set<TimerId>();
+  private stopped = false;
+
+  constructor(private readonly clock: Clock, private readonly onError: (name: string, err: unknown) => void) {}
+
+  /** A periodic loop whose runs never overlap (each waits for its previous run). */
+  every(name: string, intervalMs: number, run: () => Promise<void>): void {
+    if (this.stopped) return;
+    this.loops.push(new PeriodicLoop({ name, clock: this.clock, intervalMs, run, onError: (err) => this.onError(name, err) }).start());
+  }
+
+  once(delayMs: number, fn: () => void): void {
+    const id = this.clock.setTimer(delayMs, () => {
+      this.timers.delete(id);
+      fn();
+    });
+    this.timers.add(id);
+  }
+
+  /** Runs the named loop as soon as possible (coalesced with a run pending or in flight). */
+  kick(name: string): void {
+    for (const loop of this.loops) if (loop.name === name) loop.kick();
+  }
+
+  /** Names of loops with no finished run for `graceMs` beyond their interval. */
+  stalled(graceMs: number): string[] {
+    return this.loops.filter((l) => l.stalled(l.progress().intervalMs + graceMs)).map((l) => l.name);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const loop of this.loops.splice(0)) void loop.stop();
+    for (const id of this.timers) this.clock.clearTimer(id);
+    this.timers.clear();
+  }
+}
