@@ -9,7 +9,7 @@
  *   npx tsx scripts/leak-sweep.ts [--seeds 1..25] [--restarts 0,5,25] [--scenarios a,b] [--workers 2]
  */
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../src/sim/scenarios.js';
-import { percentiles } from '../src/sim/simulation.js';
+import { percentiles } from '../src/sim/result.js';
 import { runSweep, type SweepJob, type SweepOutcome } from '../src/sim/sweep/sweep.js';
 
 function arg(name: string): string | undefined {

@@ -11,7 +11,8 @@ import { VolumeTopology } from '../provisioning/volume-topology.js';
 import { PROVIDER_ID_PREFIX } from '../azure/naming.js';
 import type { FakeArm } from './arm/fake-arm.js';
 import type { JoinAuthority } from './bootstrap-token.js';
-import { hasPodTopology, type FakeCluster } from './cluster.js';
+import type { FakeCluster } from './cluster.js';
+import { hasPodTopology } from './journaled-map.js';
 import { walkAlongside } from '../utils/list-walk.js';
 import { LABEL_DISK_CSI_ZONE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 

@@ -1,6 +1,7 @@
 import type { SimulationReportInput, NamedSeries, TimePoint } from '../viz/report.js';
 import type { LogEntry } from '../runtime/event-log.js';
-import { SIM_EPOCH_MS, type SimulationResult, type SimulationWorld } from './simulation.js';
+import { SIM_EPOCH_MS, type SimulationWorld } from './simulation.js';
+import type { SimulationResult } from './result.js';
 import type { FakeCluster } from './cluster.js';
 import { placementByZone, placementOf } from './placement.js';
 

@@ -1,5 +1,6 @@
 import type { Scenario } from '../../sim/scenario.js';
-import { leakSummary, MAX_SETTLE_MS, type SimulationResult } from '../../sim/simulation.js';
+import { MAX_SETTLE_MS } from '../../sim/simulation.js';
+import { leakSummary, type SimulationResult } from '../../sim/result.js';
 
 type Row = [label: string, value: (r: SimulationResult) => string];
 

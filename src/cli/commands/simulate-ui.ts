@@ -4,7 +4,7 @@ import type { StrategyName } from '../../runtime/deps.js';
 import type { Scenario } from '../../sim/scenario.js';
 import type { ClusterSetup } from '../../sim/cluster-setup.js';
 import { sdkArmAdapter } from '../../sim/sdk-route.js';
-import { leakSummary } from '../../sim/simulation.js';
+import { leakSummary } from '../../sim/result.js';
 import { startLiveSimulation } from '../../live/sim-run.js';
 
 export interface SimulateUiOptions {

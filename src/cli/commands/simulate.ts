@@ -4,7 +4,7 @@ import { STRATEGIES, type StrategyName } from '../../runtime/deps.js';
 import { LIMITS, loadScenarioFile, ScenarioError, type Scenario } from '../../sim/scenario.js';
 import { BUILT_IN_SCENARIOS, builtInScenario } from '../../sim/scenarios.js';
 import type { SimulationReportInput } from '../../viz/report.js';
-import type { SimulationResult } from '../../sim/simulation.js';
+import type { SimulationResult } from '../../sim/result.js';
 import { UsageError } from '../errors.js';
 import { checkOutputPath, writeOutput } from './output-file.js';
 import { checkPlacementFlags, placementOfRun } from './simulate-placement.js';
@@ -131,8 +131,8 @@ export function register(program: Command): void {
         const { simulateWithLiveView } = await import('./simulate-ui.js');
         return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
       }
-      const [{ leakSummary, runSimulation }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }, { formatComparison }] = await Promise.all([
-        import('../../sim/simulation.js'), import('../../sim/report-recorder.js'), import('../../sim/sdk-route.js'), import('../../viz/report.js'), import('./simulate-format.js'),
+      const [{ runSimulation }, { leakSummary }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }, { formatComparison }] = await Promise.all([
+        import('../../sim/simulation.js'), import('../../sim/result.js'), import('../../sim/report-recorder.js'), import('../../sim/sdk-route.js'), import('../../viz/report.js'), import('./simulate-format.js'),
       ]);
       const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
       const results: SimulationResult[] = [];

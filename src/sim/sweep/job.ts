@@ -1,7 +1,8 @@
 import type { StrategyName } from '../../runtime/deps.js';
 import type { Scenario } from '../scenario.js';
 import type { ClusterSetup } from '../cluster-setup.js';
-import { leakSummary, runSimulation, type SimulationResult } from '../simulation.js';
+import { runSimulation } from '../simulation.js';
+import { leakSummary, type SimulationResult } from '../result.js';
 
 /**
  * One simulation of a sweep: everything a worker needs, as plain data (it crosses a
