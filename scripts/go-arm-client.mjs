@@ -12,12 +12,10 @@
 // 6 min 41 s wall (2 min 28 s CPU) measured on 2 busy cores; afterwards the cached binary
 // is used as is (`npm test`'s pretest builds it).
 
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { upstreamCacheRoot } from './upstream-karpenter.mjs';
+import { cachedGoBuild } from './go-cache.mjs';
 
 /** The newest majors the Go module proxy has (`go list -m -versions …`). */
 export const GO_SDK_MODULES = {
@@ -36,37 +34,20 @@ function log(msg) {
 export async function ensureGoArmClient() {
   const main = await fs.readFile(SOURCE, 'utf8');
   const key = createHash('sha256').update(JSON.stringify(GO_SDK_MODULES)).update(main).digest('hex').slice(0, 16);
-  // Beside the upstream artifacts (~/.cache/azflex/upstream): ~/.cache/azflex/go-arm-client@<key>.
-  const work = path.join(path.dirname(upstreamCacheRoot()), `go-arm-client@${key}`);
-  const binary = path.join(work, 'go-arm-client');
-  if (existsSync(binary)) return { binary, buildMs: 0 };
-  log('building the Go SDK client of the ARM face (first time only; minutes: armnetwork is large)');
-  const started = Date.now();
-  const tmp = `${work}.tmp-${process.pid}`;
-  await fs.rm(tmp, { recursive: true, force: true });
-  await fs.mkdir(tmp, { recursive: true });
-  await fs.writeFile(path.join(tmp, 'main.go'), main);
-  const requires = Object.entries(GO_SDK_MODULES).map(([m, v]) => `\t${m} ${v}\n`).join('');
-  await fs.writeFile(path.join(tmp, 'go.mod'), `module azflexgoarmclient\n\ngo 1.24\n\nrequire (\n${requires})\n`);
-  const env = { ...process.env, GOTOOLCHAIN: 'auto', GOFLAGS: '-mod=mod', GOWORK: 'off', GO111MODULE: 'on' };
-  const run = (args) => {
-    const r = spawnSync('go', args, { cwd: tmp, encoding: 'utf8', env, maxBuffer: 64 << 20 });
-    if (r.error) throw new Error(`go is needed to build the Go SDK client of the ARM face (scripts/go-arm-client): ${r.error.message}`);
-    if (r.status !== 0) throw new Error(`go ${args.join(' ')} failed (exit ${r.status}): ${r.stderr.slice(-4000)}`);
-  };
-  try {
-    run(['mod', 'tidy']);
-    run(['build', '-trimpath', '-o', 'go-arm-client', '.']);
-  } catch (err) {
-    await fs.rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  await fs.rm(work, { recursive: true, force: true });
-  await fs.rename(tmp, work);
   // Builds of other main.go versions are kept: another checkout (another branch) may be using one.
-  const buildMs = Date.now() - started;
-  log(`built in ${(buildMs / 1000).toFixed(1)} s`);
-  return { binary, buildMs };
+  return cachedGoBuild({
+    entry: `go-arm-client@${key}`,
+    binaryName: 'go-arm-client',
+    what: 'the Go SDK client of the ARM face (scripts/go-arm-client; minutes: armnetwork is large)',
+    log,
+    build: async (dir, go) => {
+      await fs.writeFile(path.join(dir, 'main.go'), main);
+      const requires = Object.entries(GO_SDK_MODULES).map(([m, v]) => `\t${m} ${v}\n`).join('');
+      await fs.writeFile(path.join(dir, 'go.mod'), `module azflexgoarmclient\n\ngo 1.24\n\nrequire (\n${requires})\n`);
+      go(['mod', 'tidy'], { GOFLAGS: '-mod=mod' });
+      go(['build', '-trimpath', '-o', 'go-arm-client', '.'], { GOFLAGS: '-mod=mod' });
+    },
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -4,11 +4,13 @@
 //  - etcd, kube-apiserver, kube-scheduler, kube-controller-manager, KWOK, helm and kubectl for the Kubernetes tests
 //    (built once from the Go module proxy into ~/.cache/azflex/envtest, see envtest.mjs);
 //  - upstream Karpenter's metric families (built once from its Go module, see upstream-karpenter.mjs);
-//  - the Go Azure SDK client of the ARM face (built once, see go-arm-client.mjs).
+//  - the Go Azure SDK client of the ARM face (built once, see go-arm-client.mjs);
+//  - kube-score, which the chart tests run on the rendered chart (built once, see kube-score.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ensureEnvtest } from './envtest.mjs';
 import { ensureGoArmClient } from './go-arm-client.mjs';
+import { ensureKubeScore } from './kube-score.mjs';
 import { ensureUpstreamMetrics } from './upstream-karpenter.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -32,7 +34,8 @@ try {
   const env = await ensureEnvtest();
   const metrics = await ensureUpstreamMetrics();
   const goClient = await ensureGoArmClient();
-  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}; upstream metrics in ${metrics.file}; Go SDK client ${goClient.binary}\n`);
+  const kubeScore = await ensureKubeScore();
+  process.stderr.write(`[prereqs] chromium ok; envtest binaries in ${env.assetsDir}; upstream metrics in ${metrics.file}; Go SDK client ${goClient.binary}; kube-score ${kubeScore.binary}\n`);
 } catch (err) {
   process.stderr.write(`[prereqs] ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -155,6 +155,8 @@ async function waitReady(port: number, child: ChildProcess, logFile: string): Pr
   }
 }
 
+const BENCH_CLUSTER_NAME = 'azflex-bench';
+
 export async function startScaleStack(binaries: EnvtestBinaries, dir: string, log: (msg: string) => void): Promise<ScaleStack> {
   const cleanups: Array<() => Promise<void> | void> = [];
   const stop = async (): Promise<void> => {
@@ -187,7 +189,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     cleanups.push(() => served.close());
     const onError = (e: unknown): void => log(`node registration: ${e instanceof Error ? e.message : String(e)}`);
     // Every 2 s: it lists all Nodes and NodeClaims each time.
-    const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 2_000, onError });
+    const kubelet = new DevKubelet({ client, arm: served.arm, clusterName: BENCH_CLUSTER_NAME, instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 2_000, onError });
     kubelet.start();
     cleanups.push(() => kubelet.stop());
     await applyNodePool(client);
@@ -200,7 +202,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     const controller = spawn(
       process.execPath,
       [
-        main, 'controller', '--cluster-name=azflex-bench', `--kubeconfig=${kubeconfig}`, `--leader-election-namespace=${BENCH_NAMESPACE}`,
+        main, 'controller', `--cluster-name=${BENCH_CLUSTER_NAME}`, `--kubeconfig=${kubeconfig}`, `--leader-election-namespace=${BENCH_NAMESPACE}`,
         `--metrics-port=${metricsPort}`, `--arm-endpoint=${served.endpoint}`, `--arm-ca-file=${served.caCertPath}`,
         `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
       ],

@@ -29,6 +29,8 @@ function simArmCredential(clock: Clock): TokenCredential {
 export interface DevControllerOptions {
   kubeConfig: KubeConfig;
   identity: string;
+  /** Its --cluster-name: DEV_CLUSTER_NAME unless two dev clusters share the fake ARM. */
+  clusterName?: string;
   log: Logger;
   /** The API server as nodes reach it, and the PEM file of its CA (for the nodes' user data). */
   apiServer: { endpoint: string; caCertFile: string };
@@ -78,7 +80,7 @@ export async function startDevController(o: DevControllerOptions): Promise<Contr
       clock: o.arm.clock,
       controllersClock: clock,
       random: new CryptoRandom(),
-      clusterName: DEV_CLUSTER_NAME,
+      clusterName: o.clusterName ?? DEV_CLUSTER_NAME,
       intervals: o.intervals ?? DEV_INTERVALS,
       armEndpoint: o.arm.endpoint,
       armTlsCa: o.arm.tlsCa,

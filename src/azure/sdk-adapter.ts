@@ -132,7 +132,10 @@ export class SdkAzure implements AzurePort {
 
   /**
    * An existing VM is returned as ARM has it (Creating, Succeeded or Failed): the lifecycle
-   * decides. A re-PUT would restart provisioning and re-reserve the NIC.
+   * decides. A re-PUT would restart provisioning and re-reserve the NIC. The PUT is
+   * create-only (`If-None-Match: *`, which Compute honours on a VM PUT): a VM of the name that
+   * appeared after the GET is refused with 412, never written over, and read instead; whose it
+   * is the lifecycle checks by its tags.
    */
   async createVm(spec: VmSpec | SdkVmSpec): Promise<Vm> {
     const existing = await this.getVm(spec.ref);
@@ -140,8 +143,11 @@ export class SdkAzure implements AzurePort {
     const { compute } = await this.clientsFor(spec.ref.subscriptionId);
     const body = this.vmBody(spec);
     const created = await this.create(`VM ${spec.ref.name}`, () =>
-      compute.virtualMachines.createOrUpdate(spec.ref.resourceGroup, spec.ref.name, body),
-    );
+      compute.virtualMachines.createOrUpdate(spec.ref.resourceGroup, spec.ref.name, body, { ifNoneMatch: '*' }),
+    ).catch((err: unknown) => {
+      if (err instanceof AzureError && err.statusCode === 412) return undefined;
+      throw err;
+    });
     return created ? toVm(created, spec.ref) : this.mustGet(() => this.getVm(spec.ref), spec.ref);
   }
 

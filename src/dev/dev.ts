@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { startDevController } from '../app/dev.js';
+import { DEV_CLUSTER_NAME, startDevController } from '../app/dev.js';
 import type { PeriodicIntervals } from '../controllers/periodic.js';
 import type { ControllerProcess } from '../app/process.js';
 import { KubeClient } from '../k8s/client.js';
@@ -33,6 +33,13 @@ export interface DevOptions {
   stateDir: string;
   /** The fake ARM's setup (`default`, a built-in scenario, a file: see resolveArmConfig). */
   armConfig: FakeArmConfig;
+  /** The cluster's name (its controller's --cluster-name); DEV_CLUSTER_NAME by default. */
+  clusterName?: string;
+  /**
+   * Another environment's fake ARM, shared instead of serving one (built from `armConfig`):
+   * two clusters whose NodeClasses use the same resource groups. Its owner closes it.
+   */
+  sharedArm?: ServedArm;
   seed?: number;
   /** Defaults to scripts/envtest.mjs (cache, PATH or a Go build). */
   binaries?: EnvtestBinaries;
@@ -118,18 +125,19 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       ),
     );
 
-    const served = await serveArm({
+    const served = o.sharedArm ?? (await serveArm({
       host: '127.0.0.1',
       scenarioConfig: o.armConfig,
       seed: o.seed ?? 1,
       clockMode: 'realtime',
       lroRetryAfterSeconds: o.lroRetryAfterSeconds ?? 1,
-    });
-    cleanups.push(() => served.close());
+    }));
+    if (!o.sharedArm) cleanups.push(() => served.close());
     const armCa = await fs.readFile(served.caCertPath);
 
+    const clusterName = o.clusterName ?? DEV_CLUSTER_NAME;
     const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
-    const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+    const kubelet = new DevKubelet({ client, arm: served.arm, clusterName, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
     const volumes = new DevVolumes({ client, onError: onError('volumes') });
     volumes.start();
     kubelet.start();
@@ -145,6 +153,7 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       current = await startDevController({
         kubeConfig,
         identity,
+        clusterName,
         log,
         apiServer: { endpoint: controlPlane.server, caCertFile: path.join(cpDir, 'pki', 'ca.crt') },
         namespace: DEV_NAMESPACE,

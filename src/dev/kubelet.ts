@@ -16,7 +16,7 @@ import { LABEL_DISK_CSI_ZONE, LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, UNR
  *  - A Succeeded VM registers a Node after a boot delay: name = VM name, providerID from the
  *    VM's ARM id, labels from its NodeClaim (the `karpenter.sh_nodeclaim` tag), capacity from
  *    the SKU catalog, and KWOK_MANAGED_LABEL, so KWOK makes it Ready, renews its Lease and
- *    runs its pods.
+ *    runs its pods. Only this cluster's VMs join (another cluster may share the fake ARM).
  *  - A Node whose VM is gone (or no longer Succeeded, or stopped or deallocated) loses that
  *    label: its kubelet went silent, so the node lifecycle controller marks it Unknown,
  *    taints it and evicts its pods, as in a real cluster. A VM that runs again gets it back.
@@ -46,6 +46,11 @@ const EMPTY_NODE_INFO = { bootID: '', machineID: '', systemUUID: '', kernelVersi
 export interface DevKubeletOptions extends PollerOptions {
   client: KubeClient;
   arm: FakeArm;
+  /**
+   * The cluster whose VMs join here (their cluster tag, as their user data's bootstrap token
+   * decides for a real VM): another cluster sharing the fake ARM has its own kubelet.
+   */
+  clusterName: string;
   instanceTypes: readonly InstanceType[];
   /** From a VM's Succeeded to its Node registering (kubeadm join). */
   bootDelayMs?: number;
@@ -73,7 +78,7 @@ export class DevKubelet extends DevPoller {
     const live = new Set<string>();
     for (const vm of this.o.arm.currentVms()) {
       // A stopped or deallocated VM runs no kubelet.
-      if (vm.provisioningState !== 'Succeeded' || vm.powerState !== undefined) continue;
+      if (vm.provisioningState !== 'Succeeded' || vm.powerState !== undefined || vm.tags[TAG.cluster] !== this.o.clusterName) continue;
       const providerID = PROVIDER_ID_PREFIX + vm.id;
       live.add(providerID.toLowerCase());
       if (byProviderId.has(providerID.toLowerCase())) continue;

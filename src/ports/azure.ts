@@ -141,7 +141,11 @@ export interface AzurePort {
   deleteNic(ref: ResourceRef): Promise<void>;
   listNics(scope: ResourceGroupScope): Promise<Nic[]>;
   getVm(ref: ResourceRef): Promise<Vm | undefined>;
-  /** PUT and poll the long-running operation to its end. Rejects with AzureError. */
+  /**
+   * PUT and poll the long-running operation to its end. Rejects with AzureError. Create-only:
+   * a VM of the name that exists already (one that appeared since the caller's GET) is
+   * answered as it is and never written over; the caller checks whose it is.
+   */
   createVm(spec: VmSpec): Promise<Vm>;
   /**
    * DELETE; resolves once ARM has accepted it (202) or the VM is gone (404), without waiting

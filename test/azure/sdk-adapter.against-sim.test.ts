@@ -1,11 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AzureError, type NicSpec, type ResourceRef, type VmSpec } from '../../src/ports/azure.js';
-import type { FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
+import { FakeArm, type FakeArmConfig } from '../../src/sim/arm/fake-arm.js';
+import { createArmRestHandler } from '../../src/sim/arm/rest.js';
+import { createArmHttpClient } from '../../src/sim/arm/sdk-http-client.js';
+import { SeededRandom, VirtualClock } from '../../src/sim/virtual-clock.js';
+import { SdkAzure } from '../../src/azure/sdk-adapter.js';
+import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { classifyAzureError } from '../../src/azure/errors.js';
 import { resourceSkuFetcher } from '../../src/azure/resource-skus.js';
 import { LiveInstanceTypeCatalog } from '../../src/catalog/live.js';
 import { armId, legacyNamesFor, ownershipTags } from '../../src/azure/naming.js';
-import { fakeCredential } from './helpers/canned-arm.js';
+import { fakeCredential, runOnClock } from './helpers/canned-arm.js';
 import { ROUTES, type Sim, type SimRoute } from './helpers/sim-routes.js';
 
 /**
@@ -298,5 +303,44 @@ describe('HTTPS face: trust', () => {
     } finally {
       await served.close();
     }
+  });
+});
+
+describe('SdkAzure.createVm is create-only (If-None-Match: *)', () => {
+  it("sends If-None-Match: * on a VM's first PUT; a VM of the name made after its GET gets 412 and is read, never written over", async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1));
+    const arm = new FakeArm({ clock, random: new SeededRandom(3), config: config(), instanceTypes: STATIC_INSTANCE_TYPES });
+    const baseUrl = 'https://fake-arm.azflex.invalid';
+    const handler = createArmRestHandler(arm, { baseUrl, clock, lroRetryAfterSeconds: 10 });
+    const vmPuts: Array<{ name: string; ifNoneMatch: string | undefined; status: number }> = [];
+    // Another cluster's VM of the name that 'race' names lands between the adapter's GET and its PUT.
+    const foreign = { ...vmSpec('race'), nicId: armId(ref('theirs-nic'), 'Microsoft.Network/networkInterfaces'), tags: ownershipTags('c2', 'h200', 'race', 'h200-eastus2', 0) };
+    let raced = false;
+    const racing: typeof handler = async (req) => {
+      const vmPut = req.method === 'PUT' && /\/virtualMachines\/([^/?]+)\?/.exec(req.url)?.[1];
+      if (vmPut === legacyNamesFor('race').vm && !raced) {
+        raced = true;
+        await arm.createVm(foreign);
+      }
+      const res = await handler(req);
+      if (vmPut) vmPuts.push({ name: vmPut, ifNoneMatch: req.headers['if-none-match'], status: res.status });
+      return res;
+    };
+    const azure = new SdkAzure({ clock, credential: fakeCredential, endpoint: baseUrl, httpClient: createArmHttpClient(racing) });
+
+    await runOnClock(clock, azure.createNic(nicSpec('own')));
+    const own = await runOnClock(clock, azure.createVm(vmSpec('own')));
+    expect(own.tags['azflex.io_cluster']).toBe('c1');
+
+    await runOnClock(clock, arm.createNic({ ...nicSpec('race'), ref: ref('theirs-nic'), tags: foreign.tags }));
+    await runOnClock(clock, azure.createNic(nicSpec('race')));
+    const answered = await runOnClock(clock, azure.createVm(vmSpec('race')));
+    // ARM's answer is the other cluster's VM, as it is: the lifecycle's ownership check refuses it.
+    expect(answered.tags).toEqual(foreign.tags);
+    expect(arm.vmGet(ref(legacyNamesFor('race').vm))?.tags).toEqual(foreign.tags);
+    expect(vmPuts).toEqual([
+      { name: legacyNamesFor('own').vm, ifNoneMatch: '*', status: 201 },
+      { name: legacyNamesFor('race').vm, ifNoneMatch: '*', status: 412 },
+    ]);
   });
 });

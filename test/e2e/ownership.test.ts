@@ -134,6 +134,35 @@ describe('ownership on every ARM write', () => {
     expect(w.statuses.map(launched)).toContain('ResourceNameConflict');
   });
 
+  it("never writes over another cluster's VM of the name that appears between the launch's GET and its PUT (create-only PUT)", async () => {
+    const w = world();
+    const names = clusterNamesFor(CLAIM, CLUSTER);
+    const theirs = ownershipTags('aks-b', 'cpu', CLAIM, 'cpu', 0);
+    const theirNic = await w.answered(w.arm.createNic({ ref: ref('theirs-nic'), location: 'eastus2', subnetId: SUBNET, tags: theirs }));
+    const getVm = w.arm.getVm.bind(w.arm);
+    let raced = false;
+    w.arm.getVm = async (r) => {
+      const got = await getVm(r);
+      if (got || raced || r.name !== names.vm) return got;
+      raced = true;
+      await w.arm.createVm({
+        ref: ref(names.vm), location: 'eastus2', vmSize: 'Standard_D8s_v5', nicId: theirNic.id, osDiskName: 'theirs-osdisk', osDiskSizeGB: 64,
+        image: { reference: { publisher: 'p', offer: 'o', sku: 's', version: 'latest' } }, adminUsername: 'them', sshPublicKeys: [], customData: '', priority: 'Regular', tags: theirs,
+      });
+      return got;
+    };
+    await w.claim();
+    const r = w.runtime();
+    await w.run(r, 20);
+    r.stop();
+    expect(raced).toBe(true);
+    expect(w.cluster.nodeClaims.size).toBe(0);
+    // The VM PUT was the other cluster's; azflex's own NIC was made and reaped.
+    expect(w.writes()).toEqual({ 'nic.put': 2, 'vm.put': 1, 'nic.delete': 1, 'vm.delete': 0, 'disk.delete': 0 });
+    expect(w.arm.vmGet(ref(names.vm))?.tags).toEqual(theirs);
+    expect(w.cluster.events.find((e) => e.reason === 'ResourceNameConflict')?.message).toContain(`${TAG.cluster}=aks-b`);
+  });
+
   it("keeps a NodeClaim launched under the first version's names after the upgrade, and reaps them when it goes", async () => {
     const w = world();
     const legacy = legacyNamesFor(CLAIM);

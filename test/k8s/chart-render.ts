@@ -12,11 +12,16 @@ export interface K8sObject {
   [k: string]: unknown;
 }
 
-/** `helm template` with the CI values; returns the parsed objects. */
-export async function renderChart(info: ControlPlaneInfo, release: string, namespace: string, extra: string[] = []): Promise<K8sObject[]> {
+/** `helm template` with the CI values; returns the YAML stream. */
+export async function renderChartYaml(info: ControlPlaneInfo, release: string, namespace: string, extra: string[] = []): Promise<string> {
   const r = await run(info.binaries.helm, ['template', release, chartDir, '-n', namespace, '-f', ciValues, ...extra]);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-  return parseAllDocuments(r.stdout)
+  return r.stdout;
+}
+
+/** `helm template` with the CI values; returns the parsed objects. */
+export async function renderChart(info: ControlPlaneInfo, release: string, namespace: string, extra: string[] = []): Promise<K8sObject[]> {
+  return parseAllDocuments(await renderChartYaml(info, release, namespace, extra))
     .map((d) => d.toJSON() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
 }

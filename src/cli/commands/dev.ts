@@ -13,7 +13,10 @@ interface DevFlags {
   scenario: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   repairPolicies?: RepairPolicy[];
+  clusters: number;
 }
+
+const SECOND_CLUSTER_NAME = 'azflex-dev-2';
 
 /**
  * `azflex dev`: etcd, kube-apiserver, kube-scheduler, the fake ARM over HTTPS, a simulated
@@ -28,21 +31,32 @@ export function register(program: Command): void {
     .option('--seed <n>', `seed of the fake ARM random stream (0..${MAX_SEED})`, bounded('--seed', 0, MAX_SEED), 1)
     .option('--scenario <s>', "fake ARM setup: 'default' (eastus2, quota for 2 H200), a built-in scenario, or a JSON file", 'default')
     .option('--repair-policies <Type=Status:toleration,...>', REPAIR_POLICIES_HELP, repairPoliciesFlag)
+    .option('--clusters <n>', `clusters sharing the fake ARM and its resource groups (1 or 2); the second's controller runs as --cluster-name ${SECOND_CLUSTER_NAME}, its files in <state-dir>/${SECOND_CLUSTER_NAME}`, bounded('--clusters', 1, 2), 1)
     .addOption(new Option('--log-level <level>').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: DevFlags) => {
       const st = statSync(flags.stateDir, { throwIfNoEntry: false });
       if (st && !st.isDirectory()) throw new UsageError(`--state-dir ${flags.stateDir}: not a directory`);
       const armConfig = await resolveArmConfig(flags.scenario);
       const { startDev } = await import('../../dev/dev.js');
-      const dev = await startDev({ stateDir: flags.stateDir, armConfig, seed: flags.seed, logLevel: flags.logLevel, ...(flags.repairPolicies ? { repairPolicies: flags.repairPolicies } : {}) });
-      const lines = devSummary({ kubeconfigPath: dev.kubeconfigPath, armEndpoint: dev.armEndpoint, armCaCertPath: dev.armCaCertPath, examplesDir: dev.examplesDir, metricsPort: dev.controller()?.metricsPort, logsDir: path.join(flags.stateDir, 'control-plane') });
+      const common = { armConfig, seed: flags.seed, logLevel: flags.logLevel, ...(flags.repairPolicies ? { repairPolicies: flags.repairPolicies } : {}) };
+      const dev = await startDev({ ...common, stateDir: flags.stateDir });
+      const summary = (d: typeof dev, stateDir: string): string[] =>
+        devSummary({ kubeconfigPath: d.kubeconfigPath, armEndpoint: d.armEndpoint, armCaCertPath: d.armCaCertPath, examplesDir: d.examplesDir, metricsPort: d.controller()?.metricsPort, logsDir: path.join(stateDir, 'control-plane') });
+      const lines = summary(dev, flags.stateDir);
+      // A second cluster whose NodeClasses name the same resource groups (the examples do).
+      const second = flags.clusters === 2 ? await startDev({ ...common, stateDir: path.join(flags.stateDir, SECOND_CLUSTER_NAME), clusterName: SECOND_CLUSTER_NAME, sharedArm: dev.served }).catch(async (e: unknown) => {
+        await dev.stop();
+        throw e;
+      }) : undefined;
+      if (second) lines.push(`second cluster (--cluster-name ${SECOND_CLUSTER_NAME}), same fake ARM:`, ...summary(second, path.join(flags.stateDir, SECOND_CLUSTER_NAME)));
       process.stdout.write(`${lines.join('\n')}\n`);
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
           process.stderr.write('azflex dev: stopping\n');
-          void dev.stop().then(resolve, resolve);
+          // The second cluster uses the first's fake ARM: it stops first.
+          void (second ? second.stop() : Promise.resolve()).then(() => dev.stop()).then(resolve, resolve);
         };
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);

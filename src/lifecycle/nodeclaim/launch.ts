@@ -118,6 +118,8 @@ async function createVmOnce(s: LifecycleScope, name: string): Promise<VmProvisio
     throw classified(error, { capacityType });
   });
   s.deps.observer?.cloudProviderCall?.({ method: 'Create', nodeClaim: name, seconds: (s.deps.clock.now() - started) / 1000 });
+  // The PUT is create-only: a VM of the name made by someone else since the GET comes back as it is.
+  assertOwned(vm, 'VM', s.deps.config.clusterName, name);
   return vm.provisioningState;
 }
 

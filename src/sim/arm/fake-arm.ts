@@ -157,7 +157,11 @@ export class FakeArm implements AzurePort {
   }
 
   async createVm(spec: VmSpec): Promise<Vm> {
-    const begun = await this.respond(this.state.settings.latency.vmPut, () => putInto(() => this.vms.beginCreate(this.createRequest(spec))));
+    const begun = await this.respond(this.state.settings.latency.vmPut, () => {
+      // Create-only, as the SDK adapter's PUT with If-None-Match: * (REST face: 412, then a GET).
+      const existing = this.vms.etag(spec.ref) !== undefined ? this.vms.get(spec.ref) : undefined;
+      return existing ? { vm: existing, operationId: undefined } : putInto(() => this.vms.beginCreate(this.createRequest(spec)));
+    });
     if (begun.operationId === undefined) return toVm(begun.vm);
     const op = this.ops.get(begun.operationId)!;
     await this.ops.wait(op);

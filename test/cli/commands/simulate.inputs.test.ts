@@ -102,6 +102,7 @@ describe('azflex simulate refuses hostile input with one line and exit 2', () =>
     await refused(['--scenario', file('{"a": [1\n')], /not valid YAML/, ['sim', 'serve-arm']);
     await refused(['--scenario', '/dev/zero'], /\/dev\/zero: not a regular file/, ['dev']);
     await refused(['--state-dir', file('')], /--state-dir .*: not a directory/, ['dev']);
+    await refused(['--clusters', '3'], /--clusters must be a whole number from 1 to 2, got "3"/, ['dev']);
     await refused(['--machine', 'nic', '--out', file('')], /--out .*: cannot make that directory/, ['viz']);
   });
 

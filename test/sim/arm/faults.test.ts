@@ -97,9 +97,10 @@ describe('FakeArm transient faults and lost responses', () => {
     arm.injectFault({ kind: 'transient', timeoutRate: 0 });
     const nic = arm.nicPut(nicSpec('a'));
     expect(nic.created).toBe(false);
+    // The create is create-only: the VM the timed-out PUT made is answered as it is.
     const vm = await h.run(arm.createVm(vmSpec('a')));
-    expect(vm.provisioningState).toBe('Succeeded');
-    expect(arm.armCalls()['vm.put']).toEqual({ '408': 1, '200': 1 });
+    expect(vm.provisioningState).toBe('Creating');
+    expect(arm.armCalls()['vm.put']).toEqual({ '408': 1 });
     expect(arm.armCalls()['nic.put']).toEqual({ '408': 1, '200': 1 });
   });
 
@@ -123,7 +124,10 @@ describe('FakeArm control', () => {
     const e = azErr(await h.run(arm.createVm(vmSpec('a'))).catch((x: unknown) => x));
     expect(e.code).toBe('AllocationFailed');
     arm.injectFault({ kind: 'capacity', location: 'eastus2', allocationFailureRate: 0 });
-    await h.run(arm.createVm(vmSpec('a')));
+    // The Failed VM is answered as it is by the port's create-only create; a plain PUT retries its provisioning.
+    expect((await h.run(arm.createVm(vmSpec('a')))).provisioningState).toBe('Failed');
+    arm.beginCreateVm({ ...vmSpec('a'), nicIds: [vmSpec('a').nicId] });
+    await h.advance(3_600_000);
     const snap = arm.snapshot();
     expect(JSON.parse(JSON.stringify(snap))).toEqual(snap);
     expect(snap.quota[0]).toMatchObject({ usedCores: 96, limitCores: 96 });
