@@ -166,7 +166,7 @@ export function parityInput(pendingPods: Pod[]): SchedulingInput {
   };
 }
 
-interface Measurement {
+export interface Measurement {
   pods: number;
   medianMs: number;
   /** Process CPU time (all threads, GC included): steadier than wall time on a shared machine. */
@@ -204,7 +204,7 @@ function measure(makePods: (count: number, seed: number) => Pod[], count: number
 }
 
 /** The targets: azflex's pods/s at least this many times Karpenter's, with no more nodes. */
-const COMPARED = [
+export const COMPARED = [
   { workload: 'generic', pods: 10_000, upstreamBenchmark: 'BenchmarkAzflexGeneric10000', minRatio: 100 },
   { workload: 'diverse', pods: 1_000, upstreamBenchmark: 'BenchmarkScheduling1000', minRatio: 80 },
 ] as const;
@@ -216,7 +216,7 @@ const UPSTREAM_RUNS = 3;
 type Side = { podsPerSecond: number; nodes: number };
 
 /** One compared point: both sides, the ratio of pods/s and whether the target is met (null: Karpenter's side failed). */
-function compare(point: (typeof COMPARED)[number], azflex: Measurement[], upstream: UpstreamMeasurement): Record<string, unknown> {
+export function compare(point: (typeof COMPARED)[number], azflex: Measurement[], upstream: UpstreamMeasurement): Record<string, unknown> {
   const ours = azflex.find((m) => m.pods === point.pods)!;
   const theirs = 'results' in upstream ? upstream.results.find((r) => r.benchmark === point.upstreamBenchmark) : undefined;
   const karpenter: Side | null = theirs === undefined ? null : { podsPerSecond: theirs.podsPerSecond, nodes: theirs.nodes };
@@ -225,7 +225,7 @@ function compare(point: (typeof COMPARED)[number], azflex: Measurement[], upstre
     workload: point.workload, pods: point.pods, upstreamBenchmark: point.upstreamBenchmark,
     karpenter, azflex: { podsPerSecond: ours.podsPerSecond, nodes: ours.nodes, unschedulable: ours.unschedulable },
     ratio, target: { minRatio: point.minRatio, maxNodes: 'karpenter' },
-    met: karpenter === null || ratio === null ? null : ratio >= point.minRatio && ours.nodes <= karpenter.nodes && ours.unschedulable === 0,
+    met: karpenter === null ? null : ratio! >= point.minRatio && ours.nodes <= karpenter.nodes && ours.unschedulable === 0,
   };
 }
 
