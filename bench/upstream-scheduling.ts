@@ -2,7 +2,8 @@
  * Karpenter's own scheduler, measured in the same bench run as azflex's: the test binary of
  * upstream's scheduling benchmark (scripts/upstream-scheduling-bench.mjs builds and caches it)
  * runs the named benchmarks, and its `go test -bench` lines are parsed here. Upstream's harness
- * (benchmarkScheduler) reports pods/sec and the NodeClaims of the first Solve as "nodes".
+ * (benchmarkScheduler) reports pods/sec and the NodeClaims of the first Solve as "nodes"; the
+ * benchmarks we add also report cpu-ms/op.
  */
 import { spawnSync } from 'node:child_process';
 import { ensureUpstreamSchedulingBench } from '../scripts/upstream-scheduling-bench.mjs';
@@ -46,6 +47,8 @@ export interface UpstreamFigure {
   nodes: number;
   pods: number;
   msPerSolve: number;
+  /** CPU per Solve (all threads), which only our added benchmarks report; null for upstream's own. */
+  cpuMsPerSolve: number | null;
 }
 
 function metric(line: GoBenchLine, unit: string): number {
@@ -65,6 +68,7 @@ export function summarise(lines: readonly GoBenchLine[], benchmarks: readonly st
       nodes: median(runs.map((l) => metric(l, 'nodes'))),
       pods: median(runs.map((l) => metric(l, 'pods'))),
       msPerSolve: Number((median(runs.map((l) => metric(l, 'ns/op'))) / 1e6).toFixed(1)),
+      cpuMsPerSolve: runs.every((l) => 'cpu-ms/op' in l.metrics) ? Number(median(runs.map((l) => metric(l, 'cpu-ms/op'))).toFixed(1)) : null,
     };
   });
 }

@@ -6,9 +6,10 @@
 // never committed, as upstream-karpenter.mjs builds upstream's metric dump:
 //  - the module's source is copied out of the module cache (Go refuses overlays beneath it), so
 //    the build's main module is upstream's own go.mod and go.sum, pinned as upstream tests it;
-//  - scripts/upstream-scheduling-bench/generic_benchmark_test.go is added to the package: its
-//    benchmarks run upstream's makeGenericPods through upstream's own harness, since upstream's
-//    BenchmarkSchedulingN all schedule its diverse mix;
+//  - scripts/upstream-scheduling-bench/azflex_benchmark_test.go is added to the package: its
+//    benchmarks run upstream's own workloads (makeGenericPods, which upstream's
+//    BenchmarkSchedulingN never run, and makeDiversePods) through upstream's own harness, and
+//    report the CPU time of a Solve beside upstream's pods/sec and nodes;
 //  - `go test -c -tags test_performance` (GOTOOLCHAIN=auto: the module asks for a newer Go
 //    than may be installed) writes the binary; the copied source is then removed.
 // Built once per release and added file; afterwards the cached binary is run as is.
@@ -23,7 +24,7 @@ import * as path from 'node:path';
 import { fetchModuleFiles, KARPENTER_MODULE, KARPENTER_NEWEST, upstreamCacheRoot } from './upstream-karpenter.mjs';
 
 export const SCHEDULING_PACKAGE = 'pkg/controllers/provisioning/scheduling';
-const ADDED = path.join(path.dirname(new URL(import.meta.url).pathname), 'upstream-scheduling-bench', 'generic_benchmark_test.go');
+const ADDED = path.join(path.dirname(new URL(import.meta.url).pathname), 'upstream-scheduling-bench', 'azflex_benchmark_test.go');
 
 function log(msg) {
   process.stderr.write(`[upstream-scheduling-bench] ${msg}\n`);
@@ -41,7 +42,7 @@ export async function ensureUpstreamSchedulingBench(version = KARPENTER_NEWEST) 
   const src = `${dir}.src-${process.pid}`;
   try {
     await fetchModuleFiles(KARPENTER_MODULE, version, (rel) => rel, src);
-    await fs.writeFile(path.join(src, SCHEDULING_PACKAGE, 'azflex_generic_benchmark_test.go'), added);
+    await fs.writeFile(path.join(src, SCHEDULING_PACKAGE, 'azflex_benchmark_test.go'), added);
     const out = `${binary}.tmp-${process.pid}`;
     await fs.mkdir(dir, { recursive: true });
     const env = { ...process.env, GOTOOLCHAIN: 'auto', GOFLAGS: '-mod=readonly', GOWORK: 'off', GO111MODULE: 'on' };

@@ -4,13 +4,13 @@ import { COMPARED, compare, makeDiversePods, makeGenericPods, type Measurement }
 const [GENERIC] = COMPARED;
 
 function ours(podsPerSecond: number, nodes: number, unschedulable = 0): Measurement[] {
-  return [{ pods: GENERIC.pods, medianMs: 1, medianCpuMs: 1, podsPerSecond, nodes, unschedulable }];
+  return [{ pods: GENERIC.pods, medianMs: 1, medianCpuMs: 50, podsPerSecond, nodes, unschedulable }];
 }
 
-function upstream(podsPerSecond: number, nodes: number) {
+function upstream(podsPerSecond: number, nodes: number, cpuMsPerSolve: number | null = 10_000) {
   return {
     version: 'v1.15.0', gomaxprocs: 2, buildMs: 0,
-    results: [{ benchmark: GENERIC.upstreamBenchmark, samples: 3, podsPerSecond, nodes, pods: GENERIC.pods, msPerSolve: 1 }],
+    results: [{ benchmark: GENERIC.upstreamBenchmark, samples: 3, podsPerSecond, nodes, pods: GENERIC.pods, msPerSolve: 1, cpuMsPerSolve }],
   };
 }
 
@@ -18,6 +18,11 @@ describe('compare', () => {
   it('meets the target with the ratio at its minimum and no more nodes than Karpenter', () => {
     const point = compare(GENERIC, ours(100 * 1_000, 24), upstream(1_000, 24));
     expect(point).toMatchObject({ karpenter: { podsPerSecond: 1_000, nodes: 24 }, ratio: 100, met: true });
+  });
+
+  it('gives the CPU ratio beside the wall one when both sides report CPU per Solve, and null when Karpenter\'s does not', () => {
+    expect(compare(GENERIC, ours(100_000, 24), upstream(1_000, 24)).cpuRatio).toBe(200);
+    expect(compare(GENERIC, ours(100_000, 24), upstream(1_000, 24, null)).cpuRatio).toBeNull();
   });
 
   it('misses it on the ratio, on one node more than Karpenter, or on a pod left pending', () => {
@@ -28,7 +33,7 @@ describe('compare', () => {
 
   it('leaves Karpenter\'s side, the ratio and the verdict null when the Go side failed, never a recorded figure', () => {
     const point = compare(GENERIC, ours(100_000, 24), { version: 'v1.15.0', error: 'go: not found' });
-    expect(point).toMatchObject({ karpenter: null, ratio: null, met: null, azflex: { podsPerSecond: 100_000 } });
+    expect(point).toMatchObject({ karpenter: null, ratio: null, cpuRatio: null, met: null, azflex: { podsPerSecond: 100_000 } });
   });
 });
 

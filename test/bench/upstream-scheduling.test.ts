@@ -11,7 +11,7 @@ const SAMPLE = [
   'BenchmarkScheduling1000-2    \t       1\t7012345678 ns/op\t       200.0 nodes\t      1000 pods\t       142.6 pods/sec',
   'BenchmarkScheduling1000-2    \t       1\t6500000000 ns/op\t       201.0 nodes\t      1000 pods\t       153.8 pods/sec',
   'BenchmarkScheduling1000-2    \t       1\t8000000000 ns/op\t       200.0 nodes\t      1000 pods\t       125.0 pods/sec',
-  'BenchmarkAzflexGeneric10000-2\t       1\t9090909091 ns/op\t        24.00 nodes\t     10000 pods\t      1100 pods/sec',
+  'BenchmarkAzflexGeneric10000-2\t       1\t9090909091 ns/op\t      8123 cpu-ms/op\t        24.00 nodes\t     10000 pods\t      1100 pods/sec',
   'PASS',
 ].join('\n');
 
@@ -23,7 +23,7 @@ describe('parseGoBenchOutput', () => {
       name: 'BenchmarkScheduling1000', procs: 2, iterations: 1,
       metrics: { 'ns/op': 7012345678, nodes: 200, pods: 1000, 'pods/sec': 142.6 },
     });
-    expect(lines[3]!.metrics.nodes).toBe(24);
+    expect(lines[3]!.metrics).toEqual({ 'ns/op': 9090909091, 'cpu-ms/op': 8123, nodes: 24, pods: 10000, 'pods/sec': 1100 });
   });
 
   it('takes a name without -procs suffix as GOMAXPROCS 1 and skips lines that are not results', () => {
@@ -35,8 +35,8 @@ describe('parseGoBenchOutput', () => {
 describe('summarise', () => {
   it('folds repeated samples to medians per benchmark', () => {
     const [diverse, generic] = summarise(parseGoBenchOutput(SAMPLE), ['BenchmarkScheduling1000', 'BenchmarkAzflexGeneric10000']);
-    expect(diverse).toEqual({ benchmark: 'BenchmarkScheduling1000', samples: 3, podsPerSecond: 143, nodes: 200, pods: 1000, msPerSolve: 7012.3 });
-    expect(generic).toMatchObject({ samples: 1, podsPerSecond: 1100, nodes: 24 });
+    expect(diverse).toEqual({ benchmark: 'BenchmarkScheduling1000', samples: 3, podsPerSecond: 143, nodes: 200, pods: 1000, msPerSolve: 7012.3, cpuMsPerSolve: null });
+    expect(generic).toMatchObject({ samples: 1, podsPerSecond: 1100, nodes: 24, cpuMsPerSolve: 8123 });
   });
 
   it('fails when a benchmark asked for printed no line (it failed or was renamed)', () => {
