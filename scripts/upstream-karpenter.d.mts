@@ -22,3 +22,5 @@ export interface UpstreamMetricFamily {
   buckets?: number[];
 }
 export declare function ensureUpstreamMetrics(version?: string): Promise<{ version: string; file: string; families: UpstreamMetricFamily[] }>;
+/** Copies the files of module@version that `pick` names (relative path in, path under dest or undefined out) into dest. */
+export declare function fetchModuleFiles(module: string, version: string, pick: (rel: string) => string | undefined, dest: string): Promise<void>;

@@ -62,8 +62,8 @@ function goModDownload(module, version) {
   return JSON.parse(text.slice(start));
 }
 
-/** Copies `files` (paths relative to the module root) of module@version into dest. */
-async function fetchModuleFiles(module, version, pick, dest) {
+/** Copies the files of module@version that `pick` names (given paths relative to the module root; returns the path under dest, or undefined to skip) into dest. */
+export async function fetchModuleFiles(module, version, pick, dest) {
   const info = goModDownload(module, version);
   const prefix = `${module}@${version}/`;
   const tmp = `${dest}.tmp-${process.pid}`;
