@@ -8,8 +8,9 @@
  * passed, and, debounced: after a quota refusal (a quota mark on a NodeClass newer than the
  * reading), and after this controller's own VMs the reading counts are deleted (their
  * NodeClaims gone) while the last pass left pods pending for quota, so a replacement does not
- * wait out the interval for the cores the delete freed. A read that fails or a reading older than the staleness bound counts as none: the
- * provisioner falls back to the reactive path (offering marks, one canary).
+ * wait out the interval for the cores the delete freed. A read that fails or a reading older
+ * than the staleness bound counts as none: the provisioner falls back to the reactive path
+ * (offering marks, one canary).
  */
 import type { AzurePort, ComputeUsages, CoreUsage } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
