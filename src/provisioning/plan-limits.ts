@@ -94,7 +94,9 @@ export function withinQuota(plan: NodeClaimPlan, nodeClass: AzureFlexNodeClass, 
   // A reserved VM runs on cores its reservation already holds.
   if (plan.capacityReservationGroupId !== undefined) return plan;
   const fitting = new Set(ledger.admit(nodeClass.spec.subscriptionID, nodeClass.spec.location, plan.instanceTypeOptions.map((it) => it.name), planCapacityTypes(plan)));
-  return keepSizes(plan, (name) => fitting.has(name));
+  const kept = keepSizes(plan, (name) => fitting.has(name));
+  if (!kept) ledger.pendingForQuota = true;
+  return kept;
 }
 
 /**

@@ -224,7 +224,7 @@ export class Provisioner {
     const marks = this.options.offeringMarks ? OfferingMarks.observe(nodeClasses, nodeClaims, instanceTypes, (this.options.cloudClock ?? this.clock).now()) : undefined;
     if (marks && (await this.settleMarks(marks, nodeClasses))) return; // NodeClasses changed: the next pass reads them
     const quotaClasses = nodeClasses.filter(isUsableNodeClass);
-    await this.options.quota?.refresh(quotaClasses);
+    await this.options.quota?.refresh(quotaClasses, nodeClaims);
     const ledger = this.options.quota?.ledger(quotaClasses, nodeClaims, instanceTypes);
     await this.options.reservations?.refresh(quotaClasses);
     const reserved = this.options.reservations?.ledger(quotaClasses, nodeClaims);
@@ -319,6 +319,8 @@ export class Provisioner {
       if (claim) created.push(claim);
     }
     for (const claim of statics.remove) await this.scaleDown(claim);
+    // Pods quota left pending: the reader reads again once own VMs free cores (quota.ts).
+    if (ledger) this.options.quota?.planned(ledger.pendingForQuota || (ledger.shortfall !== undefined && result.unschedulable.length > 0));
     // Events are only ever sent for pending pods: what is remembered for a pod goes when it stops being one.
     this.forgetEvents(fromPods.goneUids);
     // NodePool status reads NodePools, NodeClasses, NodeClaims and the catalog, not pods: a

@@ -44,6 +44,17 @@ function countsAfter(claim: NodeClaim, readAt: number): boolean {
   return launched?.status === 'True' && Date.parse(launched.lastTransitionTime) >= readAt;
 }
 
+/**
+ * Whether a reading taken at `readAt` counts the NodeClaim's VM in its usage: its PUT went out
+ * before the reading, its launch did not fail, and it holds quota (a reserved VM's cores are
+ * its reservation's). Once such a NodeClaim is gone, its VM is deleted and the reading is high.
+ */
+export function countedByReading(claim: NodeClaim, readAt: number): boolean {
+  if (claim.status.conditions.some((c) => c.type === 'Launched' && c.status === 'False')) return false;
+  const { regular, spot } = capacityTypesOf(claim);
+  return (regular || spot) && !countsAfter(claim, readAt);
+}
+
 function sizesOf(claim: NodeClaim): string[] {
   const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
   if (launched) return [launched];

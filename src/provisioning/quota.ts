@@ -5,9 +5,12 @@
  * cannot hold its VM.
  *
  * Reads happen when a pass first needs a location (the process starts), once an interval has
- * passed, and, debounced, after a quota refusal (a quota mark on a NodeClass newer than the
- * reading). A read that fails or a reading older than the staleness bound counts as none: the
- * provisioner falls back to the reactive path (offering marks, one canary).
+ * passed, and, debounced: after a quota refusal (a quota mark on a NodeClass newer than the
+ * reading), and after this controller's own VMs the reading counts are deleted (their
+ * NodeClaims gone) while the last pass left pods pending for quota, so a replacement does not
+ * wait out the interval for the cores the delete freed. A read that fails or a reading older
+ * than the staleness bound counts as none: the provisioner falls back to the reactive path
+ * (offering marks, one canary).
  */
 import type { AzurePort, ComputeUsages, CoreUsage } from '../ports/azure.js';
 import type { Clock } from '../ports/clock.js';
@@ -15,13 +18,13 @@ import type { AzureFlexNodeClass, NodeClaim } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
 import { readMarks } from './offering-marks.js';
 import { isQuotaReason } from '../azure/offerings.js';
-import { inFlightCores } from './quota-in-flight.js';
+import { countedByReading, inFlightCores } from './quota-in-flight.js';
 import { CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT } from '../apis/well-known.js';
 
 const ON_DEMAND_ONLY: ReadonlySet<string> = new Set([CAPACITY_TYPE_ON_DEMAND]);
 
 export const DEFAULT_QUOTA_READ_INTERVAL_MS = 5 * 60_000;
-/** A refusal reads again at once, but no sooner than this after the last read of the location. */
+/** A refusal (or freed cores) reads again at once, but no sooner than this after the last read of the location. */
 export const DEFAULT_QUOTA_REFUSAL_DEBOUNCE_MS = 30_000;
 
 export interface QuotaTarget {
@@ -72,6 +75,10 @@ function lastRefusal(nodeClasses: readonly AzureFlexNodeClass[], target: QuotaTa
 export class QuotaReader {
   private readonly readings = new Map<string, QuotaReading>();
   private readonly attempted = new Map<string, number>();
+  /** Per target: the NodeClaims whose VMs its reading counts (taken at the reading's first ledger). */
+  private readonly counted = new Map<string, { readAt: number; names: Set<string> }>();
+  /** Whether the last pass that planned left pods pending for quota. */
+  private pendingForQuota = false;
   private readonly intervalMs: number;
   private readonly staleAfterMs: number;
   private readonly debounceMs: number;
@@ -82,19 +89,33 @@ export class QuotaReader {
     this.debounceMs = options.refusalDebounceMs ?? DEFAULT_QUOTA_REFUSAL_DEBOUNCE_MS;
   }
 
-  /** Reads the usages of every NodeClass location that is due (never read, interval passed, or refused since the last reading). */
-  async refresh(nodeClasses: readonly AzureFlexNodeClass[]): Promise<void> {
+  /**
+   * Reads the usages of every NodeClass location that is due: never read, interval passed,
+   * refused since the last reading, or (pods pending for quota) own VMs it counts deleted since.
+   */
+  async refresh(nodeClasses: readonly AzureFlexNodeClass[], nodeClaims: readonly NodeClaim[] = []): Promise<void> {
+    const listed = this.pendingForQuota ? new Set(nodeClaims.map((c) => c.metadata.name)) : undefined;
     for (const target of quotaTargets(nodeClasses)) {
-      if (this.due(target, lastRefusal(nodeClasses, target))) await this.read(target);
+      const freed = listed !== undefined && this.freedSinceReading(target, listed);
+      if (this.due(target, lastRefusal(nodeClasses, target), freed)) await this.read(target);
     }
   }
 
-  private due(target: QuotaTarget, refusedAt: number | undefined): boolean {
+  private due(target: QuotaTarget, refusedAt: number | undefined, freed: boolean): boolean {
     const now = this.options.clock.now();
     const tried = this.attempted.get(keyOf(target));
     if (tried === undefined || now - tried >= this.intervalMs) return true;
     const reading = this.readings.get(keyOf(target));
-    return refusedAt !== undefined && refusedAt >= (reading?.readAt ?? tried) && now - tried >= this.debounceMs;
+    const refused = refusedAt !== undefined && refusedAt >= (reading?.readAt ?? tried);
+    return (refused || freed) && now - tried >= this.debounceMs;
+  }
+
+  /** Whether a NodeClaim whose VM the target's reading counts is gone (its VM deleted). */
+  private freedSinceReading(target: QuotaTarget, listed: ReadonlySet<string>): boolean {
+    const c = this.counted.get(keyOf(target));
+    if (!c || c.readAt !== this.readings.get(keyOf(target))?.readAt) return false;
+    for (const name of c.names) if (!listed.has(name)) return true;
+    return false;
   }
 
   private async read(target: QuotaTarget): Promise<void> {
@@ -109,6 +130,14 @@ export class QuotaReader {
       // Kept until stale: one failed read is not a reason to forget a recent one.
       this.options.onReadFailed?.(target, err);
     }
+  }
+
+  /**
+   * What a pass that planned (not one skipped for unchanged inputs) says: whether quota left
+   * pods pending (a plan its ledger dropped, or pods unschedulable with a shortfall).
+   */
+  planned(pendingForQuota: boolean): void {
+    this.pendingForQuota = pendingForQuota;
   }
 
   /** The target's reading, unless there is none or it is stale (fail open). */
@@ -126,6 +155,9 @@ export class QuotaReader {
       if (!reading) continue;
       const classes = new Set(nodeClasses.filter((nc) => keyOf({ subscriptionId: nc.spec.subscriptionID, location: nc.spec.location }) === keyOf(target)).map((nc) => nc.metadata.name));
       const mine = nodeClaims.filter((c) => classes.has(c.spec.nodeClassRef.name));
+      if (this.counted.get(keyOf(target))?.readAt !== reading.readAt) {
+        this.counted.set(keyOf(target), { readAt: reading.readAt, names: new Set(mine.filter((c) => countedByReading(c, reading.readAt)).map((c) => c.metadata.name)) });
+      }
       const flying = inFlightCores(mine, instanceTypes, reading.readAt);
       const families = new Map<string, CoreUsage>();
       for (const [family, u] of reading.usages.families) families.set(family.toLowerCase(), { used: u.used + (flying.families.get(family.toLowerCase()) ?? 0), limit: u.limit });
@@ -170,6 +202,8 @@ export function describeShortfall(s: QuotaShortfall): string {
 export class QuotaLedger {
   /** The first shortfall that ruled an offering out this pass (for the Event). */
   shortfall: QuotaShortfall | undefined;
+  /** Set when the quota dropped a whole plan this pass: its pods stay pending. */
+  pendingForQuota = false;
 
   constructor(
     private readonly headroom: Map<string, Headroom>,

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDev, type DevEnvironment } from '../../src/dev/dev.js';
 import { defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { refFromId, TAG } from '../../src/azure/naming.js';
-import { FAST_ARM_LATENCY } from './fixtures.js';
-import { adminRequest, eventually, kubectl, type ControlPlaneInfo } from './harness.js';
+import { devWaits, FAST_ARM_LATENCY } from './fixtures.js';
+import { adminRequest, kubectl, type ControlPlaneInfo } from './harness.js';
 
 const shared = inject('k8s');
 
@@ -101,16 +101,7 @@ describe('azflex dev: static capacity, node repair and spot', () => {
     const s = dev.arm.snapshot();
     return `${got.stdout}\nARM: ${s.vms.length} VMs, ${s.nics.length} NICs, ${s.disks.length} disks`;
   };
-  const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> =>
-    eventually(what, fn, ms, 250).catch(async (e: unknown) => {
-      throw new Error(`${String(e)}\n${await diag()}`);
-    });
-  /** Skips ARM's clock (the in-process runtime's) past NIC reservations and VM deletes while waiting. */
-  const waitSkipping = <T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> =>
-    waitFor(what, async () => {
-      await dev.served.clock.runUntil(dev.served.clock.now() + 30_000);
-      return fn();
-    }, ms);
+  const { waitFor, waitSkipping } = devWaits(() => dev.served.clock, diag);
 
   it('holds replicas nodes with nothing pending, follows kubectl scale, and replaces a node past its repair policy', async () => {
     const created = await kubectl(cp, ['apply', '-f', '-'], JSON.stringify(staticPool(2)));

@@ -1,11 +1,12 @@
 import type { ControlPlaneInfo } from './harness.js';
-import { adminRequest } from './harness.js';
+import { adminRequest, eventually } from './harness.js';
 import { KubeCluster } from '../../src/k8s/cluster.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestRecord } from '../../src/k8s/client.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
 import type { FakeArmLatency } from '../../src/sim/arm/types.js';
 import { RealClock } from '../../src/platform/real-clock.js';
+import type { VirtualClock } from '../../src/sim/virtual-clock.js';
 
 export const SUB = '0b3b0b3b-1111-2222-3333-444455556666';
 
@@ -22,6 +23,30 @@ export const FAST_ARM_LATENCY: FakeArmLatency = {
   gpuVmDelete: { min: 1_500, max: 2_500 },
   diskDelete: { min: 100, max: 200 },
 };
+
+export type Poll<T> = () => Promise<T | undefined | false>;
+
+/**
+ * The waits of an `azflex dev` test: a timeout says what the world looked like (`diag`), and
+ * `waitSkipping` moves ARM's clock (the in-process runtime's) 30 s on each poll, past NIC
+ * reservations and VM deletes.
+ */
+export function devWaits(armClock: () => VirtualClock, diag: () => Promise<string>): {
+  waitFor: <T>(what: string, fn: Poll<T>, ms: number) => Promise<T>;
+  waitSkipping: <T>(what: string, fn: Poll<T>, ms: number) => Promise<T>;
+} {
+  const waitFor = <T>(what: string, fn: Poll<T>, ms: number): Promise<T> =>
+    eventually(what, fn, ms, 250).catch(async (e: unknown) => {
+      throw new Error(`${String(e)}\n${await diag()}`);
+    });
+  const waitSkipping = <T>(what: string, fn: Poll<T>, ms: number): Promise<T> =>
+    waitFor(what, async () => {
+      const clock = armClock();
+      await clock.runUntil(clock.now() + 30_000);
+      return fn();
+    }, ms);
+  return { waitFor, waitSkipping };
+}
 
 export interface Adapter {
   cluster: KubeCluster;

@@ -4,6 +4,7 @@ import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
 import { AzureError, type ComputeUsages } from '../../src/ports/azure.js';
 import { formatMarks } from '../../src/provisioning/offering-marks.js';
 import { ANNOTATION_OFFERING_MARKS } from '../../src/apis/well-known.js';
+import type { NodeClaim } from '../../src/ports/cluster.js';
 import { T0, makeNodeClaim, makeNodeClass } from '../provisioning/fixtures.js';
 
 const D8 = STATIC_INSTANCE_TYPES.find((t) => t.name === 'Standard_D8s_v5')!;
@@ -86,6 +87,57 @@ describe('QuotaReader', () => {
     // 88 used: one more D8 fits unless a VM launched since the reading holds 8 of the 12 left.
     expect(q.reader.ledger([nc], [launched('old', T0 - 1000)], STATIC_INSTANCE_TYPES).shortfallFor(SUB, 'eastus2', D8.name)).toBeUndefined();
     expect(q.reader.ledger([nc], [launched('new', T0 + 1000)], STATIC_INSTANCE_TYPES).shortfallFor(SUB, 'eastus2', D8.name)).toMatchObject({ usage: 96, request: 8 });
+  });
+});
+
+describe('QuotaReader: own deletes free cores', () => {
+  const launched = (name: string, at: number, labels: Record<string, string> = {}) => {
+    const c = makeNodeClaim(name, { nodePool: 'p', launchedAs: D8.name, labels, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: new Date(at).toISOString(), reason: '', message: '' }] });
+    c.status.providerID = `azure:///x/${name}`;
+    return c;
+  };
+  /** A pass: refresh, the ledger, a plan for one more D8, and what the pass tells the reader. */
+  const pass = async (q: ReturnType<typeof setup>, claims: NodeClaim[], wantsOne = true) => {
+    const nc = makeNodeClass();
+    await q.reader.refresh([nc], claims);
+    const ledger = q.reader.ledger([nc], claims, STATIC_INSTANCE_TYPES);
+    const admitted = wantsOne ? ledger.admit(SUB, 'eastus2', [D8.name]) : [];
+    if (wantsOne && admitted.length === 0) ledger.pendingForQuota = true;
+    q.reader.planned(ledger.pendingForQuota);
+    return admitted;
+  };
+
+  it('a pod pending for quota: once a NodeClaim the reading counts is gone, usages are read again (debounced) and the freed cores are used', async () => {
+    const q = setup(16, 16); // two D8 VMs of this controller fill the family
+    const a = launched('a', T0 - 60_000);
+    const b = launched('b', T0 - 60_000);
+    expect(await pass(q, [a, b])).toEqual([]);
+    // Consolidation deletes a: its VM goes, and ARM's usage with it.
+    q.usage.used = 8;
+    q.advance(10_000);
+    expect(await pass(q, [b])).toEqual([]); // within the debounce: the reading is still the old one
+    expect(q.reads).toEqual([T0]);
+    q.advance(20_000);
+    expect(await pass(q, [b])).toEqual([D8.name]);
+    expect(q.reads).toEqual([T0, T0 + 30_000]);
+  });
+
+  it('no read without pods pending for quota, for a NodeClaim the reading never counted, or for a reserved one', async () => {
+    const q = setup(16, 16);
+    const a = launched('a', T0 - 60_000);
+    const b = launched('b', T0 - 60_000);
+    await pass(q, [a, b], false);
+    q.advance(60_000);
+    await pass(q, [b], false); // a is gone, but nothing waits for quota
+    expect(q.reads).toEqual([T0]);
+
+    const r = setup(16, 16);
+    const later = launched('later', T0 + 10_000); // launched after the reading: still in flight, not in it
+    const reserved = launched('reserved', T0 - 60_000, { 'karpenter.sh/capacity-type': 'reserved' });
+    await pass(r, [launched('c', T0 - 60_000), launched('d', T0 - 60_000), later, reserved]);
+    r.advance(60_000);
+    await pass(r, [launched('c', T0 - 60_000), launched('d', T0 - 60_000)]);
+    expect(r.reads).toEqual([T0]);
   });
 });
 

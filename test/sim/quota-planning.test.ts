@@ -58,4 +58,24 @@ describe('quota-aware planning', () => {
     expect(run.result.createsRefusedForQuota).toBeLessThanOrEqual(16);
     expect(run.result.leakedNics + run.result.leakedVms + run.result.leakedDisks).toBe(0);
   });
+
+  it.each([1, 2, 3])('seed %i: own VMs deleted while a pod waits for quota: usages are read again and its VM is created within 45 s, not at the next 5-min read', async (seed) => {
+    // Two pods fill the family quota and end after 30 min; their nodes are consolidated away.
+    // A third pod of another NodePool (it cannot use their nodes) waits for the cores they free.
+    const scenario = parseScenario(storm((s) => {
+      s.hours = 2;
+      const pool = s.nodePools[0]!;
+      s.nodePools = [pool, { ...pool, name: 'h200-other', labels: { gpu: 'other' } }];
+      s.workload = [{ ...s.workload[0]!, count: 2, lifetimeSeconds: 1800 }, { ...s.workload[0]!, count: 1, prefix: 'late', at: 600, nodeSelector: { gpu: 'other' } }];
+    }), 'quota-freed');
+    const run = await runSimulation({ scenario, seed, strategy: 'machine', keepEventLog: true });
+    expect(run.result.createsRefusedForQuota).toBe(0);
+    const log = run.eventLog.entries;
+    const freed = log.find((e) => /^nodeclaim\/h200-[a-z0-9]{5}$/.test(e.actor) && e.to === 'deleted')!.t;
+    const put = log.find((e) => e.actor.includes('h200-other') && e.event === 'vm.put')!.t;
+    // The debounce (30 s after the last read) and a provisioning pass (10 s) at most.
+    expect(put - freed).toBeGreaterThan(0);
+    expect(put - freed).toBeLessThanOrEqual(45_000);
+    expect(run.result.podTimeToRunningSeconds.byNodePool['h200-other']?.count).toBe(1);
+  });
 });

@@ -2,7 +2,7 @@ import type { ResourceGroupScope, ResourceRef } from '../../ports/azure.js';
 import * as msg from './messages.js';
 import { normalizeLocation, type RegionState, type ReservationRecord, type VmCreateRequest, type VmRecord } from './model.js';
 import type { ArmCalls } from './calls.js';
-import type { Quotas } from './quotas.js';
+import { skuRestriction, type Quotas } from './quotas.js';
 import type { Regions } from './regions.js';
 import type { ResourceGroups } from './resource-groups.js';
 import type { ArmState } from './state.js';
@@ -90,6 +90,10 @@ export class CapacityReservations {
       if (!type) throw new Error(`fake ARM: capacity reservation ${g.name}/${r.name} names an unknown size ${r.sku}`);
       if ((g.zones === undefined) !== (r.zone === undefined) || (r.zone !== undefined && !g.zones!.includes(r.zone))) {
         throw new Error(`fake ARM: capacity reservation ${g.name}/${r.name}: a zonal group's reservations name one of its zones, a regional group's none`);
+      }
+      // ARM creates no reservation of a size the subscription may not deploy there (docs/fidelity.md).
+      if (skuRestriction(type, region, r.zone) !== undefined) {
+        throw new Error(`fake ARM: capacity reservation ${g.name}/${r.name}: ${type.name} is not available in ${location}${r.zone !== undefined ? ` zone ${r.zone}` : ''} for this subscription`);
       }
       quotas.holdReserved(region, type.family, type.vcpu * r.quantity);
       return { id: `${id}/capacityReservations/${r.name}`, name: r.name, sku: type.name, ...(r.zone !== undefined ? { zone: r.zone } : {}), quantity: r.quantity, vmIds: new Map(), timeCreated: now };

@@ -1,10 +1,22 @@
-import { zoneLabel, zonesIn } from '../../catalog/skus.js';
+import { zoneLabel, zonesIn, type InstanceType } from '../../catalog/skus.js';
 import { isGpuFamily } from './defaults.js';
 import * as msg from './messages.js';
 import { normalizeLocation, type QuotaUsage, type RegionState, type SnapshotJson, type VmCreateRequest, type VmRecord } from './model.js';
 import type { ArmCalls } from './calls.js';
 import type { Regions } from './regions.js';
 import type { ArmState } from './state.js';
+
+/**
+ * Why the subscription may not deploy the size in the region (or zone), if it may not: the
+ * size is not offered or is restricted there, or (a zonal VM) not in that zone, as Resource
+ * SKUs' locationInfo lists the zones; a regional region has none, so any zone is refused.
+ */
+export function skuRestriction(type: InstanceType, region: RegionState, zone: string | undefined): 'location' | 'zone' | undefined {
+  const loc = region.location.toLowerCase();
+  if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) return 'location';
+  if (zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, zone))) return 'zone';
+  return undefined;
+}
 
 /**
  * Compute quotas and usages: the synchronous admission of a VM PUT (size, SKU availability,
@@ -23,15 +35,9 @@ export class Quotas {
   admit(req: VmCreateRequest, region: RegionState, reserved = false): void {
     const type = this.state.types.get(req.vmSize.toLowerCase());
     if (!type) throw msg.invalid(`The value ${req.vmSize} provided for the VM size is not valid.`);
-    const loc = req.location.toLowerCase();
-    if (region.unavailable.has(type.name.toLowerCase()) || !type.locations.some((l) => l.toLowerCase() === loc)) {
-      throw msg.skuNotAvailable(type.name, req.location);
-    }
-    // A zonal PUT is admitted only in a zone the size is offered in there (Resource SKUs'
-    // locationInfo zones); a regional region has none, so any zone is refused.
-    if (req.zone !== undefined && !zonesIn(type, loc).includes(zoneLabel(loc, req.zone))) {
-      throw msg.skuNotAvailable(type.name, req.location, req.zone);
-    }
+    const restricted = skuRestriction(type, region, req.zone);
+    if (restricted === 'location') throw msg.skuNotAvailable(type.name, req.location);
+    if (restricted === 'zone') throw msg.skuNotAvailable(type.name, req.location, req.zone);
     if (reserved) return;
     if (req.priority === 'Spot') {
       const lowPriority = this.lowPriorityLimit(region);

@@ -12,7 +12,7 @@ import { parseVmSize } from '../../catalog/vm-size.js';
  * ND H100 v5, ND H200 v5, ND GB200 v6 (arm64: Grace CPUs; its NIC count is not published and
  * is the other ND sizes' 8 here)); quota family names are the ones ARM's quota errors print. Regions and
  * restrictions are a plausible world, not a copy of any subscription: H200 is
- * NotAvailableForSubscription in westus3, V100 in swedencentral, and some series are
+ * NotAvailableForSubscription in westus2 (the static catalog has none there either), V100 in swedencentral, and some series are
  * zone-restricted, so the controller meets every restriction shape the API has.
  */
 
@@ -96,7 +96,7 @@ const SERIES: Series[] = [
     restrictions: [{ location: 'eastus', zones: ['2'], reasonCode: 'NotAvailableForSubscription' }] },
   { name: () => 'Standard_ND96isr_H200_v5', family: 'standardNDSH200v5Family', rows: [[96, 1850, 28000, 0, 8, 8]], rdma: () => true,
     locations: [...GPU_REGIONS, 'eastus2euap', 'uksouth'].sort(),
-    restrictions: [{ location: 'westus3', reasonCode: 'NotAvailableForSubscription' }] },
+    restrictions: [{ location: 'westus2', reasonCode: 'NotAvailableForSubscription' }] },
   { name: () => 'Standard_ND128isr_NDR_GB200_v6', family: 'standardNDISRGB200V6NDRFamily', arch: 'arm64', rows: [[128, 864, 16000, 0, 8, 4]], rdma: () => true,
     locations: ['eastus2', 'westus3'] },
 ];

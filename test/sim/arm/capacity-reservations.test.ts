@@ -3,6 +3,9 @@ import { ComputeManagementClient, type VirtualMachine } from '@azure/arm-compute
 import { NetworkManagementClient } from '@azure/arm-network';
 import type { FakeArmConfig, FakeArmRegionConfig } from '../../../src/sim/arm/types.js';
 import { parseFakeArmConfig } from '../../../src/sim/arm/scenario-config.js';
+import { FakeArm } from '../../../src/sim/arm/fake-arm.js';
+import { simInstanceTypes } from '../../../src/sim/arm/sku-catalog.js';
+import { SeededRandom, VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { CMP, credential, faceServer } from './face-client.js';
 import { H200, RG, SUB, SUBNET, baseConfig, harness, nicSpec, ref, vmSpec } from './helpers.js';
 
@@ -14,6 +17,7 @@ import { H200, RG, SUB, SUBNET, baseConfig, harness, nicSpec, ref, vmSpec } from
 const CRG_RG = 'rg-capacity';
 const GROUP_ID = `/subscriptions/${SUB}/resourceGroups/${CRG_RG}/providers/Microsoft.Compute/capacityReservationGroups/gpu-crg`;
 const H200_CORES = 96;
+const H100 = 'Standard_ND96isr_H100_v5';
 
 function config(region: Partial<FakeArmRegionConfig> = {}): FakeArmConfig {
   return {
@@ -133,5 +137,24 @@ describe('capacity reservation groups', () => {
     expect(() => parseFakeArmConfig(group([{ name: 'r', sku: H200, quantity: 1 }], ['1']), 'x')).toThrow(/zonal group/);
     expect(() => parseFakeArmConfig(group([{ name: 'r', sku: H200, quantity: 1 }, { name: 's', sku: H200, quantity: 1 }]), 'x')).toThrow(/one reservation per size/);
     expect(parseFakeArmConfig(group([{ name: 'r', sku: H200, quantity: 1 }]), 'x').regions[0]?.capacityReservationGroups?.[0]?.name).toBe('g');
+  });
+
+  it('no reservation of a size the subscription may not deploy there: restricted in the location or the zone, or made unavailable', () => {
+    // Resource SKUs of the HTTPS face's catalog: H200 is restricted in westus2, H100 in zone 2 of eastus.
+    const world = (location: string, sku: string, zone?: string, unavailableSkus?: string[]) => new FakeArm({
+      clock: new VirtualClock(0), random: new SeededRandom(1), instanceTypes: simInstanceTypes(),
+      config: {
+        regions: [{
+          subscriptionId: SUB, location, familyQuotaCores: {}, ...(unavailableSkus ? { unavailableSkus } : {}),
+          capacityReservationGroups: [{ resourceGroup: CRG_RG, name: 'g', ...(zone ? { zones: [zone] } : {}), reservations: [{ name: 'r', sku, ...(zone ? { zone } : {}), quantity: 1 }] }],
+        }],
+        subnets: [],
+      },
+    });
+    expect(() => world('westus2', H200)).toThrow(/Standard_ND96isr_H200_v5 is not available in westus2 for this subscription/);
+    expect(() => world('eastus', H100, '2')).toThrow(/not available in eastus zone 2/);
+    expect(() => world('eastus2', H200, undefined, [H200])).toThrow(/not available in eastus2/);
+    expect(world('eastus', H100, '1').capacityReservationGroupGet({ subscriptionId: SUB, resourceGroup: CRG_RG, name: 'g' })?.reservations).toHaveLength(1);
+    expect(world('westus3', H200).capacityReservationGroupGet({ subscriptionId: SUB, resourceGroup: CRG_RG, name: 'g' })?.reservations).toHaveLength(1);
   });
 });

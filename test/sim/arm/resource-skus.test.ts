@@ -59,11 +59,11 @@ describe('simulated Resource SKUs route', () => {
     expect(cap(a100, 'GPUs')).toBe('1');
   });
 
-  it('restrictions: H200 NotAvailableForSubscription in westus3 (and a VM PUT there is SkuNotAvailable); Dsv5 zone 3 in westus2', async () => {
+  it('restrictions: H200 NotAvailableForSubscription in westus2 (and a VM PUT there is SkuNotAvailable); Dsv5 zone 3 in westus2', async () => {
     const { list, arm } = world();
-    const h200 = (await list('westus3')).find((e) => e.name === 'Standard_ND96isr_H200_v5')!;
-    expect(h200.restrictions).toEqual([{ type: 'Location', values: ['westus3'], restrictionInfo: { locations: ['westus3'] }, reasonCode: 'NotAvailableForSubscription' }]);
-    expect(arm.instanceTypes().find((t) => t.name === 'Standard_ND96isr_H200_v5')!.locations).not.toContain('westus3');
+    const h200 = (await list('westus2')).find((e) => e.name === 'Standard_ND96isr_H200_v5')!;
+    expect(h200.restrictions).toEqual([{ type: 'Location', values: ['westus2'], restrictionInfo: { locations: ['westus2'] }, reasonCode: 'NotAvailableForSubscription' }]);
+    expect(arm.instanceTypes().find((t) => t.name === 'Standard_ND96isr_H200_v5')!.locations).not.toContain('westus2');
     const d4 = (await list('westus2')).find((e) => e.name === 'Standard_D4s_v5')!;
     expect(d4.restrictions).toEqual([{ type: 'Zone', values: ['westus2'], restrictionInfo: { locations: ['westus2'], zones: ['3'] }, reasonCode: 'NotAvailableForSubscription' }]);
   });
