@@ -4,6 +4,7 @@ import { NodeClassTerminationController } from '../controllers/nodeclass/termina
 import { NodeTerminationController } from '../controllers/node/termination.js';
 import type { PeriodicController } from '../controllers/periodic.js';
 import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics } from '../metrics/karpenter.js';
+import { registerProcessMemoryMetrics } from '../metrics/process-memory.js';
 import { startMetricsServer, type MetricsSecurity, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { errorMessage } from '../utils/error-message.js';
@@ -83,6 +84,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   const registry = new Registry();
   const karpenterMetrics = createKarpenterMetrics(registry);
   const azflexMetrics = createAzflexMetrics(registry);
+  registerProcessMemoryMetrics(registry);
   const client = new KubeClient(o.kubeConfig, { userAgent: `azflex/${o.identity}`, ...(o.hooks ? { hooks: o.hooks } : {}) });
   const watchTimeoutSeconds = o.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
   const cluster = new KubeCluster({
