@@ -11,7 +11,8 @@ import { measureControllerScale, type ControllerScaleEntry } from './controller-
  *
  * `--memory-only` measures only the controller's memory at each size, on a smaller cluster
  * (bench/controller-scale/memory.ts); `--node-options=...` replaces the chart's NODE_OPTIONS
- * for it, `--heap-snapshot` keeps a heap snapshot of the settled controller.
+ * for it, `--heap-snapshot` keeps a heap snapshot of the settled controller, `--prebuilt=MAIN`
+ * runs a controller an earlier run compiled.
  */
 const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const log = (msg: string): void => void process.stderr.write(`[bench:scale] ${msg}\n`);
@@ -22,7 +23,7 @@ if (process.argv.includes('--memory-only')) {
   const controllerMemory = [];
   for (const pods of sizes.length ? sizes : [10_000]) {
     log(`memory at ${pods} pods`);
-    controllerMemory.push(await measureControllerMemory(binaries, { pods, timeoutMs: Math.max(600_000, pods * 200), heapSnapshot: process.argv.includes('--heap-snapshot'), log, ...(nodeOptions !== undefined ? { nodeOptions } : {}) }));
+    controllerMemory.push(await measureControllerMemory(binaries, { pods, timeoutMs: Math.max(600_000, pods * 200), heapSnapshot: process.argv.includes('--heap-snapshot'), prebuilt: flag('--prebuilt'), log, ...(nodeOptions !== undefined ? { nodeOptions } : {}) }));
   }
   process.stdout.write(`${JSON.stringify({ node: process.version, controllerMemory }, null, 2)}\n`);
   process.exit(0);

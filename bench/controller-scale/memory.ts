@@ -58,6 +58,8 @@ export interface MemoryRunOptions {
   nodeOptions?: string;
   timeoutMs: number;
   settleMs?: number;
+  /** A controller compiled by an earlier run (its dist/cli/main.js), to compare settings without compiling again. */
+  prebuilt?: string;
   /** Writes a heap snapshot of the settled controller into the run's directory (kept). */
   heapSnapshot?: boolean;
   log: (msg: string) => void;
@@ -238,17 +240,12 @@ async function startWorld(binaries: EnvtestBinaries, dir: string, o: MemoryRunOp
   return { cp, client, served, dir, args, env, cleanups };
 }
 
-/** Waits for the settle, sends SIGUSR2 if asked, and returns the settled figures. */
-async function settle(c: Controller, o: MemoryRunOptions, dir: string): Promise<{ rss: number; heapUsed: number; external: number }> {
-  await sleep(o.settleMs ?? 30_000);
-  const settled = { rss: await rssMiB(c.child.pid!), ...(await heapMiB(c)) };
-  if (o.heapSnapshot) {
-    const before = new Set(await fs.readdir(dir));
-    c.child.kill('SIGUSR2');
-    for (let i = 0; i < 120 && !(await fs.readdir(dir)).some((f) => !before.has(f) && f.endsWith('.heapsnapshot')); i++) await sleep(1_000);
-    o.log(`heap snapshot written in ${dir}`);
-  }
-  return settled;
+/** A heap snapshot of the controller (its cwd is the run's directory); it takes memory of its own, so after the figures. */
+async function heapSnapshot(c: Controller, dir: string, log: (msg: string) => void): Promise<void> {
+  const before = new Set(await fs.readdir(dir));
+  c.child.kill('SIGUSR2');
+  for (let i = 0; i < 120 && !(await fs.readdir(dir)).some((f) => !before.has(f) && f.endsWith('.heapsnapshot')); i++) await sleep(1_000);
+  log(`heap snapshot written in ${dir}`);
 }
 
 async function measure(w: World, main: string, o: MemoryRunOptions): Promise<ControllerMemoryEntry> {
@@ -276,9 +273,11 @@ async function measure(w: World, main: string, o: MemoryRunOptions): Promise<Con
   }
   const rampSeconds = Math.round((Date.now() - t0) / 1000);
   o.log(`ramp: ${o.pods} pods Running in ${rampSeconds} s`);
-  const settled = await settle(c, o, w.dir);
+  await sleep(o.settleMs ?? 30_000);
+  const settled = { rss: await rssMiB(c.child.pid!), ...(await heapMiB(c)) };
   const peak = await sampler.stop();
   const peakRss = await peakRssMiB(c.child.pid!);
+  if (o.heapSnapshot) await heapSnapshot(c, w.dir, o.log);
 
   await stopController(c);
   c = await startController(w, main, 'azflex-memory-restarted');
@@ -309,8 +308,8 @@ export async function measureControllerMemory(binaries: EnvtestBinaries, o: Memo
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'azflex-memory-'));
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
-    o.log('compiling the controller as the image does');
-    const main = await compileController();
+    if (!o.prebuilt) o.log('compiling the controller as the image does');
+    const main = o.prebuilt ?? (await compileController());
     const world = await startWorld(binaries, dir, o, cleanups);
     return await measure(world, main, o);
   } finally {
