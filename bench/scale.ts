@@ -23,7 +23,7 @@ if (process.argv.includes('--memory-only')) {
   const controllerMemory = [];
   for (const pods of sizes.length ? sizes : [10_000]) {
     log(`memory at ${pods} pods`);
-    controllerMemory.push(await measureControllerMemory(binaries, { pods, timeoutMs: Math.max(600_000, pods * 200), heapSnapshot: process.argv.includes('--heap-snapshot'), prebuilt: flag('--prebuilt'), log, ...(nodeOptions !== undefined ? { nodeOptions } : {}) }));
+    controllerMemory.push(await measureControllerMemory(binaries, { pods, timeoutMs: Math.max(600_000, pods * 1_000), heapSnapshot: process.argv.includes('--heap-snapshot'), prebuilt: flag('--prebuilt'), log, ...(nodeOptions !== undefined ? { nodeOptions } : {}) }));
   }
   process.stdout.write(`${JSON.stringify({ node: process.version, controllerMemory }, null, 2)}\n`);
   process.exit(0);

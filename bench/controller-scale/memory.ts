@@ -117,7 +117,7 @@ async function rssMiB(pid: number): Promise<number> {
   return round(Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024);
 }
 
-/** Highest heap and external memory seen by a scrape every 2 s until stopped. */
+/** Highest heap and external memory seen by a scrape every 15 s (a usual Prometheus interval: each scrape costs memory too) until stopped. */
 function sampleHeap(c: Controller): { stop: () => Promise<{ heapUsed: number; external: number }> } {
   const peak = { heapUsed: 0, external: 0 };
   let running = true;
@@ -126,7 +126,7 @@ function sampleHeap(c: Controller): { stop: () => Promise<{ heapUsed: number; ex
       const now = await heapMiB(c).catch(() => ({ heapUsed: 0, external: 0 }));
       peak.heapUsed = Math.max(peak.heapUsed, now.heapUsed);
       peak.external = Math.max(peak.external, now.external);
-      await sleep(2_000);
+      await sleep(15_000);
     }
   })();
   return { stop: async () => ((running = false), await loop, peak) };
