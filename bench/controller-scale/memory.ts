@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parse } from 'yaml';
 import { adminKubeConfig, adminKubeConfigYaml, freePort, startControlPlane, type ControlPlane, type EnvtestBinaries } from '../../src/dev/control-plane.js';
 import { installCrds } from '../../src/dev/dev.js';
 import { DevKubelet } from '../../src/dev/kubelet.js';
@@ -32,7 +33,7 @@ export interface ControllerMemoryEntry {
   pods: number;
   nodes: number;
   nodeClaims: number;
-  /** The controller's NODE_OPTIONS (the chart's unless overridden) and MALLOC_ARENA_MAX as it ran. */
+  /** The controller's NODE_OPTIONS and MALLOC_ARENA_MAX (the chart's unless overridden) as it ran. */
   nodeOptions: string;
   mallocArenaMax: string | null;
   /** Empty cluster (a NodeClass and a NodePool), 10 s after /readyz. */
@@ -236,8 +237,18 @@ async function startWorld(binaries: EnvtestBinaries, dir: string, o: MemoryRunOp
     `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
   ];
   const nodeOptions = `${o.nodeOptions ?? (await chartNodeOptions())}${o.heapSnapshot ? ' --heapsnapshot-signal=SIGUSR2' : ''}`;
-  const env = { ...process.env, NODE_OPTIONS: nodeOptions, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: nodeOptions, IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID };
+  // The chart's arenas unless the bench's environment says otherwise (empty: glibc's default).
+  env.MALLOC_ARENA_MAX ??= await chartMallocArenaMax();
+  if (env.MALLOC_ARENA_MAX === '') delete env.MALLOC_ARENA_MAX;
   return { cp, client, served, dir, args, env, cleanups };
+}
+
+/** MALLOC_ARENA_MAX the chart gives the controller (values.yaml controller.mallocArenaMax). */
+async function chartMallocArenaMax(): Promise<string | undefined> {
+  const values = parse(await fs.readFile(path.join(import.meta.dirname, '..', '..', 'charts', 'azflex', 'values.yaml'), 'utf8')) as { controller?: { mallocArenaMax?: unknown } };
+  const arenas = values.controller?.mallocArenaMax;
+  return typeof arenas === 'number' || typeof arenas === 'string' ? String(arenas) : undefined;
 }
 
 /** A heap snapshot of the controller (its cwd is the run's directory); it takes memory of its own, so after the figures. */
