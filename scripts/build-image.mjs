@@ -43,7 +43,7 @@ export const IMAGE = {
   gid: 65532,
   entrypoint: ['/usr/local/bin/node', '/app/dist/cli/main.js'],
   cmd: ['controller'],
-  env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'NODE_OPTIONS=--enable-source-maps'],
+  env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'NODE_OPTIONS=--enable-source-maps', 'MALLOC_ARENA_MAX=2'],
   workdir: '/app',
   port: '8080/tcp',
 };

@@ -66,7 +66,7 @@ export interface ScaleStack {
  * src compiled with tsconfig.build.json plus its non-TypeScript files, as the image runs it
  * (no tsx in the measured process); under node_modules/.cache so the packages resolve.
  */
-async function compileController(): Promise<string> {
+export async function compileController(): Promise<string> {
   const outDir = path.join(repoRoot, 'node_modules', '.cache', 'azflex-bench-app');
   await fs.rm(outDir, { recursive: true, force: true });
   await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', path.join(repoRoot, 'tsconfig.build.json'), '--outDir', path.join(outDir, 'dist')], { cwd: repoRoot });
@@ -76,7 +76,7 @@ async function compileController(): Promise<string> {
 }
 
 /** NODE_OPTIONS the chart gives the controller (values.yaml controller.nodeOptions): its heap is sized as deployed. */
-async function chartNodeOptions(): Promise<string> {
+export async function chartNodeOptions(): Promise<string> {
   const values = parse(await fs.readFile(path.join(repoRoot, 'charts', 'azflex', 'values.yaml'), 'utf8')) as { controller?: { nodeOptions?: unknown } };
   const options = values.controller?.nodeOptions;
   return typeof options === 'string' ? options : '';
@@ -104,7 +104,7 @@ async function controllerKubeconfig(cp: ControlPlane, file: string): Promise<voi
   await fs.writeFile(file, yaml, { mode: 0o600 });
 }
 
-async function applyNodePool(client: KubeClient): Promise<void> {
+export async function applyNodePool(client: KubeClient): Promise<void> {
   const nodeClass = {
     apiVersion: 'flex.aks.azure.com/v1alpha1',
     kind: 'AzureFlexNodeClass',
@@ -141,7 +141,7 @@ async function applyNodePool(client: KubeClient): Promise<void> {
   await client.call('create nodepool', (o) => client.custom.createClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', body: nodePool }, o));
 }
 
-async function waitReady(port: number, child: ChildProcess, logFile: string): Promise<void> {
+export async function waitReady(port: number, child: ChildProcess, logFile: string): Promise<void> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`azflex controller exited ${child.exitCode}: see ${logFile}`);

@@ -100,15 +100,16 @@ function reconcileErrorReporter(k: KarpenterMetrics, log: Logger, wall: Clock): 
   };
 }
 
-/** The gauges derived from cluster state and the actors, as one more periodic controller. */
-function gaugeRefresher(runtime: () => Runtime, ctx: LeaderRuntimeContext, catalog: InstanceTypeCatalog, wall: Clock): PeriodicController {
+/**
+ * The actor gauges, as one more periodic controller. The gauges derived from cluster state
+ * (a series per node and per pod: tens of thousands in a large cluster) are filled only for
+ * a scrape instead (`collectMetrics`), and freed after it.
+ */
+function gaugeRefresher(runtime: () => Runtime, ctx: LeaderRuntimeContext): PeriodicController {
   return {
     name: 'metrics',
     intervalMs: METRICS_REFRESH_MS,
-    reconcile: async (): Promise<void> => {
-      refreshActorGauges(runtime(), ctx.azflexMetrics);
-      await refreshClusterGauges(ctx.cluster, catalog, ctx.karpenterMetrics, ctx.azflexMetrics, wall.now());
-    },
+    reconcile: async (): Promise<void> => refreshActorGauges(runtime(), ctx.azflexMetrics),
   };
 }
 
@@ -164,7 +165,7 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
           skuRestricted: ({ sku, region, zone, subscriptionID, markedAt }) => restrictedSince(catalog, sku, { subscriptionID, location: region }, markedAt, zone),
           ...karpenterControllerMetrics(k),
         }).map((c) => (wall === clock ? c : paced(c, wall))),
-        gaugeRefresher(() => runtime, ctx, catalog, wall),
+        gaugeRefresher(() => runtime, ctx),
       ],
       config: { ...DEFAULT_RUNTIME_CONFIG, ...o.config, clusterName: o.clusterName, ...(o.nodeResourceGroup ? { nodeResourceGroup: o.nodeResourceGroup } : {}) },
     });
@@ -179,6 +180,7 @@ export function leaderRuntimeFactory(o: LeaderRuntimeOptions): (ctx: LeaderRunti
       },
       stalledLoops: (graceMs) => runtime.stalledLoops(graceMs),
       kick: (loop) => runtime.kick(loop),
+      collectMetrics: () => refreshClusterGauges(ctx.cluster, catalog, ctx.karpenterMetrics, ctx.azflexMetrics, wall.now()),
     };
   };
 }

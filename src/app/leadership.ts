@@ -14,6 +14,8 @@ export interface LeaderRuntime {
   stalledLoops?(graceMs: number): string[];
   /** Runs one of its periodic loops (by name) as soon as possible. */
   kick?(loop: string): void;
+  /** Fills the gauges derived from cluster state, for a scrape (metrics/server.ts ScrapeHooks). */
+  collectMetrics?(): Promise<void>;
 }
 
 export interface LeaderRuntimeContext {
@@ -82,6 +84,11 @@ export class Leadership {
   /** Asks the leader's runtime for a run of one of its loops (e.g. the provisioner) as soon as possible; a standby has none. */
   kickRuntime(loop: string): void {
     this.runtime?.kick?.(loop);
+  }
+
+  /** The leader's cluster-state gauges, filled for a scrape; a standby reports none. */
+  async collectMetrics(): Promise<void> {
+    await this.runtime?.collectMetrics?.();
   }
 
   /** Whether some leader loop has finished no run for its interval plus `graceMs` (a standby runs none). */

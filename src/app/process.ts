@@ -3,7 +3,9 @@ import { NodeClassStatusController } from '../controllers/nodeclass/status.js';
 import { NodeClassTerminationController } from '../controllers/nodeclass/termination.js';
 import { NodeTerminationController } from '../controllers/node/termination.js';
 import type { PeriodicController } from '../controllers/periodic.js';
-import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics } from '../metrics/karpenter.js';
+import { createAzflexMetrics, createKarpenterMetrics, type AzflexMetrics, type KarpenterMetrics } from '../metrics/karpenter.js';
+import { releaseObjectGauges } from '../metrics/cluster-state.js';
+import { registerProcessMemoryMetrics } from '../metrics/process-memory.js';
 import { startMetricsServer, type MetricsSecurity, type MetricsServer } from '../metrics/server.js';
 import type { Clock } from '../ports/clock.js';
 import { errorMessage } from '../utils/error-message.js';
@@ -83,6 +85,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
   const registry = new Registry();
   const karpenterMetrics = createKarpenterMetrics(registry);
   const azflexMetrics = createAzflexMetrics(registry);
+  registerProcessMemoryMetrics(registry);
   const client = new KubeClient(o.kubeConfig, { userAgent: `azflex/${o.identity}`, ...(o.hooks ? { hooks: o.hooks } : {}) });
   const watchTimeoutSeconds = o.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
   const cluster = new KubeCluster({
@@ -125,7 +128,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
 
   let server: MetricsServer;
   try {
-    server = await startHealthServer(o, registry, cluster, leadership, watchTimeoutSeconds);
+    server = await startHealthServer(o, { registry, karpenterMetrics }, cluster, leadership, watchTimeoutSeconds);
   } catch (e) {
     await elector?.stop({ release: true });
     await cluster.stop();
@@ -215,12 +218,12 @@ function clusterControllers(o: ControllerProcessOptions, cluster: KubeCluster, l
 }
 
 /** /metrics, and /healthz failing on a stale informer or a stalled leader loop; /readyz once the informers synced. */
-function startHealthServer(o: ControllerProcessOptions, registry: Registry, cluster: KubeCluster, leadership: Leadership, watchTimeoutSeconds: number): Promise<MetricsServer> {
+function startHealthServer(o: ControllerProcessOptions, metrics: { registry: Registry; karpenterMetrics: KarpenterMetrics }, cluster: KubeCluster, leadership: Leadership, watchTimeoutSeconds: number): Promise<MetricsServer> {
   const informersSynced = (): boolean => Object.values(cluster.informers).every((i: { hasSynced(): boolean }) => i.hasSynced());
   const informerStaleMs = o.informerStaleMs ?? 3 * watchTimeoutSeconds * 1000;
   const stallGraceMs = o.loopStallGraceMs ?? DEFAULT_LOOP_STALL_GRACE_MS;
   return startMetricsServer({
-    registry,
+    registry: metrics.registry,
     port: o.metricsPort,
     ...(o.metricsHost !== undefined ? { host: o.metricsHost } : {}),
     ...(o.metricsSecurity ? { secure: o.metricsSecurity } : {}),
@@ -229,5 +232,6 @@ function startHealthServer(o: ControllerProcessOptions, registry: Registry, clus
       { name: 'leader-loops', check: () => !leadership.stalled(stallGraceMs) },
     ],
     readyChecks: [{ name: 'informers-synced', check: informersSynced }],
+    scrape: { before: () => leadership.collectMetrics(), after: () => releaseObjectGauges(metrics.karpenterMetrics) },
   });
 }

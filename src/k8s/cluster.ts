@@ -79,6 +79,17 @@ export interface KubeClusterOptions {
   onError?: (err: unknown) => void;
 }
 
+/**
+ * A pod as the cache keeps it: only the conditions azflex reads (PodScheduled for
+ * provisioning, Ready for karpenter_pods_state), where a Running pod carries five; ~300 bytes
+ * a pod.
+ */
+export function toCachedPod(raw: RawObject): Pod {
+  const pod = toPod(raw);
+  pod.status.conditions = pod.status.conditions.filter((c) => c.type === 'PodScheduled' || c.type === 'Ready');
+  return pod;
+}
+
 type Kind = keyof Informers;
 
 interface Informers {
@@ -112,7 +123,7 @@ export class KubeCluster implements ClusterPort {
     this.informers = {
       nodeClaims: mk(RESOURCES.nodeClaims, toNodeClaim),
       nodes: mk(RESOURCES.nodes, toNode),
-      pods: mk(RESOURCES.pods, toPod),
+      pods: mk(RESOURCES.pods, toCachedPod),
       nodePools: mk(RESOURCES.nodePools, toNodePool),
       nodeClasses: mk(RESOURCES.nodeClasses, toNodeClass),
       persistentVolumeClaims: mk(RESOURCES.persistentVolumeClaims, toPersistentVolumeClaim),

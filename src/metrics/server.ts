@@ -26,6 +26,13 @@ export interface MetricsServerOptions {
   healthChecks?: HealthCheck[];
   readyChecks?: HealthCheck[];
   secure?: MetricsSecurity;
+  /** Gauges filled only for a scrape (series per node and pod) and freed after it. */
+  scrape?: ScrapeHooks;
+}
+
+export interface ScrapeHooks {
+  before(): Promise<void>;
+  after(): void;
 }
 
 export interface MetricsSecurity {
@@ -65,6 +72,20 @@ async function respondChecks(res: ServerResponse, url: URL, checks: HealthCheck[
 }
 
 export async function startMetricsServer(o: MetricsServerOptions): Promise<MetricsServer> {
+  // One scrape at a time: a second one must not free the series the first is still writing out.
+  let scraping: Promise<unknown> = Promise.resolve();
+  const exposition = (): Promise<string> => {
+    const next = scraping.then(async () => {
+      await o.scrape?.before();
+      try {
+        return await o.registry.metrics();
+      } finally {
+        o.scrape?.after();
+      }
+    });
+    scraping = next.catch(() => undefined);
+    return next;
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -85,7 +106,7 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
           }
         }
         res.setHeader('Content-Type', o.registry.contentType);
-        res.end(await o.registry.metrics());
+        res.end(await exposition());
         return;
       case '/healthz':
       case '/livez':

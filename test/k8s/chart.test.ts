@@ -82,6 +82,15 @@ describe('charts/azflex', () => {
     expect(await nodeOptions(['--set', 'controller.nodeOptions='])).toEqual([]);
   });
 
+  it('sets MALLOC_ARENA_MAX from controller.mallocArenaMax (two glibc arenas by default), and none when empty', async () => {
+    const arenas = async (extra: string[]) => ((byKind(await renderChart(info, 'azflex', 'azflex-system', extra), 'Deployment') as K8sObject & {
+      spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } } };
+    }).spec.template.spec.containers[0]!.env.filter((e) => e.name === 'MALLOC_ARENA_MAX').map((e) => e.value));
+    expect(await arenas([])).toEqual(['2']);
+    expect(await arenas(['--set', 'controller.mallocArenaMax=4'])).toEqual(['4']);
+    expect(await arenas(['--set', 'controller.mallocArenaMax='])).toEqual([]);
+  });
+
   it('keeps the controller off Karpenter-made nodes and its replicas on different hosts (hard), image by digest on request', async () => {
     const objs = await renderChart(info, 'azflex', 'azflex-system', ['--set', 'controller.image.digest=sha256:0123']);
     const spec = (byKind(objs, 'Deployment') as K8sObject & { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec as {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { delta, microTime } from '../../src/k8s/cluster.js';
+import { delta, microTime, toCachedPod } from '../../src/k8s/cluster.js';
 import { inClusterKubeConfig, loadKubeConfig } from '../../src/k8s/client.js';
 import { allows, REQUIRED_CLUSTER_RULES, requestAttributes } from '../../src/k8s/rbac.js';
 import { toNodeClaim, toNodeClass, toPod } from '../../src/k8s/resources.js';
@@ -29,12 +29,16 @@ describe('adapter helpers', () => {
     expect(nc.spec).toMatchObject({ requirements: [], taints: [], startupTaints: [], resources: { requests: {} } });
     const cls = toNodeClass({ metadata: { name: 'c' }, spec: { subscriptionID: SUB } });
     expect(cls.spec).toMatchObject({ securityType: 'Standard', osDiskSizeGB: 128, maxPodsPerNode: 110, allocateNodePublicIP: false, sshPublicKeys: [], tags: {} });
-    const pod = toPod({
+    const podRaw = {
       metadata: { name: 'p', namespace: 'ns', ownerReferences: [{ kind: 'DaemonSet', controller: true }] },
       spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], nodeName: 'n1' },
-      status: { phase: 'Running' },
-    });
+      status: { phase: 'Running', conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True' })) },
+    };
+    const pod = toPod(podRaw);
     expect(pod).toMatchObject({ ownerKind: 'DaemonSet', spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+    // The informer cache keeps only the conditions azflex reads.
+    expect(pod.status.conditions).toHaveLength(5);
+    expect(toCachedPod(podRaw).status.conditions.map((c) => c.type)).toEqual(['Ready', 'PodScheduled']);
   });
 
   it('derives RBAC request attributes like the API server', () => {
