@@ -226,7 +226,7 @@ async function startWorld(binaries: EnvtestBinaries, dir: string, o: MemoryRunOp
   await fs.writeFile(path.join(dir, 'cluster-ca.crt'), Buffer.from(cp.caData, 'base64'));
   const served = await serveArm({ host: '127.0.0.1', scenarioConfig: benchArmConfig(), seed: 1, clockMode: 'realtime', lroRetryAfterSeconds: 1 });
   cleanups.push(() => served.close());
-  const kubelet = new DevKubelet({ client, arm: served.arm, instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 2_000, onError: (e) => o.log(`node registration: ${e instanceof Error ? e.message : String(e)}`) });
+  const kubelet = new DevKubelet({ client, arm: served.arm, clusterName: 'azflex-bench', instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 2_000, onError: (e) => o.log(`node registration: ${e instanceof Error ? e.message : String(e)}`) });
   kubelet.start();
   cleanups.push(() => kubelet.stop());
   await applyNodePool(client);
