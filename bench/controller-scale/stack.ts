@@ -170,7 +170,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
       kwok: true,
       watchCache: true,
       auditPolicy: controllerAuditPolicy(CONTROLLER_USER),
-      componentQps: 300,
+      scale: true,
       dir: path.join(dir, 'control-plane'),
     });
     cleanups.push(() => cp.stop());
