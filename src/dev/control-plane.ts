@@ -81,7 +81,8 @@ export interface StartOptions {
   /**
    * Test-harness settings for thousands of Nodes (the scale benchmark): scheduler and
    * controller-manager clients at 300 QPS (defaults 50 and 20), no in-flight request limits on
-   * the API server, and the scheduler scoring a tenth of the Nodes.
+   * the API server, and the scheduler scoring a tenth of the Nodes, without preemption (the
+   * benchmark's pods share one priority).
    */
   scale?: boolean;
   /** Where logs and data live; a fresh temp dir when omitted. */
@@ -349,7 +350,7 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
     const qps = o.scale ? [`--kube-api-qps=${SCALE_QPS}`, `--kube-api-burst=${SCALE_QPS * 2}`] : [];
     if (o.scheduler) {
       const config = path.join(dir, 'kube-scheduler.yaml');
-      const scale = o.scale ? { qps: SCALE_QPS, percentageOfNodesToScore: 10 } : {};
+      const scale = o.scale ? { qps: SCALE_QPS, percentageOfNodesToScore: 10, noPreemption: true } : {};
       await fs.writeFile(config, schedulerConfigYaml({ kubeconfigPath: info.kubeconfigPath, ...scale }));
       const scheduler = spawnLogged(
         o.binaries.kubeScheduler,
