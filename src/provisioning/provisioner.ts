@@ -287,21 +287,20 @@ export class Provisioner {
       const started = this.clock.now();
       result = this.scheduleIsolated(input, passIssues);
       this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
-      let podsByKey: Map<string, Pod> | undefined;
       // In plan order: `created` lists them so whatever the concurrency.
       const launched: Array<NodeClaim | undefined> = [];
       const concurrency = this.options.createConcurrency ?? 1;
       await forEachBounded(result.nodeClaims.map((planned, i) => ({ planned, i })), concurrency, async ({ planned, i }) => {
-        const claim = await this.launchPlan(planned, launch);
-        if (!claim) return;
-        launched[i] = claim;
-        podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
-        for (const key of planned.podKeys) {
-          const pod = podsByKey.get(key);
-          if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
-        }
+        launched[i] = await this.launchPlan(planned, launch);
       });
       for (const claim of launched) if (claim) created.push(claim);
+      // Nominations once every NodeClaim exists (Karpenter publishes them asynchronously): ten
+      // events a NodeClaim would otherwise hold back the pass's later creates.
+      const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
+      const nominated = launched.flatMap((claim, i) => (claim ? result.nodeClaims[i]!.podKeys.map((key) => ({ claim, pod: podsByKey.get(key) })) : []));
+      await forEachBounded(nominated, concurrency, async ({ claim, pod }) => {
+        if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
+      });
       const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
       await forEachBounded(result.unschedulable, concurrency, async ({ pod, reason }) => {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);

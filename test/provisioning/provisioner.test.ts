@@ -259,4 +259,24 @@ describe('Provisioner', () => {
     expect(parallel.claims.sort()).toEqual([...serial.created].sort());
     expect(parallel.nominated).toBe(12);
   });
+
+  it('sends a pass\'s Nominated events once all its NodeClaims exist, so events never hold back a create', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    const claimsAtEachEvent: number[] = [];
+    const record = cluster.recordEvent.bind(cluster);
+    cluster.recordEvent = async (e) => {
+      claimsAtEachEvent.push(cluster.nodeClaims.size);
+      await record(e);
+    };
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency: 4,
+      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+    });
+    setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
+    await provisioner.reconcile();
+    expect(claimsAtEachEvent).toEqual(Array(12).fill(12));
+  });
 });
