@@ -60,6 +60,8 @@ export const KWOK_MANAGED_LABEL = 'kwok.x-k8s.io/managed';
 
 /** Client QPS of the scheduler and controller-manager in a `scale` control plane (test harness). */
 const SCALE_QPS = 300;
+/** node-monitor-grace-period in a `scale` control plane (test harness; kube's default is 50 s). */
+const SCALE_NODE_GRACE_SECONDS = 300;
 
 export interface ControllerManagerOptions {
   /** How long a Node may go without a heartbeat before it is Unknown and tainted (kube default 50 s). */
@@ -81,8 +83,8 @@ export interface StartOptions {
   /**
    * Test-harness settings for thousands of Nodes (the scale benchmark): scheduler and
    * controller-manager clients at 300 QPS (defaults 50 and 20), no in-flight request limits on
-   * the API server, and the scheduler scoring a tenth of the Nodes, without preemption (the
-   * benchmark's pods share one priority).
+   * the API server, the scheduler scoring a tenth of the Nodes, without preemption (the
+   * benchmark's pods share one priority), and a 5-minute node-monitor grace period.
    */
   scale?: boolean;
   /** Where logs and data live; a fresh temp dir when omitted. */
@@ -359,7 +361,9 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
       );
       procs.push(scheduler);
     }
-    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? 50;
+    // Test harness at scale: KWOK renewing 1,000 Leases on a loaded machine runs late, and a Node
+    // marked Unknown gets its pods marked NotReady, which KWOK never turns back.
+    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? (o.scale ? SCALE_NODE_GRACE_SECONDS : 50);
     if (o.controllerManager) procs.push(spawnControllerManager(o.binaries.kubeControllerManager, info, grace, qps));
     // A kubelet's 40 s Lease against the default 50 s grace; a shorter grace gets a Lease that
     // still renews (every quarter of it) well inside it.
