@@ -28,7 +28,7 @@ import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { PodsViewTracker, type PodsView } from './pods-view.js';
 import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { buildNodeClaim } from './nodeclaim-template.js';
-import { forEachBounded } from '../utils/bounded.js';
+import { BackgroundQueue, forEachBounded } from '../utils/bounded.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
@@ -155,6 +155,8 @@ export class Provisioner {
    */
   private readonly sentEvents = new Map<string, Map<string, string>>();
   private sentEventCount = 0;
+  /** Nominated events in flight, createConcurrency at a time. */
+  private readonly events: BackgroundQueue;
   private readonly warnedPools = new Map<string, string>();
   private readonly poolTotals = new NodePoolTotals();
   private lastDecision = '';
@@ -191,6 +193,12 @@ export class Provisioner {
     this.clock = options.clock;
     this.random = options.random;
     this.log = options.log;
+    this.events = new BackgroundQueue(options.createConcurrency ?? 1);
+  }
+
+  /** Resolves once the Nominated events sent so far are recorded (they go in the background). */
+  eventsSent(): Promise<void> {
+    return this.events.idle();
   }
 
   /** What the most recent reconcile decided (for tests, metrics and the simulator's log). */
@@ -294,12 +302,14 @@ export class Provisioner {
         launched[i] = await this.launchPlan(planned, launch);
       });
       for (const claim of launched) if (claim) created.push(claim);
-      // Nominations once every NodeClaim exists (Karpenter publishes them asynchronously): ten
-      // events a NodeClaim would otherwise hold back the pass's later creates.
+      // Nominations go out in the background once every NodeClaim exists, as Karpenter publishes
+      // them: a pass's ten events a NodeClaim would hold back its later creates and the next pass.
       const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
-      const nominated = launched.flatMap((claim, i) => (claim ? result.nodeClaims[i]!.podKeys.map((key) => ({ claim, pod: podsByKey.get(key) })) : []));
-      await forEachBounded(nominated, concurrency, async ({ claim, pod }) => {
-        if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
+      launched.forEach((claim, i) => {
+        for (const key of claim ? result.nodeClaims[i]!.podKeys : []) {
+          const pod = podsByKey.get(key);
+          if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim!.metadata.name)) this.events.push(() => this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim!.metadata.name));
+        }
       });
       const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
       await forEachBounded(result.unschedulable, concurrency, async ({ pod, reason }) => {
