@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parse } from 'yaml';
 import { adminKubeConfig, adminKubeConfigYaml, freePort, startControlPlane, type ControlPlane, type EnvtestBinaries } from '../../src/dev/control-plane.js';
 import { installCrds } from '../../src/dev/dev.js';
 import { DevKubelet } from '../../src/dev/kubelet.js';
@@ -13,7 +12,7 @@ import { DEFAULT_SUBSCRIPTION_ID } from '../../src/sim/arm/defaults.js';
 import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
 import { peakRssMiB } from './measure.js';
-import { applyNodePool, BENCH_NAMESPACE, benchArmConfig, chartNodeOptions, compileController, waitReady } from './stack.js';
+import { applyNodePool, BENCH_NAMESPACE, benchArmConfig, chartMallocArenaMax, chartNodeOptions, compileController, waitReady } from './stack.js';
 
 /**
  * The controller's memory at a size, cheaply and repeatably (`npm run bench:scale --
@@ -213,7 +212,7 @@ async function countOf(client: KubeClient, what: 'nodes' | 'nodeclaims'): Promis
 }
 
 async function startWorld(binaries: EnvtestBinaries, dir: string, o: MemoryRunOptions, cleanups: Array<() => Promise<void> | void>): Promise<World> {
-  const cp = await startControlPlane({ binaries, scheduler: true, watchCache: true, componentQps: 300, dir: path.join(dir, 'control-plane') });
+  const cp = await startControlPlane({ binaries, scheduler: true, watchCache: true, scale: true, dir: path.join(dir, 'control-plane') });
   cleanups.push(() => cp.stop());
   o.log(`control plane up at ${cp.server}`);
   await installCrds(binaries.kubectl, cp.kubeconfigPath);
@@ -242,13 +241,6 @@ async function startWorld(binaries: EnvtestBinaries, dir: string, o: MemoryRunOp
   env.MALLOC_ARENA_MAX ??= await chartMallocArenaMax();
   if (env.MALLOC_ARENA_MAX === '') delete env.MALLOC_ARENA_MAX;
   return { cp, client, served, dir, args, env, cleanups };
-}
-
-/** MALLOC_ARENA_MAX the chart gives the controller (values.yaml controller.mallocArenaMax). */
-async function chartMallocArenaMax(): Promise<string | undefined> {
-  const values = parse(await fs.readFile(path.join(import.meta.dirname, '..', '..', 'charts', 'azflex', 'values.yaml'), 'utf8')) as { controller?: { mallocArenaMax?: unknown } };
-  const arenas = values.controller?.mallocArenaMax;
-  return typeof arenas === 'number' || typeof arenas === 'string' ? String(arenas) : undefined;
 }
 
 /** A heap snapshot of the controller (its cwd is the run's directory); it takes memory of its own, so after the figures. */

@@ -82,6 +82,13 @@ export async function chartNodeOptions(): Promise<string> {
   return typeof options === 'string' ? options : '';
 }
 
+/** MALLOC_ARENA_MAX the chart gives the controller (values.yaml controller.mallocArenaMax). */
+export async function chartMallocArenaMax(): Promise<string | undefined> {
+  const values = parse(await fs.readFile(path.join(repoRoot, 'charts', 'azflex', 'values.yaml'), 'utf8')) as { controller?: { mallocArenaMax?: unknown } };
+  const arenas = values.controller?.mallocArenaMax;
+  return typeof arenas === 'number' || typeof arenas === 'string' ? String(arenas) : undefined;
+}
+
 async function kubectl(cp: ControlPlane, args: string[]): Promise<string> {
   const { stdout } = await run(cp.binaries.kubectl, args, { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } });
   return stdout;
@@ -172,7 +179,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
       kwok: true,
       watchCache: true,
       auditPolicy: controllerAuditPolicy(CONTROLLER_USER),
-      componentQps: 300,
+      scale: true,
       dir: path.join(dir, 'control-plane'),
     });
     cleanups.push(() => cp.stop());
@@ -188,8 +195,8 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     const served = await serveArm({ host: '127.0.0.1', scenarioConfig: benchArmConfig(), seed: 1, clockMode: 'realtime', lroRetryAfterSeconds: 1 });
     cleanups.push(() => served.close());
     const onError = (e: unknown): void => log(`node registration: ${e instanceof Error ? e.message : String(e)}`);
-    // Every 2 s: it lists all Nodes and NodeClaims each time.
-    const kubelet = new DevKubelet({ client, arm: served.arm, clusterName: BENCH_CLUSTER_NAME, instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 2_000, onError });
+    // Every 5 s (test harness): each tick lists all Nodes and NodeClaims, megabytes at 1,000 Nodes.
+    const kubelet = new DevKubelet({ client, arm: served.arm, clusterName: BENCH_CLUSTER_NAME, instanceTypes: served.arm.instanceTypes(), bootDelayMs: 1_000, pollMs: 5_000, onError });
     kubelet.start();
     cleanups.push(() => kubelet.stop());
     await applyNodePool(client);
@@ -199,6 +206,8 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     const metricsPort = await freePort();
     const logFile = path.join(dir, 'controller.log');
     const out = createWriteStream(logFile);
+    // As the chart runs it: its heap cap and glibc arena count.
+    const arenas = await chartMallocArenaMax();
     const controller = spawn(
       process.execPath,
       [
@@ -206,7 +215,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
         `--metrics-port=${metricsPort}`, `--arm-endpoint=${served.endpoint}`, `--arm-ca-file=${served.caCertPath}`,
         `--api-server-endpoint=${cp.server}`, `--cluster-ca-file=${path.join(dir, 'cluster-ca.crt')}`, '--log-level=warn', `--node-agent-sha256=amd64=${SIM_NODE_AGENT.sha256.amd64}`,
       ],
-      { env: { ...process.env, NODE_OPTIONS: await chartNodeOptions(), POD_NAME: 'azflex-bench', IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, NODE_OPTIONS: await chartNodeOptions(), ...(arenas ? { MALLOC_ARENA_MAX: arenas } : {}), POD_NAME: 'azflex-bench', IDENTITY_ENDPOINT: identity.url, IDENTITY_HEADER: 'scale-bench', AZURE_SUBSCRIPTION_ID: DEFAULT_SUBSCRIPTION_ID }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     controller.stdout?.pipe(out);
     controller.stderr?.pipe(out);

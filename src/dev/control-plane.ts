@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { generate } from 'selfsigned';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFromYaml } from '../k8s/client.js';
+import { kwokConfigYaml, schedulerConfigYaml } from './component-configs.js';
 
 /**
  * A real control plane for tests, `azflex dev` and the scale benchmark: etcd + kube-apiserver
@@ -57,6 +58,11 @@ export interface ControlPlane extends ControlPlaneInfo {
  */
 export const KWOK_MANAGED_LABEL = 'kwok.x-k8s.io/managed';
 
+/** Client QPS of the scheduler and controller-manager in a `scale` control plane (test harness). */
+const SCALE_QPS = 300;
+/** node-monitor-grace-period in a `scale` control plane (test harness; kube's default is 50 s). */
+const SCALE_NODE_GRACE_SECONDS = 300;
+
 export interface ControllerManagerOptions {
   /** How long a Node may go without a heartbeat before it is Unknown and tainted (kube default 50 s). */
   nodeMonitorGracePeriodSeconds?: number;
@@ -74,8 +80,13 @@ export interface StartOptions {
   watchCache?: boolean;
   /** An audit policy (YAML); events go as JSON lines to `<dir>/audit.log`. */
   auditPolicy?: string;
-  /** Client rate limits of the scheduler and controller-manager (their defaults, 50 and 20 QPS, are for small clusters). */
-  componentQps?: number;
+  /**
+   * Test-harness settings for thousands of Nodes (the scale benchmark): scheduler and
+   * controller-manager clients at 300 QPS (defaults 50 and 20), no in-flight request limits on
+   * the API server, the scheduler scoring a tenth of the Nodes, without preemption (the
+   * benchmark's pods share one priority), and a 5-minute node-monitor grace period.
+   */
+  scale?: boolean;
   /** Where logs and data live; a fresh temp dir when omitted. */
   dir?: string;
   startTimeoutMs?: number;
@@ -297,6 +308,8 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
         // Without it watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
         `--watch-cache=${o.watchCache ?? false}`,
         '--enable-priority-and-fairness=false',
+        // Test harness at scale: KWOK's thousands of fake kubelets queue rather than get 429s.
+        ...(o.scale ? ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] : []),
         '--profiling=false',
         '--allow-privileged=true',
         ...(o.auditPolicy
@@ -336,20 +349,25 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
     };
     await fs.writeFile(info.kubeconfigPath, adminKubeConfigYaml(info), { mode: 0o600 });
 
-    const qps = o.componentQps ? [`--kube-api-qps=${o.componentQps}`, `--kube-api-burst=${o.componentQps * 2}`] : [];
+    const qps = o.scale ? [`--kube-api-qps=${SCALE_QPS}`, `--kube-api-burst=${SCALE_QPS * 2}`] : [];
     if (o.scheduler) {
+      const config = path.join(dir, 'kube-scheduler.yaml');
+      const scale = o.scale ? { qps: SCALE_QPS, percentageOfNodesToScore: 10, noPreemption: true } : {};
+      await fs.writeFile(config, schedulerConfigYaml({ kubeconfigPath: info.kubeconfigPath, ...scale }));
       const scheduler = spawnLogged(
         o.binaries.kubeScheduler,
-        [`--kubeconfig=${info.kubeconfigPath}`, '--leader-elect=false', '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, ...qps],
+        [`--config=${config}`, '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
         path.join(dir, 'kube-scheduler.log'),
       );
       procs.push(scheduler);
     }
-    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? 50;
+    // Test harness at scale: KWOK renewing 1,000 Leases on a loaded machine runs late, and a Node
+    // marked Unknown gets its pods marked NotReady, which KWOK never turns back.
+    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? (o.scale ? SCALE_NODE_GRACE_SECONDS : 50);
     if (o.controllerManager) procs.push(spawnControllerManager(o.binaries.kubeControllerManager, info, grace, qps));
     // A kubelet's 40 s Lease against the default 50 s grace; a shorter grace gets a Lease that
     // still renews (every quarter of it) well inside it.
-    if (o.kwok) procs.push(spawnKwok(o.binaries.kwok, info, Math.min(40, Math.max(4, Math.floor(grace * 0.8)))));
+    if (o.kwok) procs.push(await spawnKwok(o.binaries.kwok, info, Math.min(40, Math.max(4, Math.floor(grace * 0.8)))));
 
     return {
       ...info,
@@ -401,14 +419,17 @@ function spawnControllerManager(bin: string, info: ControlPlaneInfo, graceSecond
  * status (Ready, addresses; capacity as registered), renews the node Lease as a kubelet does,
  * and runs the pods bound there (Running with an IP, deletion confirmed).
  */
-function spawnKwok(bin: string, info: ControlPlaneInfo, leaseSeconds: number): ChildProcess {
+async function spawnKwok(bin: string, info: ControlPlaneInfo, leaseSeconds: number): Promise<ChildProcess> {
+  const config = path.join(info.dir, 'kwok.yaml');
+  await fs.writeFile(config, kwokConfigYaml());
   return spawnLogged(
     bin,
     [
+      `--config=${config}`,
       `--kubeconfig=${info.kubeconfigPath}`,
       '--manage-all-nodes=false',
       `--manage-nodes-with-label-selector=${KWOK_MANAGED_LABEL}=true`,
-      // Renewed every quarter of it, as a kubelet does; the Node's status only when it changes.
+      // Renewed every quarter of it, as a kubelet does; the Node's status every few minutes (kwok.yaml).
       `--node-lease-duration-seconds=${leaseSeconds}`,
       '--cidr=10.244.0.0/16',
       '--node-ip=10.224.0.1',

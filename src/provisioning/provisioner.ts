@@ -28,7 +28,7 @@ import { VolumeTopology, type VolumeRequirements } from './volume-topology.js';
 import { PodsViewTracker, type PodsView } from './pods-view.js';
 import { ANNOTATION_OFFERING_MARKS, CAPACITY_TYPE_ON_DEMAND, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { buildNodeClaim } from './nodeclaim-template.js';
-import { forEachBounded } from '../utils/bounded.js';
+import { BackgroundQueue, forEachBounded } from '../utils/bounded.js';
 
 export const EVENT_REASON_FAILED_SCHEDULING = 'FailedScheduling';
 export const EVENT_REASON_NOMINATED = 'Nominated';
@@ -155,6 +155,8 @@ export class Provisioner {
    */
   private readonly sentEvents = new Map<string, Map<string, string>>();
   private sentEventCount = 0;
+  /** Nominated events in flight, createConcurrency at a time. */
+  private readonly events: BackgroundQueue;
   private readonly warnedPools = new Map<string, string>();
   private readonly poolTotals = new NodePoolTotals();
   private lastDecision = '';
@@ -191,6 +193,12 @@ export class Provisioner {
     this.clock = options.clock;
     this.random = options.random;
     this.log = options.log;
+    this.events = new BackgroundQueue(options.createConcurrency ?? 1);
+  }
+
+  /** Resolves once the Nominated events sent so far are recorded (they go in the background). */
+  eventsSent(): Promise<void> {
+    return this.events.idle();
   }
 
   /** What the most recent reconcile decided (for tests, metrics and the simulator's log). */
@@ -287,21 +295,22 @@ export class Provisioner {
       const started = this.clock.now();
       result = this.scheduleIsolated(input, passIssues);
       this.options.onSchedulingDuration?.((this.clock.now() - started) / 1000);
-      let podsByKey: Map<string, Pod> | undefined;
       // In plan order: `created` lists them so whatever the concurrency.
       const launched: Array<NodeClaim | undefined> = [];
       const concurrency = this.options.createConcurrency ?? 1;
       await forEachBounded(result.nodeClaims.map((planned, i) => ({ planned, i })), concurrency, async ({ planned, i }) => {
-        const claim = await this.launchPlan(planned, launch);
-        if (!claim) return;
-        launched[i] = claim;
-        podsByKey ??= new Map(pending.map((p) => [podKey(p), p]));
-        for (const key of planned.podKeys) {
-          const pod = podsByKey.get(key);
-          if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim.metadata.name)) await this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim.metadata.name);
-        }
+        launched[i] = await this.launchPlan(planned, launch);
       });
       for (const claim of launched) if (claim) created.push(claim);
+      // Nominations go out in the background once every NodeClaim exists, as Karpenter publishes
+      // them: a pass's ten events a NodeClaim would hold back its later creates and the next pass.
+      const podsByKey = new Map(pending.map((p) => [podKey(p), p]));
+      launched.forEach((claim, i) => {
+        for (const key of claim ? result.nodeClaims[i]!.podKeys : []) {
+          const pod = podsByKey.get(key);
+          if (pod && !this.alreadySent(pod, EVENT_REASON_NOMINATED, claim!.metadata.name)) this.events.push(() => this.recordPodEvent(pod, 'Normal', EVENT_REASON_NOMINATED, claim!.metadata.name));
+        }
+      });
       const short = ledger?.shortfall ? describeShortfall(ledger.shortfall) : undefined;
       await forEachBounded(result.unschedulable, concurrency, async ({ pod, reason }) => {
         if (!this.alreadySent(pod, EVENT_REASON_FAILED_SCHEDULING, reason)) await this.recordPodEvent(pod, 'Warning', EVENT_REASON_FAILED_SCHEDULING, reason);

@@ -13,3 +13,38 @@ export async function forEachBounded<T>(items: readonly T[], limit: number, fn: 
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
+
+/**
+ * Tasks run at most `limit` at a time, in the order pushed, without the pusher waiting for them
+ * (Karpenter's asynchronous event recorder). Tasks handle their own errors.
+ */
+export class BackgroundQueue {
+  private readonly waiting: Array<() => Promise<void>> = [];
+  private running = 0;
+  private readonly drained: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  push(task: () => Promise<void>): void {
+    this.waiting.push(task);
+    this.pump();
+  }
+
+  /** Resolves once every task pushed so far has finished. */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.running < Math.max(1, this.limit) && this.waiting.length > 0) {
+      const task = this.waiting.shift()!;
+      this.running++;
+      void task().finally(() => {
+        this.running--;
+        this.pump();
+        if (this.running === 0 && this.waiting.length === 0) for (const resolve of this.drained.splice(0)) resolve();
+      });
+    }
+  }
+}

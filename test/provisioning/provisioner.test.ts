@@ -247,6 +247,7 @@ describe('Provisioner', () => {
       });
       setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
       await provisioner.reconcile();
+      await provisioner.eventsSent();
       return { peak, created: provisioner.lastSummary!.createdNodeClaims, claims: [...cluster.nodeClaims.keys()], nominated: cluster.events.filter((e) => e.reason === 'Nominated').length };
     };
     const serial = await run(1);
@@ -258,5 +259,51 @@ describe('Provisioner', () => {
     expect(parallel.created).toEqual(serial.created);
     expect(parallel.claims.sort()).toEqual([...serial.created].sort());
     expect(parallel.nominated).toBe(12);
+  });
+
+  it('sends a pass\'s Nominated events once all its NodeClaims exist, so events never hold back a create', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    const claimsAtEachEvent: number[] = [];
+    const record = cluster.recordEvent.bind(cluster);
+    cluster.recordEvent = async (e) => {
+      claimsAtEachEvent.push(cluster.nodeClaims.size);
+      await record(e);
+    };
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency: 4,
+      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+    });
+    setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
+    await provisioner.reconcile();
+    await provisioner.eventsSent();
+    expect(claimsAtEachEvent).toEqual(Array(12).fill(12));
+  });
+
+  it('finishes a pass without waiting for its Nominated events, which the next pass would otherwise wait for too', async () => {
+    const clock = new VirtualClock(T0);
+    const cluster = new FakeCluster(clock);
+    cluster.putNodeClass(makeNodeClass());
+    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const record = cluster.recordEvent.bind(cluster);
+    cluster.recordEvent = async (e) => {
+      await held;
+      await record(e);
+    };
+    const provisioner = new Provisioner({
+      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency: 4,
+      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+    });
+    setPods(cluster, Array.from({ length: 3 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
+    await provisioner.reconcile();
+    expect(cluster.nodeClaims.size).toBe(3);
+    expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(0);
+    release();
+    await provisioner.eventsSent();
+    expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(3);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forEachBounded } from '../../src/utils/bounded.js';
+import { BackgroundQueue, forEachBounded } from '../../src/utils/bounded.js';
 
 describe('forEachBounded', () => {
   /** Runs 10 items that each wait for a release, recording the most in flight and the start order. */
@@ -28,5 +28,27 @@ describe('forEachBounded', () => {
     await expect(forEachBounded([1, 2, 3], 2, async (i) => {
       if (i === 2) throw new Error('two');
     })).rejects.toThrow('two');
+  });
+});
+
+describe('BackgroundQueue', () => {
+  it('runs pushed tasks in order, at most `limit` at a time, without the pusher waiting; idle() waits for them all', async () => {
+    const queue = new BackgroundQueue(2);
+    const started: number[] = [];
+    const releases: Array<() => void> = [];
+    for (let i = 0; i < 5; i++) queue.push(() => new Promise<void>((r) => { started.push(i); releases.push(r); }));
+    expect(started).toEqual([0, 1]);
+    let idle = false;
+    const done = queue.idle().then(() => (idle = true));
+    releases[0]!();
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([0, 1, 2]);
+    for (let i = 1; i < 5; i++) {
+      releases[i]!();
+      await new Promise((r) => setImmediate(r));
+    }
+    await done;
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+    expect(idle).toBe(true);
   });
 });
