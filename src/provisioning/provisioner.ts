@@ -196,11 +196,6 @@ export class Provisioner {
     this.events = new BackgroundQueue(options.createConcurrency ?? 1);
   }
 
-  /** Resolves once the Nominated events sent so far are recorded (they go in the background). */
-  eventsSent(): Promise<void> {
-    return this.events.idle();
-  }
-
   /** What the most recent reconcile decided (for tests, metrics and the simulator's log). */
   get lastSummary(): ProvisioningSummary | undefined {
     return this.last;

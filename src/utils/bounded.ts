@@ -21,19 +21,12 @@ export async function forEachBounded<T>(items: readonly T[], limit: number, fn: 
 export class BackgroundQueue {
   private readonly waiting: Array<() => Promise<void>> = [];
   private running = 0;
-  private readonly drained: Array<() => void> = [];
 
   constructor(private readonly limit: number) {}
 
   push(task: () => Promise<void>): void {
     this.waiting.push(task);
     this.pump();
-  }
-
-  /** Resolves once every task pushed so far has finished. */
-  idle(): Promise<void> {
-    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private pump(): void {
@@ -43,7 +36,6 @@ export class BackgroundQueue {
       void task().finally(() => {
         this.running--;
         this.pump();
-        if (this.running === 0 && this.waiting.length === 0) for (const resolve of this.drained.splice(0)) resolve();
       });
     }
   }

@@ -247,7 +247,8 @@ describe('Provisioner', () => {
       });
       setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
       await provisioner.reconcile();
-      await provisioner.eventsSent();
+      // Nominated events go out in the background.
+      await vi.waitFor(() => expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(12));
       return { peak, created: provisioner.lastSummary!.createdNodeClaims, claims: [...cluster.nodeClaims.keys()], nominated: cluster.events.filter((e) => e.reason === 'Nominated').length };
     };
     const serial = await run(1);
@@ -278,7 +279,8 @@ describe('Provisioner', () => {
     });
     setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
     await provisioner.reconcile();
-    await provisioner.eventsSent();
+    // Nominated events go out in the background.
+    await vi.waitFor(() => expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(12));
     expect(claimsAtEachEvent).toEqual(Array(12).fill(12));
   });
 
@@ -303,7 +305,8 @@ describe('Provisioner', () => {
     expect(cluster.nodeClaims.size).toBe(3);
     expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(0);
     release();
-    await provisioner.eventsSent();
+    // Nominated events go out in the background.
+    await vi.waitFor(() => expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(3));
     expect(cluster.events.filter((e) => e.reason === 'Nominated')).toHaveLength(3);
   });
 });
