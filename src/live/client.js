@@ -246,7 +246,9 @@
   function onUpdate(msg) {
     snapshot = msg.snapshot;
     for (const row of msg.rows) {
-      if (row.actor === selected) selectedRows.push(row);
+      // A timeline fetched before this push may already hold the row: seqs only grow.
+      const last = selectedRows[selectedRows.length - 1];
+      if (row.actor === selected && !(last && last.seq >= row.seq)) selectedRows.push(row);
       if (row.kind === 'transition' || row.kind === 'controller') feed.unshift(row);
     }
     if (feed.length > FEED_SIZE) feed.length = FEED_SIZE;
