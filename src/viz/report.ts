@@ -64,112 +64,7 @@ interface PlotRow {
 export function renderReportHtml(runs: SimulationReportInput[], options: ReportOptions = {}): string {
   if (runs.length === 0) throw new RangeError('renderReportHtml needs at least one run');
   const title = options.title ?? 'azflex simulation report';
-  const x: Domain = { min: 0, max: Math.max(1, ...runs.map((r) => r.durationMs)) };
-
-  const lineRow = (
-    id: PlotId,
-    plotTitle: string,
-    yLabel: string,
-    pick: (run: SimulationReportInput) => NamedSeries[],
-    extra: { step?: boolean; references?: (run: SimulationReportInput) => { label: string; value: number }[] } = {},
-  ): PlotRow => {
-    const colors = colorMap(runs.flatMap((r) => pick(r).map((s) => s.name)));
-    const yMax = niceMax(
-      Math.max(
-        0,
-        ...runs.flatMap((r) => pick(r).map((s) => maxValue(s.points))),
-        ...runs.flatMap((r) => (extra.references?.(r) ?? []).map((ref) => ref.value)),
-      ),
-    );
-    return {
-      id,
-      title: plotTitle,
-      render: (run) =>
-        lineChart({
-          id,
-          title: plotTitle,
-          yLabel,
-          series: pick(run),
-          x,
-          y: { min: 0, max: yMax },
-          colors,
-          step: extra.step ?? false,
-          references: extra.references?.(run) ?? [],
-        }),
-    };
-  };
-
-  const failureColors = colorMap(runs.flatMap((r) => r.createFailuresByCode.map((f) => f.code)));
-  const failureMax = niceMax(Math.max(0, ...runs.flatMap((r) => r.createFailuresByCode.map((f) => f.count))));
-  // One set of bins for every run, so the histograms line up side by side.
-  const reapBins = histogramBins(runs.flatMap((r) => r.timeToReapMs.map((ms) => ms / 1000)));
-  const reapCounts = runs.map((r) => histogramBins(r.timeToReapMs.map((ms) => ms / 1000), 20, reapBins.edges).counts);
-  const reapMax = niceMax(Math.max(0, ...reapCounts.flat()));
-
-  const rows: PlotRow[] = [
-    lineRow('nics-by-state', 'NICs by state', 'NICs', (r) => r.nicsByState, { step: true }),
-    lineRow('subnet-ips', 'Subnet addresses used', 'addresses', (r) => r.subnetIpsUsed, {
-      step: true,
-      references: (r) => (r.subnetCapacity ?? []).map((c) => ({ label: `${c.name} capacity ${c.capacity}`, value: c.capacity })),
-    }),
-    lineRow('vms', 'VMs', 'VMs', (r) => r.vms, { step: true }),
-    lineRow('arm-calls', 'ARM calls per minute by outcome', 'calls / min', (r) => r.armCallsPerMinute),
-    {
-      id: 'create-failures',
-      title: 'Create failures by code',
-      render: (run) =>
-        barChart({
-          id: 'create-failures',
-          title: 'Create failures by code',
-          yLabel: 'failures',
-          bars: [...run.createFailuresByCode].sort((a, b) => a.code.localeCompare(b.code)).map((f) => ({ label: f.code, value: f.count })),
-          yMax: failureMax,
-          colors: failureColors,
-        }),
-    },
-    {
-      id: 'time-to-reap',
-      title: 'Time to reap a NIC',
-      render: (run) =>
-        histogram({
-          id: 'time-to-reap',
-          title: `Time to reap a NIC (${run.timeToReapMs.length} NICs)`,
-          xLabel: 'seconds from release to delete',
-          edges: reapBins.edges,
-          counts: reapCounts[runs.indexOf(run)] ?? [],
-          yMax: reapMax,
-          formatX: (s) => `${s} s`,
-          // The floor every strategy has to wait: ARM's reservation on a NIC a VM PUT referenced.
-          references: [{ label: `ARM reservation ${NIC_RESERVATION_MS / 1000} s`, value: NIC_RESERVATION_MS / 1000 }],
-        }),
-    },
-  ];
-
-  // One summary table first: a column per run, a row per headline figure, so runs compare in one glance.
-  const labels = [...new Set(runs.flatMap((r) => (r.summary ?? []).map((s) => s.label)))];
-  const cell = (run: SimulationReportInput, label: string) => escapeXml(String(run.summary?.find((s) => s.label === label)?.value ?? '-'));
-  const summaryTable =
-    `<table class="summary"><thead><tr><th></th>${runs.map((r) => `<th scope="col" data-run="${escapeXml(r.name)}">${escapeXml(r.name)}</th>`).join('')}</tr></thead><tbody>` +
-    labels.map((label) => `<tr><th scope="row">${escapeXml(label)}</th>${runs.map((r) => `<td>${cell(r, label)}</td>`).join('')}</tr>`).join('') +
-    '</tbody></table>';
-  const header = runs
-    .map((run) => `<div class="run-head" data-run="${escapeXml(run.name)}"><h2>${escapeXml(run.name)}</h2>${run.subtitle ? `<p>${escapeXml(run.subtitle)}</p>` : ''}</div>`)
-    .join('');
-
-  const placement = runs.some((r) => r.placement)
-    ? '<section data-plot-row="placement"><h3>Placement by region and zone</h3><div class="runs">' +
-      runs.map((run) => `<figure data-run="${escapeXml(run.name)}">${run.placement ? placementTable(run.placement) : ''}</figure>`).join('') +
-      '</div></section>\n'
-    : '';
-  const sections = placement + rows
-    .map(
-      (row) =>
-        `<section data-plot-row="${row.id}"><h3>${escapeXml(row.title)}</h3><div class="runs">` +
-        runs.map((run) => `<figure data-run="${escapeXml(run.name)}">${row.render(run)}</figure>`).join('') +
-        '</div></section>',
-    )
-    .join('\n');
-
+  const sections = placementSection(runs) + plotRows(runs).map((row) => plotSection(runs, row)).join('\n');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -181,12 +76,136 @@ export function renderReportHtml(runs: SimulationReportInput[], options: ReportO
 </head>
 <body>
 <h1>${escapeXml(title)}</h1>
-${summaryTable}
-<div class="runs">${header}</div>
+${summaryTable(runs)}
+<div class="runs">${runHeaders(runs)}</div>
 ${sections}
 </body>
 </html>
 `;
+}
+
+/** Every plot row, each on axes shared by all runs so they compare side by side. */
+function plotRows(runs: SimulationReportInput[]): PlotRow[] {
+  const x: Domain = { min: 0, max: Math.max(1, ...runs.map((r) => r.durationMs)) };
+  return [
+    lineRow(runs, x, { id: 'nics-by-state', title: 'NICs by state', yLabel: 'NICs', pick: (r) => r.nicsByState, step: true }),
+    lineRow(runs, x, {
+      id: 'subnet-ips',
+      title: 'Subnet addresses used',
+      yLabel: 'addresses',
+      pick: (r) => r.subnetIpsUsed,
+      step: true,
+      references: (r) => (r.subnetCapacity ?? []).map((c) => ({ label: `${c.name} capacity ${c.capacity}`, value: c.capacity })),
+    }),
+    lineRow(runs, x, { id: 'vms', title: 'VMs', yLabel: 'VMs', pick: (r) => r.vms, step: true }),
+    lineRow(runs, x, { id: 'arm-calls', title: 'ARM calls per minute by outcome', yLabel: 'calls / min', pick: (r) => r.armCallsPerMinute }),
+    createFailuresRow(runs),
+    timeToReapRow(runs),
+  ];
+}
+
+interface LineRowSpec {
+  id: PlotId;
+  title: string;
+  yLabel: string;
+  pick: (run: SimulationReportInput) => NamedSeries[];
+  step?: boolean;
+  references?: (run: SimulationReportInput) => { label: string; value: number }[];
+}
+
+/** A line chart per run, with one y scale and one color per series name across all runs. */
+function lineRow(runs: SimulationReportInput[], x: Domain, spec: LineRowSpec): PlotRow {
+  const { id, title, yLabel, pick, references } = spec;
+  const colors = colorMap(runs.flatMap((r) => pick(r).map((s) => s.name)));
+  const yMax = niceMax(
+    Math.max(
+      0,
+      ...runs.flatMap((r) => pick(r).map((s) => maxValue(s.points))),
+      ...runs.flatMap((r) => (references?.(r) ?? []).map((ref) => ref.value)),
+    ),
+  );
+  return {
+    id,
+    title,
+    render: (run) =>
+      lineChart({ id, title, yLabel, series: pick(run), x, y: { min: 0, max: yMax }, colors, step: spec.step ?? false, references: references?.(run) ?? [] }),
+  };
+}
+
+function createFailuresRow(runs: SimulationReportInput[]): PlotRow {
+  const colors = colorMap(runs.flatMap((r) => r.createFailuresByCode.map((f) => f.code)));
+  const yMax = niceMax(Math.max(0, ...runs.flatMap((r) => r.createFailuresByCode.map((f) => f.count))));
+  return {
+    id: 'create-failures',
+    title: 'Create failures by code',
+    render: (run) =>
+      barChart({
+        id: 'create-failures',
+        title: 'Create failures by code',
+        yLabel: 'failures',
+        bars: [...run.createFailuresByCode].sort((a, b) => a.code.localeCompare(b.code)).map((f) => ({ label: f.code, value: f.count })),
+        yMax,
+        colors,
+      }),
+  };
+}
+
+function timeToReapRow(runs: SimulationReportInput[]): PlotRow {
+  // One set of bins for every run, so the histograms line up side by side.
+  const bins = histogramBins(runs.flatMap((r) => r.timeToReapMs.map((ms) => ms / 1000)));
+  const counts = runs.map((r) => histogramBins(r.timeToReapMs.map((ms) => ms / 1000), 20, bins.edges).counts);
+  const yMax = niceMax(Math.max(0, ...counts.flat()));
+  return {
+    id: 'time-to-reap',
+    title: 'Time to reap a NIC',
+    render: (run) =>
+      histogram({
+        id: 'time-to-reap',
+        title: `Time to reap a NIC (${run.timeToReapMs.length} NICs)`,
+        xLabel: 'seconds from release to delete',
+        edges: bins.edges,
+        counts: counts[runs.indexOf(run)] ?? [],
+        yMax,
+        formatX: (s) => `${s} s`,
+        // The floor every strategy has to wait: ARM's reservation on a NIC a VM PUT referenced.
+        references: [{ label: `ARM reservation ${NIC_RESERVATION_MS / 1000} s`, value: NIC_RESERVATION_MS / 1000 }],
+      }),
+  };
+}
+
+/** A column per run, a row per headline figure, so runs compare in one glance. */
+function summaryTable(runs: SimulationReportInput[]): string {
+  const labels = [...new Set(runs.flatMap((r) => (r.summary ?? []).map((s) => s.label)))];
+  const cell = (run: SimulationReportInput, label: string) => escapeXml(String(run.summary?.find((s) => s.label === label)?.value ?? '-'));
+  return (
+    `<table class="summary"><thead><tr><th></th>${runs.map((r) => `<th scope="col" data-run="${escapeXml(r.name)}">${escapeXml(r.name)}</th>`).join('')}</tr></thead><tbody>` +
+    labels.map((label) => `<tr><th scope="row">${escapeXml(label)}</th>${runs.map((r) => `<td>${cell(r, label)}</td>`).join('')}</tr>`).join('') +
+    '</tbody></table>'
+  );
+}
+
+function runHeaders(runs: SimulationReportInput[]): string {
+  return runs
+    .map((run) => `<div class="run-head" data-run="${escapeXml(run.name)}"><h2>${escapeXml(run.name)}</h2>${run.subtitle ? `<p>${escapeXml(run.subtitle)}</p>` : ''}</div>`)
+    .join('');
+}
+
+/** Empty when no run carries a placement. */
+function placementSection(runs: SimulationReportInput[]): string {
+  if (!runs.some((r) => r.placement)) return '';
+  return (
+    '<section data-plot-row="placement"><h3>Placement by region and zone</h3><div class="runs">' +
+    runs.map((run) => `<figure data-run="${escapeXml(run.name)}">${run.placement ? placementTable(run.placement) : ''}</figure>`).join('') +
+    '</div></section>\n'
+  );
+}
+
+function plotSection(runs: SimulationReportInput[], row: PlotRow): string {
+  return (
+    `<section data-plot-row="${row.id}"><h3>${escapeXml(row.title)}</h3><div class="runs">` +
+    runs.map((run) => `<figure data-run="${escapeXml(run.name)}">${row.render(run)}</figure>`).join('') +
+    '</div></section>'
+  );
 }
 
 function maxValue(points: readonly TimePoint[]): number {
