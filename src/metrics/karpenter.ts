@@ -82,10 +82,26 @@ export const DURATION_BUCKETS = [
 /** client_golang's DefBuckets, which upstream's cloud-provider histogram keeps (it names no buckets). */
 export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Registers every upstream metric, in upstream's order of concerns (the order /metrics lists them in). */
 export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
   const registers = [registry];
-  const nodeGauge = (name: string, help: string) =>
-    new Gauge({ name, help, labelNames: [...NODE_LABEL_NAMES, 'resource_type'] as const, registers });
+  return {
+    ...nodeClaimAndNodeCounters(registers),
+    ...cloudProviderMetrics(registers),
+    ...nodePoolMetrics(registers),
+    ...terminationDurations(registers),
+    ...nodeGauges(registers),
+    ...clusterStateGauges(registers),
+    ...schedulerMetrics(registers),
+  };
+}
+
+type Registers = Registry[];
+
+/** pkg/metrics: NodeClaims and Nodes created, terminated and disrupted. */
+function nodeClaimAndNodeCounters(
+  registers: Registers,
+): Pick<KarpenterMetrics, 'nodeClaimsCreated' | 'nodeClaimsTerminated' | 'nodeClaimsDisrupted' | 'nodeClaimsUnhealthyDisrupted' | 'nodesCreated' | 'nodesTerminated'> {
   return {
     nodeClaimsCreated: new Counter({
       name: 'karpenter_nodeclaims_created_total',
@@ -123,6 +139,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       labelNames: ['nodepool', 'zone'] as const,
       registers,
     }),
+  };
+}
+
+/** pkg/cloudprovider/metrics: the ARM calls behind the cloud provider. */
+function cloudProviderMetrics(registers: Registers): Pick<KarpenterMetrics, 'cloudProviderErrors' | 'cloudProviderDuration'> {
+  return {
     cloudProviderErrors: new Counter({
       name: 'karpenter_cloudprovider_errors_total',
       help: 'Cloud-provider (ARM) calls that failed, by controller, method, provider, error category and NodePool.',
@@ -136,6 +158,14 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       buckets: DEFAULT_BUCKETS,
       registers,
     }),
+  };
+}
+
+/** pkg/controllers/metrics/nodepool: usage, limits and disruption budgets. */
+function nodePoolMetrics(
+  registers: Registers,
+): Pick<KarpenterMetrics, 'nodePoolUsage' | 'nodePoolLimit' | 'nodePoolAllowedDisruptions' | 'nodePoolNodesConsumingBudgets'> {
+  return {
     nodePoolUsage: new Gauge({
       name: 'karpenter_nodepools_usage',
       help: 'Resources of the NodeClaims of a NodePool, by NodePool and resource type.',
@@ -160,6 +190,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       labelNames: ['nodepool', 'reason'] as const,
       registers,
     }),
+  };
+}
+
+/** How long a NodeClaim's termination, and its VM delete within it, took. */
+function terminationDurations(registers: Registers): Pick<KarpenterMetrics, 'nodeClaimTerminationDuration' | 'instanceTerminationDuration'> {
+  return {
     nodeClaimTerminationDuration: new Histogram({
       name: 'karpenter_nodeclaims_termination_duration_seconds',
       help: 'From a NodeClaim\'s deletion to its finalizer released (drain, VM, NIC and disk gone), by NodePool.',
@@ -174,6 +210,19 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       buckets: exponentialBuckets(1, 2, 11),
       registers,
     }),
+  };
+}
+
+/** pkg/controllers/metrics/node: per-node resources and age, labelled with the node's well-known labels. */
+function nodeGauges(
+  registers: Registers,
+): Pick<
+  KarpenterMetrics,
+  'nodesAllocatable' | 'nodesSystemOverhead' | 'nodesTotalPodRequests' | 'nodesTotalPodLimits' | 'nodesTotalDaemonRequests' | 'nodesTotalDaemonLimits' | 'nodesCurrentLifetime'
+> {
+  const nodeGauge = (name: string, help: string) =>
+    new Gauge({ name, help, labelNames: [...NODE_LABEL_NAMES, 'resource_type'] as const, registers });
+  return {
     nodesAllocatable: nodeGauge('karpenter_nodes_allocatable', 'Resources a node can allocate to pods (its status.allocatable).'),
     nodesSystemOverhead: nodeGauge('karpenter_nodes_system_overhead', 'Resources a node reserves for the system: its capacity minus its allocatable.'),
     nodesTotalPodRequests: nodeGauge('karpenter_nodes_total_pod_requests', 'Sum of the requests of the pods bound to a node, DaemonSet pods included.'),
@@ -186,6 +235,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       labelNames: [...NODE_LABEL_NAMES] as const,
       registers,
     }),
+  };
+}
+
+/** Cluster-wide utilization and node count, and pkg/controllers/metrics/pod's one series per pod. */
+function clusterStateGauges(registers: Registers): Pick<KarpenterMetrics, 'clusterUtilization' | 'clusterStateNodeCount' | 'podsState'> {
+  return {
     clusterUtilization: new Gauge({
       name: 'karpenter_cluster_utilization_percent',
       help: 'Pod requests as a percentage of the allocatable resources of all nodes, by resource type.',
@@ -203,6 +258,12 @@ export function createKarpenterMetrics(registry: Registry): KarpenterMetrics {
       labelNames: [...POD_LABEL_NAMES] as const,
       registers,
     }),
+  };
+}
+
+/** pkg/controllers/provisioning/scheduling, and controller-runtime's reconcile errors. */
+function schedulerMetrics(registers: Registers): Pick<KarpenterMetrics, 'schedulingDuration' | 'unschedulablePods' | 'reconcileErrors'> {
+  return {
     schedulingDuration: new Histogram({
       name: 'karpenter_scheduler_scheduling_duration_seconds',
       help: 'Time a provisioning scheduling pass took, in seconds.',
