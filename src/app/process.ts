@@ -111,17 +111,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     log,
   });
 
-  // Level-triggered loops, edge-kicked: a NodeClass or NodeClaim change reconciles at once
-  // instead of waiting for the next period.
-  cluster.informers.nodeClasses.onEvent(() => leadership.kick());
-  cluster.informers.nodeClaims.onEvent((type) => {
-    if (type === 'delete') leadership.kick();
-  });
-  // Pods turning pending are planned in batches (Karpenter's window), not at the next period.
-  const batcher = new ProvisioningBatcher({ clock: o.clock, fire: () => leadership.kickRuntime('provisioner') });
-  cluster.informers.pods.onEvent((type, pod) => {
-    if (type !== 'delete' && isProvisionable(pod)) batcher.trigger();
-  });
+  const batcher = kickOnClusterChanges(cluster, leadership, o.clock);
 
   if (elector) followElection(elector, leadership, azflexMetrics, (reason) => log('warn', `${o.identity} lost leadership (${reason}); fencing`));
   else leadership.leadAlone();
@@ -135,7 +125,50 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
     throw e;
   }
 
-  const shutdown: GracefulShutdown = installGracefulShutdown({
+  const shutdown = installShutdown(o, log, { leadership, elector, batcher, cluster, server });
+
+  return {
+    cluster,
+    elector,
+    registry,
+    metricsPort: server.port,
+    isLeader,
+    shutdown: (reason) => shutdown.trigger(reason),
+    done: shutdown.done,
+  };
+}
+
+type ProcessLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
+
+/**
+ * Level-triggered loops, edge-kicked: a NodeClass or NodeClaim change reconciles at once
+ * instead of waiting for the next period. Returns the batcher pending pods go through.
+ */
+function kickOnClusterChanges(cluster: KubeCluster, leadership: Leadership, clock: Clock): ProvisioningBatcher {
+  cluster.informers.nodeClasses.onEvent(() => leadership.kick());
+  cluster.informers.nodeClaims.onEvent((type) => {
+    if (type === 'delete') leadership.kick();
+  });
+  // Pods turning pending are planned in batches (Karpenter's window), not at the next period.
+  const batcher = new ProvisioningBatcher({ clock, fire: () => leadership.kickRuntime('provisioner') });
+  cluster.informers.pods.onEvent((type, pod) => {
+    if (type !== 'delete' && isProvisionable(pod)) batcher.trigger();
+  });
+  return batcher;
+}
+
+/** What SIGTERM (or shutdown()) stops, in order. */
+interface ShutdownParts {
+  leadership: Leadership;
+  elector: LeaderElector | undefined;
+  batcher: ProvisioningBatcher;
+  cluster: KubeCluster;
+  server: MetricsServer;
+}
+
+function installShutdown(o: ControllerProcessOptions, log: ProcessLog, parts: ShutdownParts): GracefulShutdown {
+  const { leadership, elector, batcher, cluster, server } = parts;
+  return installGracefulShutdown({
     clock: o.clock,
     ...(o.signals ? { signals: o.signals } : {}),
     ...(o.exit ? { exit: o.exit } : {}),
@@ -153,19 +186,7 @@ export async function startControllerProcess(o: ControllerProcessOptions): Promi
       { name: 'close-metrics', run: () => server.close() },
     ],
   });
-
-  return {
-    cluster,
-    elector,
-    registry,
-    metricsPort: server.port,
-    isLeader,
-    shutdown: (reason) => shutdown.trigger(reason),
-    done: shutdown.done,
-  };
 }
-
-type ProcessLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
 
 /** Starts and stops the leader's work as the Lease is won and lost. */
 function followElection(elector: LeaderElector, leadership: Leadership, metrics: AzflexMetrics, onLost: (reason: string) => void): void {
