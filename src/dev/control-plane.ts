@@ -251,132 +251,37 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
   await generatePki(pki);
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  const deadline = Date.now() + (o.startTimeoutMs ?? 90_000);
+  const startTimeoutMs = o.startTimeoutMs ?? 90_000;
+  const deadline = Date.now() + startTimeoutMs;
   const procs: ChildProcess[] = [];
-  const exitOf = (p: ChildProcess) => (): string | undefined =>
-    p.exitCode !== null ? `exit ${p.exitCode}` : p.signalCode !== null ? `signal ${p.signalCode}` : undefined;
-
   const stopAll = async (): Promise<void> => {
     for (const p of [...procs].reverse()) await stopProcess(p);
   };
 
   try {
-    const etcd = spawnLogged(
-      o.binaries.etcd,
-      [
-        `--data-dir=${path.join(dir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-        // Test data is disposable; fsync dominates etcd latency on CI disks.
-        '--unsafe-no-fsync',
-        '--log-level=warn',
-      ],
-      path.join(dir, 'etcd.log'),
-    );
-    procs.push(etcd);
-    await waitFor(
-      'etcd',
-      deadline,
-      async () => {
-        const res = await fetch(`${etcdUrl}/health`);
-        return res.ok;
-      },
-      exitOf(etcd),
-    );
-
+    procs.push(await startEtcd(o.binaries.etcd, dir, etcdUrl, peerPort, deadline));
     if (o.auditPolicy) await fs.writeFile(path.join(dir, 'audit-policy.yaml'), o.auditPolicy);
-    const apiserverArgs = [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${pki}`,
-        `--tls-cert-file=${path.join(pki, 'serving.crt')}`,
-        `--tls-private-key-file=${path.join(pki, 'serving.key')}`,
-        `--client-ca-file=${path.join(pki, 'ca.crt')}`,
-        '--authorization-mode=RBAC',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
-        `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        // Tests create pods in namespaces the moment they exist, before the controller-manager
-        // (when it runs at all) has made the "default" SA this admission plugin insists on.
-        '--disable-admission-plugins=ServiceAccount',
-        // Without it watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
-        `--watch-cache=${o.watchCache ?? false}`,
-        '--enable-priority-and-fairness=false',
-        // Test harness at scale: KWOK's thousands of fake kubelets queue rather than get 429s.
-        ...(o.scale ? ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] : []),
-        '--profiling=false',
-        '--allow-privileged=true',
-        ...(o.auditPolicy
-          ? [`--audit-policy-file=${path.join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${path.join(dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-mode=batch']
-          : []),
-        '--v=1',
-    ];
-    const ca = await fs.readFile(path.join(pki, 'ca.crt'));
-    const cert = await fs.readFile(path.join(pki, 'admin.crt'));
-    const key = await fs.readFile(path.join(pki, 'admin.key'));
+    const tls = { ca: await fs.readFile(path.join(pki, 'ca.crt')), cert: await fs.readFile(path.join(pki, 'admin.crt')), key: await fs.readFile(path.join(pki, 'admin.key')) };
     const server = `https://127.0.0.1:${apiPort}`;
-    let apiserver: ChildProcess;
-    const startApiServer = async (until: number): Promise<void> => {
-      apiserver = spawnLogged(o.binaries.kubeApiserver, apiserverArgs, path.join(dir, 'kube-apiserver.log'));
-      // Second in line after etcd: stopped before it, after everything that talks to it.
-      procs.splice(1, 0, apiserver);
-      await waitFor(
-        'kube-apiserver',
-        until,
-        async () => (await httpsGet(`${server}/readyz`, { ca, cert, key })).status === 200,
-        exitOf(apiserver),
-      ).catch(async (e: unknown) => {
-        throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver.log ---\n${await tailOf(path.join(dir, 'kube-apiserver.log'))}`);
-      });
-    };
-    await startApiServer(deadline);
+    const apiServer = new ApiServerProcess(o.binaries.kubeApiserver, apiServerArgs(o, dir, etcdUrl, apiPort), { dir, server, tls }, procs);
+    await apiServer.start(deadline);
 
     const info: ControlPlaneInfo = {
       server,
-      caData: ca.toString('base64'),
-      adminCertData: cert.toString('base64'),
-      adminKeyData: key.toString('base64'),
+      caData: tls.ca.toString('base64'),
+      adminCertData: tls.cert.toString('base64'),
+      adminKeyData: tls.key.toString('base64'),
       kubeconfigPath: path.join(dir, 'admin.kubeconfig'),
       etcdUrl,
       dir,
       binaries: o.binaries,
     };
     await fs.writeFile(info.kubeconfigPath, adminKubeConfigYaml(info), { mode: 0o600 });
-
-    const qps = o.scale ? [`--kube-api-qps=${SCALE_QPS}`, `--kube-api-burst=${SCALE_QPS * 2}`] : [];
-    if (o.scheduler) {
-      const config = path.join(dir, 'kube-scheduler.yaml');
-      const scale = o.scale ? { qps: SCALE_QPS, percentageOfNodesToScore: 10, noPreemption: true } : {};
-      await fs.writeFile(config, schedulerConfigYaml({ kubeconfigPath: info.kubeconfigPath, ...scale }));
-      const scheduler = spawnLogged(
-        o.binaries.kubeScheduler,
-        [`--config=${config}`, '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`],
-        path.join(dir, 'kube-scheduler.log'),
-      );
-      procs.push(scheduler);
-    }
-    // Test harness at scale: KWOK renewing 1,000 Leases on a loaded machine runs late, and a Node
-    // marked Unknown gets its pods marked NotReady, which KWOK never turns back.
-    const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? (o.scale ? SCALE_NODE_GRACE_SECONDS : 50);
-    if (o.controllerManager) procs.push(spawnControllerManager(o.binaries.kubeControllerManager, info, grace, qps));
-    // A kubelet's 40 s Lease against the default 50 s grace; a shorter grace gets a Lease that
-    // still renews (every quarter of it) well inside it.
-    if (o.kwok) procs.push(await spawnKwok(o.binaries.kwok, info, Math.min(40, Math.max(4, Math.floor(grace * 0.8)))));
+    await startAddOns(o, info, procs);
 
     return {
       ...info,
-      restartApiServer: async () => {
-        const old = apiserver;
-        procs.splice(procs.indexOf(old), 1);
-        await stopProcess(old);
-        await startApiServer(Date.now() + (o.startTimeoutMs ?? 90_000));
-      },
+      restartApiServer: () => apiServer.restart(Date.now() + startTimeoutMs),
       stop: async () => {
         await stopAll();
         if (!o.dir && !process.env.AZFLEX_KEEP_ENVTEST) await fs.rm(dir, { recursive: true, force: true });
@@ -388,6 +293,129 @@ export async function startControlPlane(o: StartOptions): Promise<ControlPlane> 
   }
 }
 
+/** How a process ended, or undefined while it runs. */
+function exitStatus(p: ChildProcess): string | undefined {
+  return p.exitCode !== null ? `exit ${p.exitCode}` : p.signalCode !== null ? `signal ${p.signalCode}` : undefined;
+}
+
+async function startEtcd(bin: string, dir: string, etcdUrl: string, peerPort: number, deadline: number): Promise<ChildProcess> {
+  const etcd = spawnLogged(
+    bin,
+    [
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      // Test data is disposable; fsync dominates etcd latency on CI disks.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    path.join(dir, 'etcd.log'),
+  );
+  await waitFor(
+    'etcd',
+    deadline,
+    async () => {
+      const res = await fetch(`${etcdUrl}/health`);
+      return res.ok;
+    },
+    () => exitStatus(etcd),
+  );
+  return etcd;
+}
+
+function apiServerArgs(o: StartOptions, dir: string, etcdUrl: string, apiPort: number): string[] {
+  const pki = path.join(dir, 'pki');
+  return [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+    `--cert-dir=${pki}`,
+    `--tls-cert-file=${path.join(pki, 'serving.crt')}`,
+    `--tls-private-key-file=${path.join(pki, 'serving.key')}`,
+    `--client-ca-file=${path.join(pki, 'ca.crt')}`,
+    '--authorization-mode=RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+    `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    // Tests create pods in namespaces the moment they exist, before the controller-manager
+    // (when it runs at all) has made the "default" SA this admission plugin insists on.
+    '--disable-admission-plugins=ServiceAccount',
+    // Without it watches go to etcd directly, so an etcd compaction yields a genuine 410 Gone.
+    `--watch-cache=${o.watchCache ?? false}`,
+    '--enable-priority-and-fairness=false',
+    // Test harness at scale: KWOK's thousands of fake kubelets queue rather than get 429s.
+    ...(o.scale ? ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] : []),
+    '--profiling=false',
+    '--allow-privileged=true',
+    ...(o.auditPolicy
+      ? [`--audit-policy-file=${path.join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${path.join(dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-mode=batch']
+      : []),
+    '--v=1',
+  ];
+}
+
+/** The kube-apiserver process, which restartApiServer replaces on the same port and etcd. */
+class ApiServerProcess {
+  private current: ChildProcess | undefined;
+
+  constructor(
+    private readonly bin: string,
+    private readonly args: string[],
+    private readonly at: { dir: string; server: string; tls: https.RequestOptions },
+    /** The control plane's processes, in start order (stopped in reverse). */
+    private readonly procs: ChildProcess[],
+  ) {}
+
+  async start(until: number): Promise<void> {
+    const logFile = path.join(this.at.dir, 'kube-apiserver.log');
+    const apiserver = spawnLogged(this.bin, this.args, logFile);
+    this.current = apiserver;
+    // Second in line after etcd: stopped before it, after everything that talks to it.
+    this.procs.splice(1, 0, apiserver);
+    await waitFor(
+      'kube-apiserver',
+      until,
+      async () => (await httpsGet(`${this.at.server}/readyz`, this.at.tls)).status === 200,
+      () => exitStatus(apiserver),
+    ).catch(async (e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver.log ---\n${await tailOf(logFile)}`);
+    });
+  }
+
+  async restart(until: number): Promise<void> {
+    const old = this.current;
+    if (old) {
+      this.procs.splice(this.procs.indexOf(old), 1);
+      await stopProcess(old);
+    }
+    await this.start(until);
+  }
+}
+
+/** kube-scheduler, kube-controller-manager and KWOK, as the options ask, each added to `procs` as it starts. */
+async function startAddOns(o: StartOptions, info: ControlPlaneInfo, procs: ChildProcess[]): Promise<void> {
+  if (o.scheduler) procs.push(await spawnScheduler(o.binaries.kubeScheduler, info, o.scale === true));
+  // Test harness at scale: KWOK renewing 1,000 Leases on a loaded machine runs late, and a Node
+  // marked Unknown gets its pods marked NotReady, which KWOK never turns back.
+  const grace = (typeof o.controllerManager === 'object' ? o.controllerManager.nodeMonitorGracePeriodSeconds : undefined) ?? (o.scale ? SCALE_NODE_GRACE_SECONDS : 50);
+  const qps = o.scale ? [`--kube-api-qps=${SCALE_QPS}`, `--kube-api-burst=${SCALE_QPS * 2}`] : [];
+  if (o.controllerManager) procs.push(spawnControllerManager(o.binaries.kubeControllerManager, info, grace, qps));
+  // A kubelet's 40 s Lease against the default 50 s grace; a shorter grace gets a Lease that
+  // still renews (every quarter of it) well inside it.
+  if (o.kwok) procs.push(await spawnKwok(o.binaries.kwok, info, Math.min(40, Math.max(4, Math.floor(grace * 0.8)))));
+}
+
+async function spawnScheduler(bin: string, info: ControlPlaneInfo, scale: boolean): Promise<ChildProcess> {
+  const config = path.join(info.dir, 'kube-scheduler.yaml');
+  const settings = scale ? { qps: SCALE_QPS, percentageOfNodesToScore: 10, noPreemption: true } : {};
+  await fs.writeFile(config, schedulerConfigYaml({ kubeconfigPath: info.kubeconfigPath, ...settings }));
+  return spawnLogged(bin, [`--config=${config}`, '--v=2', '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`], path.join(info.dir, 'kube-scheduler.log'));
+}
 
 /**
  * kube-controller-manager with its default controllers (all but the bootstrap-token ones):
