@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { DEV_CLUSTER_NAME, startDevController } from '../app/dev.js';
+import { DEV_CLUSTER_NAME, startDevController, type DevControllerOptions } from '../app/dev.js';
 import type { PeriodicIntervals } from '../controllers/periodic.js';
 import type { ControllerProcess } from '../app/process.js';
 import { KubeClient } from '../k8s/client.js';
@@ -85,93 +85,40 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
   await fs.mkdir(stateDir, { recursive: true });
   const log: Logger = createRedactingLogger({ level: o.logLevel ?? 'info', name: 'azflex-dev' });
   const binaries = o.binaries ?? (await defaultBinaries());
-  const cleanups: Array<() => Promise<void>> = [];
-  const cleanup = async (): Promise<void> => {
-    for (const fn of cleanups.splice(0).reverse()) {
-      try {
-        await fn();
-      } catch (e) {
-        log.warn({ err: e }, 'stopping');
-      }
-    }
-  };
+  const cleanups = new Cleanups(log);
 
   try {
     const cpDir = path.join(stateDir, 'control-plane');
-    // etcd data from an earlier run would hold objects whose VMs no longer exist.
-    await fs.rm(cpDir, { recursive: true, force: true });
-    const controlPlane = await startControlPlane({
-      binaries,
-      scheduler: true,
-      controllerManager: o.nodeMonitorGracePeriodSeconds ? { nodeMonitorGracePeriodSeconds: o.nodeMonitorGracePeriodSeconds } : true,
-      kwok: true,
-      dir: cpDir,
-    });
+    const controlPlane = await startDevControlPlane(o, binaries, cpDir);
     cleanups.push(() => controlPlane.stop());
     const kubeconfigPath = path.join(stateDir, 'kubeconfig');
     await fs.writeFile(kubeconfigPath, adminKubeConfigYaml(controlPlane), { mode: 0o600 });
     const kubeConfig = adminKubeConfig(controlPlane);
     const client = new KubeClient(kubeConfig, { userAgent: 'azflex-dev' });
-
     await installCrds(binaries.kubectl, kubeconfigPath);
-    await client.call('create namespace', (o) => client.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } } }, o));
-    // A kubeadm-shaped bootstrap token: the user data the controller renders embeds it.
-    const tokenId = randomBytes(3).toString('hex');
-    const tokenSecret = randomBytes(8).toString('hex');
-    await client.call('create bootstrap secret', (o) =>
-      client.core.createNamespacedSecret(
-        { namespace: DEV_NAMESPACE, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: BOOTSTRAP_SECRET }, stringData: { 'token-id': tokenId, 'token-secret': tokenSecret } } },
-        o,
-      ),
-    );
+    await createDevNamespace(client);
 
-    const served = o.sharedArm ?? (await serveArm({
-      host: '127.0.0.1',
-      scenarioConfig: o.armConfig,
-      seed: o.seed ?? 1,
-      clockMode: 'realtime',
-      lroRetryAfterSeconds: o.lroRetryAfterSeconds ?? 1,
-    }));
+    const served = o.sharedArm ?? (await serveDevArm(o));
     if (!o.sharedArm) cleanups.push(() => served.close());
     const armCa = await fs.readFile(served.caCertPath);
 
     const clusterName = o.clusterName ?? DEV_CLUSTER_NAME;
-    const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
-    const kubelet = new DevKubelet({ client, arm: served.arm, clusterName, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
-    const volumes = new DevVolumes({ client, onError: onError('volumes') });
-    volumes.start();
-    kubelet.start();
-    cleanups.push(() => kubelet.stop());
-    cleanups.push(() => volumes.stop());
+    startNodeAgents(o, { client, served, clusterName, log }, cleanups);
 
-    let generation = 0;
-    let current: ControllerProcess | undefined;
-    const startController = async (): Promise<ControllerProcess> => {
-      if (current) throw new Error('a controller is already running');
-      generation += 1;
-      const identity = `azflex-dev-${generation}`;
-      current = await startDevController({
-        kubeConfig,
-        identity,
-        clusterName,
-        log,
-        apiServer: { endpoint: controlPlane.server, caCertFile: path.join(cpDir, 'pki', 'ca.crt') },
-        namespace: DEV_NAMESPACE,
-        bootstrapSecret: BOOTSTRAP_SECRET,
-        arm: { endpoint: served.endpoint, tlsCa: armCa, clock: served.clock },
-        ...(o.intervals ? { intervals: o.intervals } : {}),
-        ...(o.runtimeConfig ? { runtimeConfig: o.runtimeConfig } : {}),
-        ...(o.repairPolicies ? { repairPolicies: o.repairPolicies } : {}),
-      });
-      return current;
-    };
-    const stopController = async (): Promise<void> => {
-      const proc = current;
-      current = undefined;
-      if (proc) await proc.shutdown('azflex dev: controller stop');
-    };
-    await startController();
-    cleanups.push(stopController);
+    const controllers = new DevControllers({
+      kubeConfig,
+      clusterName,
+      log,
+      apiServer: { endpoint: controlPlane.server, caCertFile: path.join(cpDir, 'pki', 'ca.crt') },
+      namespace: DEV_NAMESPACE,
+      bootstrapSecret: BOOTSTRAP_SECRET,
+      arm: { endpoint: served.endpoint, tlsCa: armCa, clock: served.clock },
+      ...(o.intervals ? { intervals: o.intervals } : {}),
+      ...(o.runtimeConfig ? { runtimeConfig: o.runtimeConfig } : {}),
+      ...(o.repairPolicies ? { repairPolicies: o.repairPolicies } : {}),
+    });
+    await controllers.start();
+    cleanups.push(() => controllers.stop());
 
     const examplesDir = path.join(stateDir, 'examples');
     await writeDevExamples(path.join(repoRoot, 'examples'), examplesDir, o.armConfig);
@@ -184,18 +131,119 @@ export async function startDev(o: DevOptions): Promise<DevEnvironment> {
       controlPlane,
       served,
       arm: served.arm,
-      controller: () => current,
-      stopController,
-      startController,
+      controller: () => controllers.current(),
+      stopController: () => controllers.stop(),
+      startController: () => controllers.start(),
       restartController: async () => {
-        await stopController();
-        return startController();
+        await controllers.stop();
+        return controllers.start();
       },
-      stop: cleanup,
+      stop: () => cleanups.run(),
     };
   } catch (e) {
-    await cleanup();
+    await cleanups.run();
     throw e;
+  }
+}
+
+/** What the environment has started, stopped in reverse order; a failing stop is logged, not thrown. */
+class Cleanups {
+  private readonly stops: Array<() => Promise<void>> = [];
+
+  constructor(private readonly log: Logger) {}
+
+  push(stop: () => Promise<void>): void {
+    this.stops.push(stop);
+  }
+
+  async run(): Promise<void> {
+    for (const fn of this.stops.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (e) {
+        this.log.warn({ err: e }, 'stopping');
+      }
+    }
+  }
+}
+
+async function startDevControlPlane(o: DevOptions, binaries: EnvtestBinaries, cpDir: string): Promise<ControlPlane> {
+  // etcd data from an earlier run would hold objects whose VMs no longer exist.
+  await fs.rm(cpDir, { recursive: true, force: true });
+  return startControlPlane({
+    binaries,
+    scheduler: true,
+    controllerManager: o.nodeMonitorGracePeriodSeconds ? { nodeMonitorGracePeriodSeconds: o.nodeMonitorGracePeriodSeconds } : true,
+    kwok: true,
+    dir: cpDir,
+  });
+}
+
+/** The controller's namespace, with a kubeadm-shaped bootstrap token: the user data the controller renders embeds it. */
+async function createDevNamespace(client: KubeClient): Promise<void> {
+  await client.call('create namespace', (o) => client.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } } }, o));
+  const tokenId = randomBytes(3).toString('hex');
+  const tokenSecret = randomBytes(8).toString('hex');
+  await client.call('create bootstrap secret', (o) =>
+    client.core.createNamespacedSecret(
+      { namespace: DEV_NAMESPACE, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: BOOTSTRAP_SECRET }, stringData: { 'token-id': tokenId, 'token-secret': tokenSecret } } },
+      o,
+    ),
+  );
+}
+
+/** The fake ARM over HTTPS on a realtime clock, built from the options' setup. */
+function serveDevArm(o: DevOptions): Promise<ServedArm> {
+  return serveArm({
+    host: '127.0.0.1',
+    scenarioConfig: o.armConfig,
+    seed: o.seed ?? 1,
+    clockMode: 'realtime',
+    lroRetryAfterSeconds: o.lroRetryAfterSeconds ?? 1,
+  });
+}
+
+/** What stands in for the nodes' own agents: registration of booted VMs (kubelet) and the disk provisioner. */
+function startNodeAgents(
+  o: DevOptions,
+  env: { client: KubeClient; served: ServedArm; clusterName: string; log: Logger },
+  cleanups: Cleanups,
+): void {
+  const { client, served, clusterName, log } = env;
+  const onError = (what: string) => (e: unknown): void => log.warn({ err: e }, what);
+  const kubelet = new DevKubelet({ client, arm: served.arm, clusterName, instanceTypes: served.arm.instanceTypes(), bootDelayMs: o.bootDelayMs ?? 2_000, onError: onError('kubelet') });
+  const volumes = new DevVolumes({ client, onError: onError('volumes') });
+  volumes.start();
+  kubelet.start();
+  cleanups.push(() => kubelet.stop());
+  cleanups.push(() => volumes.stop());
+}
+
+/**
+ * The in-process controller, one at a time: each start is a new replica identity
+ * (azflex-dev-1, -2, ...), as a restarted pod would be.
+ */
+class DevControllers {
+  private generation = 0;
+  private running: ControllerProcess | undefined;
+
+  constructor(private readonly options: Omit<DevControllerOptions, 'identity'>) {}
+
+  current(): ControllerProcess | undefined {
+    return this.running;
+  }
+
+  async start(): Promise<ControllerProcess> {
+    if (this.running) throw new Error('a controller is already running');
+    this.generation += 1;
+    this.running = await startDevController({ ...this.options, identity: `azflex-dev-${this.generation}` });
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    const proc = this.running;
+    this.running = undefined;
+    if (proc) await proc.shutdown('azflex dev: controller stop');
   }
 }
 
