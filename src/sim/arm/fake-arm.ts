@@ -14,7 +14,6 @@ import {
 } from '../../ports/azure.js';
 import type { Clock, Random } from '../../ports/clock.js';
 import type { InstanceType } from '../../catalog/skus.js';
-import { TAG } from '../../azure/naming.js';
 import * as msg from './messages.js';
 import { ArmCalls } from './calls.js';
 import { Disks } from './compute-disks.js';
@@ -29,13 +28,12 @@ import { Regions } from './regions.js';
 import { ResourceGroups } from './resource-groups.js';
 import { ArmState, settingsOf } from './state.js';
 import { VmPower } from './vm-power.js';
+import { leaksOf, snapshotOf } from './inspection.js';
 import type { ArmEvent, ArmFault, FakeArmConfig, LatencyRangeMs, OperationStatus } from './types.js';
 import {
-  diskView,
   digest,
   toAzureError,
   toVm,
-  vmView,
   type BeginResult,
   type DiskDetails,
   type Leaks,
@@ -418,56 +416,14 @@ export class FakeArm implements AzurePort {
     return this.nics.reapsAfterReservation();
   }
 
+  /** The whole world now (inspection.ts): not an ARM call. */
   snapshot(): SnapshotJson {
-    const now = this.state.clock.now();
-    const nics: SnapshotJson['nics'] = [];
-    const reservations: SnapshotJson['reservations'] = [];
-    for (const rec of this.state.nics.values()) {
-      const view = this.state.nicView(rec);
-      if (now < rec.reservedUntil && rec.reservedFor !== undefined) {
-        nics.push({ ...view, reservedUntil: rec.reservedUntil, reservedFor: rec.reservedFor });
-        reservations.push({ nicId: rec.id, vmId: rec.reservedFor, until: rec.reservedUntil });
-      } else {
-        nics.push(view);
-      }
-    }
-    return {
-      t: now,
-      nics,
-      vms: [...this.state.vms.values()].map(vmView),
-      disks: [...this.state.disks.values()].map(diskView),
-      reservations,
-      ...this.quotas.snapshot(),
-      subnets: this.nics.subnetRows(),
-      operations: this.ops.stats(),
-    };
+    return snapshotOf(this.state, { quotas: this.quotas, nics: this.nics, ops: this.ops });
   }
 
-  /**
-   * Resources whose NodeClaim tag is not a live NodeClaim. A NIC attached to an existing VM
-   * and a disk managed by one are judged by that VM's tag; a resource without the tag counts.
-   * With clusters sharing the resource groups, `live` judges the tags (cluster and NodeClaim).
-   */
+  /** Resources no live NodeClaim owns (inspection.ts says how a NIC or disk is judged). */
   leaks(liveNodeClaims: ReadonlySet<string> | ((tags: Tags) => boolean)): Leaks {
-    const live = typeof liveNodeClaims === 'function' ? liveNodeClaims : (tags: Tags): boolean => {
-      const owner = tags[TAG.nodeClaim];
-      return owner !== undefined && liveNodeClaims.has(owner);
-    };
-    const records = this.state.vms;
-    const vms = [...records.values()].filter((v) => !live(v.tags)).map(vmView);
-    const nics = [...this.state.nics.values()]
-      .filter((n) => {
-        const vm = n.attachedVmKey === undefined ? undefined : records.get(n.attachedVmKey);
-        return !live(vm ? vm.tags : n.tags);
-      })
-      .map((n) => this.state.nicView(n));
-    const disks = [...this.state.disks.values()]
-      .filter((d) => {
-        const vm = d.managedByKey === undefined ? undefined : records.get(d.managedByKey);
-        return !live(vm ? vm.tags : d.tags);
-      })
-      .map(diskView);
-    return { nics, vms, disks };
+    return leaksOf(this.state, liveNodeClaims);
   }
 
   injectFault(f: ArmFault): void {
