@@ -20,7 +20,8 @@ import {
   SchedulingMemo, isFlexNodePool, podKey, schedule, type NodeClaimPlan, type SchedulingInput, type SchedulingResult,
 } from './scheduler.js';
 import { isProvisioningSupported, type SupportIssue } from './nodepool-support.js';
-import { NodePoolTotals, syncNodePoolStatus } from './nodepool-status.js';
+import { syncNodePoolStatus } from './nodepool-status.js';
+import { NodePoolTotals } from './nodepool-totals.js';
 import { isStaticNodePool, planStaticCapacity } from './static-capacity.js';
 import { nodeClassHash as defaultNodeClassHash } from '../apis/nodeclass-hash.js';
 import { inputsKey } from './inputs-key.js';
@@ -586,4 +587,4 @@ function isUsableNodeClass(nodeClass: AzureFlexNodeClass): boolean {
   return !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
 }
 
-export { claimCapacity } from './nodepool-status.js';
+export { claimCapacity } from './nodepool-totals.js';
