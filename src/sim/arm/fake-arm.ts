@@ -29,9 +29,9 @@ import { ResourceGroups } from './resource-groups.js';
 import { ArmState, settingsOf } from './state.js';
 import { VmPower } from './vm-power.js';
 import { leaksOf, snapshotOf } from './inspection.js';
+import { VmSpecRequests } from './vm-spec-request.js';
 import type { ArmEvent, ArmFault, FakeArmConfig, LatencyRangeMs, OperationStatus } from './types.js';
 import {
-  digest,
   toAzureError,
   toVm,
   type BeginResult,
@@ -91,12 +91,8 @@ export class FakeArm implements AzurePort {
   private readonly power: VmPower;
   private readonly faults: Faults;
   private readonly reservations: CapacityReservations;
-  /**
-   * The custom data last digested, and its digest: the controller renders the same bytes for
-   * every NodeClaim of one NodePool and size (src/lifecycle/nodeclaim/userdata.ts), and digesting a few KB
-   * on every VM PUT of a quota storm showed in its profile.
-   */
-  private lastCustomData: { text: string; digest: string } | undefined;
+  /** The VM PUT body the SDK adapter sends for a VmSpec (vm-spec-request.ts). */
+  private readonly vmRequests = new VmSpecRequests();
   /** Request bodies the REST face refused against the published REST model (request-validation.ts). */
   private readonly refusedBodies: string[] = [];
 
@@ -158,7 +154,7 @@ export class FakeArm implements AzurePort {
     const begun = await this.respond(this.state.settings.latency.vmPut, () => {
       // Create-only, as the SDK adapter's PUT with If-None-Match: * (REST face: 412, then a GET).
       const existing = this.vms.etag(spec.ref) !== undefined ? this.vms.get(spec.ref) : undefined;
-      return existing ? { vm: existing, operationId: undefined } : putInto(() => this.vms.beginCreate(this.createRequest(spec)));
+      return existing ? { vm: existing, operationId: undefined } : putInto(() => this.vms.beginCreate(this.vmRequests.of(spec)));
     });
     if (begun.operationId === undefined) return toVm(begun.vm);
     const op = this.ops.get(begun.operationId)!;
@@ -196,7 +192,7 @@ export class FakeArm implements AzurePort {
    * finished create leaves them: no ARM call is counted and no random draw is made.
    */
   adoptVm(vm: VmSpec, nic: NicSpec): void {
-    this.vms.adopt(this.createRequest(vm), [this.nics.adopt(nic)]);
+    this.vms.adopt(this.vmRequests.of(vm), [this.nics.adopt(nic)]);
   }
 
   // ------------------------------------------------ synchronous face (REST dialect)
@@ -432,30 +428,6 @@ export class FakeArm implements AzurePort {
 
   // ------------------------------------------------------------------ internals
 
-  /** The VM PUT the SDK adapter sends for a VmSpec. */
-  private createRequest(spec: VmSpec): VmCreateRequest {
-    return {
-      ref: spec.ref,
-      location: spec.location,
-      vmSize: spec.vmSize,
-      ...(spec.zone ? { zone: spec.zone } : {}),
-      nicIds: [spec.nicId],
-      nicDeleteOption: 'Delete',
-      osDiskName: spec.osDiskName,
-      osDiskSizeGB: spec.osDiskSizeGB,
-      osDiskDeleteOption: 'Delete',
-      image: spec.image,
-      adminUsername: spec.adminUsername,
-      sshPublicKeys: spec.sshPublicKeys,
-      priority: spec.priority,
-      ...(spec.capacityReservationGroupId ? { capacityReservationGroupId: spec.capacityReservationGroupId } : {}),
-      // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
-      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const, maxPrice: spec.spotMaxPrice ?? -1 } : {}),
-      tags: spec.tags,
-      customDataHash: this.customDataDigest(spec.customData),
-    };
-  }
-
   /** Runs `fn` now (the request reaches ARM at call time) and answers after a drawn latency. */
   private respond<T>(range: LatencyRangeMs, fn: () => T): Promise<T> {
     let value: T;
@@ -469,11 +441,6 @@ export class FakeArm implements AzurePort {
     const delay = this.state.draw(range);
     if (delay <= 0) return Promise.resolve(value);
     return new Promise((resolve) => this.state.clock.setTimer(delay, () => resolve(value)));
-  }
-
-  private customDataDigest(text: string): string {
-    if (this.lastCustomData?.text !== text) this.lastCustomData = { text, digest: digest(text) };
-    return this.lastCustomData.digest;
   }
 }
 
