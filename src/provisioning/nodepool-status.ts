@@ -8,16 +8,17 @@
  * The provisioner calls this at the end of each pass with the lists it already read, so the
  * status costs no extra list calls and is written only when it changed.
  */
-import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, NodeSelectorRequirement, ResourceList } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, ClusterPort, Condition, NodeClaim, NodePool, ResourceList } from '../ports/cluster.js';
 import type { InstanceType } from '../catalog/skus.js';
-import { addInto, resourcesFromList, resourcesToList, type Resources } from './resources.js';
-import { instanceTypeCapacity } from './overhead.js';
-import { Requirements } from './requirements.js';
+import { resourcesToList, type Resources } from './resources.js';
 import { conditionsEqual, rfc3339, setCondition } from '../apis/conditions.js';
 import { nodePoolSupport, type SupportIssue } from './nodepool-support.js';
 import { desiredReplicas } from './static-capacity.js';
-import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
-import { walkAlongside } from '../utils/list-walk.js';
+import { LABEL_NODEPOOL } from '../apis/well-known.js';
+import { sumClaims, type NodePoolTotals } from './nodepool-totals.js';
+
+/** Where the cluster gauges read a NodeClaim's capacity. */
+export { claimCapacity } from './nodepool-totals.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_NODECLASS_READY = 'NodeClassReady';
@@ -55,26 +56,12 @@ export interface NodePoolStatusSummary {
 }
 
 export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<NodePoolStatusSummary> {
-  const typesByName = new Map(input.instanceTypes.map((t) => [t.name, t]));
   const classesByName = new Map(input.nodeClasses.map((c) => [c.metadata.name, c]));
   const nowIso = rfc3339(input.now);
   const blocked: string[] = [];
   let failures = 0;
   const live = new Set<string>();
-  let claimsByPool: Map<string, NodeClaim[]> | undefined;
-  if (input.totals) {
-    const poolClasses = new Map(input.pools.map((p) => [p.metadata.name, classesByName.get(p.spec.template.spec.nodeClassRef.name)]));
-    input.totals.update(input.nodeClaims, (pool) => poolClasses.get(pool), typesByName, input.instanceTypes);
-  } else {
-    claimsByPool = new Map();
-    for (const claim of input.nodeClaims) {
-      const pool = claim.metadata.labels[LABEL_NODEPOOL];
-      if (pool === undefined) continue;
-      let list = claimsByPool.get(pool);
-      if (!list) claimsByPool.set(pool, (list = []));
-      list.push(claim);
-    }
-  }
+  const sums = poolSums(input, classesByName);
   for (const pool of input.pools) {
     live.add(pool.metadata.uid);
     const name = pool.metadata.name;
@@ -84,35 +71,9 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
     const blocking = passIssue ? [...support.blocking, passIssue] : support.blocking;
     if (blocking.length > 0) blocked.push(name);
 
-    const { total, nodes } = input.totals ? input.totals.of(name) : sumClaims(claimsByPool!.get(name) ?? [], typesByName, nodeClass);
+    const { total, nodes } = sums(name, nodeClass);
     const resources = resourcesToList(total);
-
-    // The provisioner's view: unknown readiness counts as ready (a fresh NodeClass has no
-    // conditions yet); the NodeClass status controller turns an invalid one Ready=False.
-    const classOk = nodeClass !== undefined && !nodeClass.metadata.deletionTimestamp && !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
-    let conditions = setCondition(pool.status.conditions, issueCondition(CONDITION_VALIDATION_SUCCEEDED, blocking), nowIso);
-    conditions = setCondition(
-      conditions,
-      classOk
-        ? { type: CONDITION_NODECLASS_READY, status: 'True', reason: 'NodeClassReady', message: '' }
-        : {
-            type: CONDITION_NODECLASS_READY,
-            status: 'False',
-            reason: nodeClass ? 'NodeClassNotReady' : 'NodeClassNotFound',
-            message: nodeClass ? `AzureFlexNodeClass ${nodeClass.metadata.name} is not Ready` : `AzureFlexNodeClass ${pool.spec.template.spec.nodeClassRef.name} not found`,
-          },
-      nowIso,
-    );
-    conditions = setCondition(conditions, issueCondition(CONDITION_FULLY_SUPPORTED, support.degraded), nowIso);
-    const notReady = blocking[0] ?? (classOk ? undefined : { reason: 'NodeClassNotReady', message: `AzureFlexNodeClass ${pool.spec.template.spec.nodeClassRef.name} is not Ready` });
-    conditions = setCondition(
-      conditions,
-      notReady ? { type: CONDITION_READY, status: 'False', reason: notReady.reason, message: notReady.message } : { type: CONDITION_READY, status: 'True', reason: 'Ready', message: '' },
-      nowIso,
-    );
-
-    if (pool.spec.replicas !== undefined) conditions = setCondition(conditions, staticCapacityCondition(pool, nodes), nowIso);
-
+    const conditions = poolConditions(pool, nodeClass, { blocking, degraded: support.degraded }, nodes, nowIso);
     if (!conditionsEqual(conditions, pool.status.conditions) || pool.status.nodes !== nodes || !sameResourceList(resources, pool.status.resources)) {
       try {
         await input.cluster.updateNodePoolStatus(name, { ...pool.status, resources, nodes, conditions });
@@ -143,6 +104,65 @@ export async function syncNodePoolStatus(input: NodePoolStatusInput): Promise<No
   return { blocked, failures };
 }
 
+/**
+ * Each pool's summed NodeClaim capacity and node count: kept up to date in the caller's
+ * NodePoolTotals when it has one, else summed here from the NodeClaims grouped by pool.
+ */
+function poolSums(
+  input: NodePoolStatusInput, classesByName: ReadonlyMap<string, AzureFlexNodeClass>,
+): (pool: string, nodeClass: AzureFlexNodeClass | undefined) => { total: Resources; nodes: number } {
+  const typesByName = new Map(input.instanceTypes.map((t) => [t.name, t]));
+  const { totals } = input;
+  if (totals) {
+    const poolClasses = new Map(input.pools.map((p) => [p.metadata.name, classesByName.get(p.spec.template.spec.nodeClassRef.name)]));
+    totals.update(input.nodeClaims, (pool) => poolClasses.get(pool), typesByName, input.instanceTypes);
+    return (pool) => totals.of(pool);
+  }
+  const claimsByPool = new Map<string, NodeClaim[]>();
+  for (const claim of input.nodeClaims) {
+    const pool = claim.metadata.labels[LABEL_NODEPOOL];
+    if (pool === undefined) continue;
+    let list = claimsByPool.get(pool);
+    if (!list) claimsByPool.set(pool, (list = []));
+    list.push(claim);
+  }
+  return (pool, nodeClass) => sumClaims(claimsByPool.get(pool) ?? [], typesByName, nodeClass);
+}
+
+/** The pool's conditions after this sync: validation, its NodeClass, full support, Ready, and on a static pool ReplicasReady. */
+function poolConditions(
+  pool: NodePool, nodeClass: AzureFlexNodeClass | undefined,
+  issues: { blocking: readonly SupportIssue[]; degraded: readonly SupportIssue[] }, nodes: number, nowIso: string,
+): Condition[] {
+  const { blocking } = issues;
+  const wanted = pool.spec.template.spec.nodeClassRef.name;
+  // The provisioner's view: unknown readiness counts as ready (a fresh NodeClass has no
+  // conditions yet); the NodeClass status controller turns an invalid one Ready=False.
+  const classOk = nodeClass !== undefined && !nodeClass.metadata.deletionTimestamp && !nodeClass.status.conditions.some((c) => c.type === 'Ready' && c.status === 'False');
+  let conditions = setCondition(pool.status.conditions, issueCondition(CONDITION_VALIDATION_SUCCEEDED, blocking), nowIso);
+  conditions = setCondition(
+    conditions,
+    classOk
+      ? { type: CONDITION_NODECLASS_READY, status: 'True', reason: 'NodeClassReady', message: '' }
+      : {
+          type: CONDITION_NODECLASS_READY,
+          status: 'False',
+          reason: nodeClass ? 'NodeClassNotReady' : 'NodeClassNotFound',
+          message: nodeClass ? `AzureFlexNodeClass ${nodeClass.metadata.name} is not Ready` : `AzureFlexNodeClass ${wanted} not found`,
+        },
+    nowIso,
+  );
+  conditions = setCondition(conditions, issueCondition(CONDITION_FULLY_SUPPORTED, issues.degraded), nowIso);
+  const notReady = blocking[0] ?? (classOk ? undefined : { reason: 'NodeClassNotReady', message: `AzureFlexNodeClass ${wanted} is not Ready` });
+  conditions = setCondition(
+    conditions,
+    notReady ? { type: CONDITION_READY, status: 'False', reason: notReady.reason, message: notReady.message } : { type: CONDITION_READY, status: 'True', reason: 'Ready', message: '' },
+    nowIso,
+  );
+  if (pool.spec.replicas !== undefined) conditions = setCondition(conditions, staticCapacityCondition(pool, nodes), nowIso);
+  return conditions;
+}
+
 /** Desired (replicas within limits.nodes) against registered, as the condition's message says it. */
 function staticCapacityCondition(pool: NodePool, nodes: number): Omit<Condition, 'lastTransitionTime'> {
   const desired = desiredReplicas(pool);
@@ -152,196 +172,9 @@ function staticCapacityCondition(pool: NodePool, nodes: number): Omit<Condition,
     : { type: CONDITION_REPLICAS_READY, status: 'False', reason: 'ReplicasPending', message };
 }
 
-/** What a pool's NodeClaims hold (what its limits count) and how many have a node. */
-function sumClaims(claims: readonly NodeClaim[], typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): { total: Resources; nodes: number } {
-  const total: Resources = {};
-  let nodes = 0;
-  for (const claim of claims) {
-    addInto(total, claimCapacity(claim, typesByName, nodeClass));
-    if (claim.status.nodeName) nodes++;
-  }
-  return { total, nodes };
-}
-
-interface PoolTotals {
-  /** The NodeClass its NodeClaims' capacities were worked out with. */
-  nodeClass: AzureFlexNodeClass | undefined;
-  claims: Set<ClaimShare>;
-  total: Resources;
-  /** How many NodeClaims' capacities name each resource: a resource none names is left out, as a fresh sum leaves it. */
-  counts: Map<string, number>;
-  nodes: number;
-}
-
-interface ClaimShare {
-  claim: NodeClaim;
-  pool: string | undefined;
-  capacity: Readonly<Resources>;
-  node: boolean;
-}
-
-/**
- * Each NodePool's summed NodeClaim capacity, carried from sync to sync: the NodeClaims list is
- * walked alongside the last one (src/utils/list-walk.ts; an unchanged NodeClaim is the same
- * object), so a sync pays for the NodeClaims written, added or gone since the last one, not
- * for each of a fleet's 1,000 (the provisioner syncs whenever NodeClaims changed). Amounts are
- * integers, so taking a replaced NodeClaim's capacity out is exact, and the sum equals a fresh one.
- */
-export class NodePoolTotals {
-  private instanceTypes: readonly InstanceType[] = [];
-  private last: readonly NodeClaim[] = [];
-  /** By NodeClaim name: one per item of `last`. */
-  private readonly shares = new Map<string, ClaimShare>();
-  private readonly pools = new Map<string, PoolTotals>();
-  /** Fresh sums of a list that named a NodeClaim twice (kept for that list only). */
-  private fresh: Map<string, { total: Resources; nodes: number }> | undefined;
-
-  /** Brings the sums to `claims`; `nodeClassOf` names the NodeClass each pool's capacities are reckoned with. */
-  update(
-    claims: readonly NodeClaim[], nodeClassOf: (pool: string) => AzureFlexNodeClass | undefined,
-    typesByName: ReadonlyMap<string, InstanceType>, instanceTypes: readonly InstanceType[],
-  ): void {
-    this.fresh = undefined;
-    if (!sameItems(this.instanceTypes, instanceTypes)) {
-      this.reset();
-      this.instanceTypes = [...instanceTypes];
-    }
-    try {
-      for (const [pool, totals] of this.pools) {
-        const nodeClass = nodeClassOf(pool);
-        if (totals.nodeClass === nodeClass) continue;
-        totals.nodeClass = nodeClass;
-        totals.total = {};
-        totals.counts.clear();
-        totals.nodes = 0;
-        for (const share of totals.claims) {
-          share.capacity = claimCapacity(share.claim, typesByName, nodeClass);
-          take(totals, share.capacity, share.node, 1);
-        }
-      }
-      const add = (claim: NodeClaim): boolean => {
-        if (this.shares.has(claim.metadata.name)) return false;
-        const pool = claim.metadata.labels[LABEL_NODEPOOL];
-        let totals = pool === undefined ? undefined : this.pools.get(pool);
-        if (pool !== undefined && !totals) this.pools.set(pool, (totals = { nodeClass: nodeClassOf(pool), claims: new Set(), total: {}, counts: new Map(), nodes: 0 }));
-        const share: ClaimShare = { claim, pool, capacity: totals ? claimCapacity(claim, typesByName, totals.nodeClass) : {}, node: Boolean(claim.status.nodeName) };
-        this.shares.set(claim.metadata.name, share);
-        if (totals) {
-          totals.claims.add(share);
-          take(totals, share.capacity, share.node, 1);
-        }
-        return true;
-      };
-      const remove = (name: string): void => {
-        const share = this.shares.get(name)!;
-        this.shares.delete(name);
-        const totals = share.pool === undefined ? undefined : this.pools.get(share.pool);
-        if (!totals) return;
-        totals.claims.delete(share);
-        take(totals, share.capacity, share.node, -1);
-        if (totals.claims.size === 0) this.pools.delete(share.pool!);
-      };
-      let distinct = true;
-      const walked = walkAlongside(this.last, claims, sameName, {
-        replaced: (old, claim) => {
-          remove(old.metadata.name);
-          distinct &&= add(claim);
-        },
-        removed: (old) => remove(old.metadata.name),
-        added: (claim) => {
-          distinct &&= add(claim);
-        },
-      }, Math.max(64, claims.length >> 2));
-      if (!walked && distinct) {
-        this.reset();
-        for (const claim of claims) if (!add(claim)) distinct = false;
-      }
-      if (!distinct) {
-        // The same name twice: sum this list afresh, and start afresh next time.
-        this.reset();
-        this.fresh = new Map();
-        const byPool = new Map<string, NodeClaim[]>();
-        for (const claim of claims) {
-          const pool = claim.metadata.labels[LABEL_NODEPOOL];
-          if (pool === undefined) continue;
-          const list = byPool.get(pool);
-          if (list) list.push(claim);
-          else byPool.set(pool, [claim]);
-        }
-        for (const [pool, list] of byPool) this.fresh.set(pool, sumClaims(list, typesByName, nodeClassOf(pool)));
-        return;
-      }
-    } catch (error) {
-      this.reset();
-      throw error;
-    }
-    this.last = claims;
-  }
-
-  /** A pool's sum and node count as of the last update. */
-  of(pool: string): { total: Resources; nodes: number } {
-    const totals = this.fresh ? this.fresh.get(pool) : this.pools.get(pool);
-    return totals ? { total: totals.total, nodes: totals.nodes } : { total: {}, nodes: 0 };
-  }
-
-  private reset(): void {
-    this.last = [];
-    this.shares.clear();
-    this.pools.clear();
-  }
-}
-
-function sameName(a: NodeClaim, b: NodeClaim): boolean {
-  return a.metadata.name === b.metadata.name;
-}
-
-/** Adds (sign 1) or takes out (sign -1) one NodeClaim's share. */
-function take(totals: PoolTotals, capacity: Readonly<Resources>, node: boolean, sign: 1 | -1): void {
-  if (node) totals.nodes += sign;
-  for (const name in capacity) {
-    const count = (totals.counts.get(name) ?? 0) + sign;
-    if (count === 0) {
-      totals.counts.delete(name);
-      delete totals.total[name];
-    } else {
-      totals.counts.set(name, count);
-      totals.total[name] = (totals.total[name] ?? 0) + sign * capacity[name]!;
-    }
-  }
-}
-
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 function issueCondition(type: string, issues: readonly SupportIssue[]): Omit<Condition, 'lastTransitionTime'> {
   if (issues.length === 0) return { type, status: 'True', reason: type, message: '' };
   return { type, status: 'False', reason: issues[0]!.reason, message: issues.map((i) => i.message).join('; ') };
-}
-
-/** Reported capacity once launched; before that, the cheapest option's (what will launch first). */
-export function claimCapacity(claim: NodeClaim, typesByName: ReadonlyMap<string, InstanceType>, nodeClass: AzureFlexNodeClass | undefined): Readonly<Resources> {
-  if (claim.status.capacity) return reportedCapacity(claim.status.capacity);
-  const launched = claim.metadata.labels[LABEL_INSTANCE_TYPE];
-  const names = launched ? [launched] : instanceTypeNames(claim.spec.requirements);
-  const candidates = names.map((n) => typesByName.get(n)).filter((t): t is InstanceType => t !== undefined);
-  candidates.sort((a, b) => a.pricePerHour - b.pricePerHour);
-  return candidates[0] ? instanceTypeCapacity(candidates[0], nodeClass?.spec) : {};
-}
-
-/**
- * The instance types a NodeClaim's requirements allow, per requirements list (writers replace
- * what they change, and a status write keeps the spec): every pass sums each NodeClaim of a
- * fleet, and parsing the selectors of those not launched yet was most of it.
- */
-const allowedTypes = new WeakMap<readonly NodeSelectorRequirement[], readonly string[]>();
-
-function instanceTypeNames(requirements: readonly NodeSelectorRequirement[]): readonly string[] {
-  let names = allowedTypes.get(requirements);
-  if (!names) allowedTypes.set(requirements, (names = [...(Requirements.fromSelectors(requirements).get(LABEL_INSTANCE_TYPE)?.values ?? [])]));
-  return names;
 }
 
 function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean {
@@ -349,17 +182,4 @@ function sameResourceList(a: ResourceList, b: ResourceList | undefined): boolean
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((k) => b[k] === a[k]);
-}
-
-/**
- * A launched NodeClaim's reported capacity, parsed once per list object (writers replace a
- * NodeClaim's status, never mutate it, and carry the same capacity over): every pass sums it
- * for each of a fleet's NodeClaims. Frozen: shared.
- */
-const reported = new WeakMap<ResourceList, Readonly<Resources>>();
-
-function reportedCapacity(capacity: ResourceList): Readonly<Resources> {
-  let parsed = reported.get(capacity);
-  if (!parsed) reported.set(capacity, (parsed = Object.freeze(resourcesFromList(capacity))));
-  return parsed;
 }

@@ -119,3 +119,21 @@ export class PodsViewTracker {
     return { classes, touched, left, entered };
   }
 }
+
+/**
+ * A pass's view of the pods, kept while the pod cache's version is the same: a fleet holds
+ * 10,000 pods, and most passes that plan at all do so because NodeClaims changed.
+ */
+export class PodsViewCache {
+  private last: { version: string; view: PodsView } | undefined;
+  private readonly tracker = new PodsViewTracker();
+
+  /** The view of `pods` at cache `version` (undefined: the port cannot say, so nothing is kept). */
+  of(pods: readonly Pod[], version: string | undefined): PodsView & { goneUids: readonly string[] } {
+    const kept = this.last;
+    if (version !== undefined && kept?.version === version) return { ...kept.view, goneUids: [] };
+    const { goneUids, ...view } = this.tracker.update(pods);
+    this.last = version === undefined ? undefined : { version, view };
+    return { ...view, goneUids };
+  }
+}

@@ -1,5 +1,5 @@
 import type { Node, NodeClaim, Pod } from '../ports/cluster.js';
-import { EVENT_REASON_FAILED_SCHEDULING, EVENT_REASON_INSUFFICIENT_QUOTA } from '../provisioning/provisioner.js';
+import { EVENT_REASON_FAILED_SCHEDULING, EVENT_REASON_INSUFFICIENT_QUOTA } from '../provisioning/pod-events.js';
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE } from '../apis/well-known.js';
 import { ownsNodeClaim } from '../runtime/world.js';
 import type { FakeCluster } from './cluster.js';

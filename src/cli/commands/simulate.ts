@@ -117,13 +117,7 @@ export function register(program: Command): void {
     .option('--ui [port]', 'serve a live view of the actors on 127.0.0.1 (a free port unless given) with pause/step/speed; one strategy', bounded('--ui', 0, 65535))
     .addOption(new Option('--arm <route>', 'direct: the fake ARM as a port; sdk: the production SDK adapter over its REST face').choices(['direct', 'sdk']).default('direct'))
     .action(async (flags: SimulateFlags, command: Command) => {
-      if (flags.seeds && command.getOptionValueSource('seed') === 'cli') throw new UsageError('--seed and --seeds do not go together: a sweep runs every seed of --seeds');
-      if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
-      if (flags.shard !== undefined && !flags.seeds) throw new UsageError('--shard splits a sweep: it goes with --seeds');
-      if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
-      if (flags.ui !== undefined && flags.strategy === 'all') throw new UsageError('--ui runs one strategy at a time: pass --strategy <name>');
-      checkPlacementFlags(flags);
-      checkOutputPath('--report', flags.report);
+      checkFlagCombinations(flags, command);
       const { scenario, cluster } = await resolveInputs(flags);
       if (flags.seeds) return sweep(flags, scenario, cluster);
       // Input checked: now load the simulator (a bad flag or file never pays for it).
@@ -131,52 +125,74 @@ export function register(program: Command): void {
         const { simulateWithLiveView } = await import('./simulate-ui.js');
         return simulateWithLiveView({ ...flags, ui: flags.ui, scenario, cluster });
       }
-      const [{ runSimulation }, { leakSummary }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }, { formatComparison }] = await Promise.all([
-        import('../../sim/simulation.js'), import('../../sim/result.js'), import('../../sim/report-recorder.js'), import('../../sim/sdk-route.js'), import('../../viz/report.js'), import('./simulate-format.js'),
-      ]);
-      const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
-      const results: SimulationResult[] = [];
-      const placed: Array<Placement | undefined> = [];
-      const reportRuns: SimulationReportInput[] = [];
-      const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
-      for (const [i, strategy] of strategies.entries()) {
-        const recorder = flags.report !== undefined ? new ReportRecorder() : undefined;
-        const run = await runSimulation({
-          onWorld: recorder?.onWorld,
-          scenario,
-          cluster,
-          seed: flags.seed,
-          strategy,
-          hours: flags.hours,
-          restarts: flags.restarts,
-          offeringsCache: flags.offeringsCache === false ? false : undefined,
-          keepEventLog: false,
-          armAdapter: flags.arm === 'sdk' ? sdkArmAdapter : undefined,
-          onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
-        });
-        results.push(run.result);
-        placed.push(await placementOfRun(flags, run.cluster));
-        if (recorder) reportRuns.push(recorder.build(run.result, run.cluster));
-      }
-      if (flags.report !== undefined && writeOutput('--report', flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
-        process.stderr.write(`report written to ${flags.report}\n`);
-      }
-      progress?.(strategies.length, 1, '');
-      if (flags.json) {
-        const runs = results.map((r, i) => ({ ...r, placement: placed[i] }));
-        const out = runs.length === 1 ? runs[0] : { scenario: scenario.name, seed: flags.seed, strategy: 'all', runs };
-        process.stdout.write(`${JSON.stringify(out)}\n`);
-      } else {
-        process.stdout.write(formatComparison(scenario, results));
-      }
-      if (flags.assertNoLeaks) {
-        const leaky = results.filter((r) => leakSummary(r) !== undefined);
-        if (leaky.length > 0) {
-          process.stderr.write(`azflex: leaks found with strategy ${leaky.map((r) => `${r.strategy} (${leakSummary(r)})`).join(', ')}\n`);
-          process.exitCode = 1;
-        }
-      }
+      return simulateEachStrategy(flags, scenario, cluster);
     });
+}
+
+/** Flags that do not go together, refused before any input is read. */
+function checkFlagCombinations(flags: SimulateFlags, command: Command): void {
+  if (flags.seeds && command.getOptionValueSource('seed') === 'cli') throw new UsageError('--seed and --seeds do not go together: a sweep runs every seed of --seeds');
+  if (flags.workers !== undefined && !flags.seeds) throw new UsageError('--workers goes with --seeds');
+  if (flags.shard !== undefined && !flags.seeds) throw new UsageError('--shard splits a sweep: it goes with --seeds');
+  if (flags.seeds && flags.report !== undefined) throw new UsageError('--report draws one run per strategy: it does not go with --seeds');
+  if (flags.ui !== undefined && flags.strategy === 'all') throw new UsageError('--ui runs one strategy at a time: pass --strategy <name>');
+  checkPlacementFlags(flags);
+  checkOutputPath('--report', flags.report);
+}
+
+/** One run per strategy (`--strategy all`: each in turn), then the report, the comparison or JSON, and the leak check. */
+async function simulateEachStrategy(flags: SimulateFlags, scenario: Scenario, cluster: ClusterSetup | undefined): Promise<void> {
+  const [{ runSimulation }, { ReportRecorder }, { sdkArmAdapter }, { renderReportHtml }] = await Promise.all([
+    import('../../sim/simulation.js'), import('../../sim/report-recorder.js'), import('../../sim/sdk-route.js'), import('../../viz/report.js'),
+  ]);
+  const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
+  const results: SimulationResult[] = [];
+  const placed: Array<Placement | undefined> = [];
+  const reportRuns: SimulationReportInput[] = [];
+  const progress = !flags.json && process.stderr.isTTY ? progressBar(strategies.length) : undefined;
+  for (const [i, strategy] of strategies.entries()) {
+    const recorder = flags.report !== undefined ? new ReportRecorder() : undefined;
+    const run = await runSimulation({
+      onWorld: recorder?.onWorld,
+      scenario,
+      cluster,
+      seed: flags.seed,
+      strategy,
+      hours: flags.hours,
+      restarts: flags.restarts,
+      offeringsCache: flags.offeringsCache === false ? false : undefined,
+      keepEventLog: false,
+      armAdapter: flags.arm === 'sdk' ? sdkArmAdapter : undefined,
+      onProgress: progress ? (f) => progress(i, f, strategy) : undefined,
+    });
+    results.push(run.result);
+    placed.push(await placementOfRun(flags, run.cluster));
+    if (recorder) reportRuns.push(recorder.build(run.result, run.cluster));
+  }
+  if (flags.report !== undefined && writeOutput('--report', flags.report, renderReportHtml(reportRuns, { title: `azflex simulate — ${scenario.name}` })) && !flags.json) {
+    process.stderr.write(`report written to ${flags.report}\n`);
+  }
+  progress?.(strategies.length, 1, '');
+  await printRuns(flags, scenario, results, placed);
+}
+
+/** The runs as one JSON object or the side-by-side comparison; with --assert-no-leaks, exit 1 on a leak. */
+async function printRuns(flags: SimulateFlags, scenario: Scenario, results: SimulationResult[], placed: Array<Placement | undefined>): Promise<void> {
+  const [{ leakSummary }, { formatComparison }] = await Promise.all([import('../../sim/result.js'), import('./simulate-format.js')]);
+  if (flags.json) {
+    const runs = results.map((r, i) => ({ ...r, placement: placed[i] }));
+    const out = runs.length === 1 ? runs[0] : { scenario: scenario.name, seed: flags.seed, strategy: 'all', runs };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    process.stdout.write(formatComparison(scenario, results));
+  }
+  if (flags.assertNoLeaks) {
+    const leaky = results.filter((r) => leakSummary(r) !== undefined);
+    if (leaky.length > 0) {
+      process.stderr.write(`azflex: leaks found with strategy ${leaky.map((r) => `${r.strategy} (${leakSummary(r)})`).join(', ')}\n`);
+      process.exitCode = 1;
+    }
+  }
 }
 
 /**

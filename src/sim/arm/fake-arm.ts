@@ -14,7 +14,6 @@ import {
 } from '../../ports/azure.js';
 import type { Clock, Random } from '../../ports/clock.js';
 import type { InstanceType } from '../../catalog/skus.js';
-import { TAG } from '../../azure/naming.js';
 import * as msg from './messages.js';
 import { ArmCalls } from './calls.js';
 import { Disks } from './compute-disks.js';
@@ -29,13 +28,12 @@ import { Regions } from './regions.js';
 import { ResourceGroups } from './resource-groups.js';
 import { ArmState, settingsOf } from './state.js';
 import { VmPower } from './vm-power.js';
+import { leaksOf, snapshotOf } from './inspection.js';
+import { VmSpecRequests } from './vm-spec-request.js';
 import type { ArmEvent, ArmFault, FakeArmConfig, LatencyRangeMs, OperationStatus } from './types.js';
 import {
-  diskView,
-  digest,
   toAzureError,
   toVm,
-  vmView,
   type BeginResult,
   type DiskDetails,
   type Leaks,
@@ -93,12 +91,8 @@ export class FakeArm implements AzurePort {
   private readonly power: VmPower;
   private readonly faults: Faults;
   private readonly reservations: CapacityReservations;
-  /**
-   * The custom data last digested, and its digest: the controller renders the same bytes for
-   * every NodeClaim of one NodePool and size (src/lifecycle/nodeclaim/userdata.ts), and digesting a few KB
-   * on every VM PUT of a quota storm showed in its profile.
-   */
-  private lastCustomData: { text: string; digest: string } | undefined;
+  /** The VM PUT body the SDK adapter sends for a VmSpec (vm-spec-request.ts). */
+  private readonly vmRequests = new VmSpecRequests();
   /** Request bodies the REST face refused against the published REST model (request-validation.ts). */
   private readonly refusedBodies: string[] = [];
 
@@ -160,7 +154,7 @@ export class FakeArm implements AzurePort {
     const begun = await this.respond(this.state.settings.latency.vmPut, () => {
       // Create-only, as the SDK adapter's PUT with If-None-Match: * (REST face: 412, then a GET).
       const existing = this.vms.etag(spec.ref) !== undefined ? this.vms.get(spec.ref) : undefined;
-      return existing ? { vm: existing, operationId: undefined } : putInto(() => this.vms.beginCreate(this.createRequest(spec)));
+      return existing ? { vm: existing, operationId: undefined } : putInto(() => this.vms.beginCreate(this.vmRequests.of(spec)));
     });
     if (begun.operationId === undefined) return toVm(begun.vm);
     const op = this.ops.get(begun.operationId)!;
@@ -198,7 +192,7 @@ export class FakeArm implements AzurePort {
    * finished create leaves them: no ARM call is counted and no random draw is made.
    */
   adoptVm(vm: VmSpec, nic: NicSpec): void {
-    this.vms.adopt(this.createRequest(vm), [this.nics.adopt(nic)]);
+    this.vms.adopt(this.vmRequests.of(vm), [this.nics.adopt(nic)]);
   }
 
   // ------------------------------------------------ synchronous face (REST dialect)
@@ -418,56 +412,14 @@ export class FakeArm implements AzurePort {
     return this.nics.reapsAfterReservation();
   }
 
+  /** The whole world now (inspection.ts): not an ARM call. */
   snapshot(): SnapshotJson {
-    const now = this.state.clock.now();
-    const nics: SnapshotJson['nics'] = [];
-    const reservations: SnapshotJson['reservations'] = [];
-    for (const rec of this.state.nics.values()) {
-      const view = this.state.nicView(rec);
-      if (now < rec.reservedUntil && rec.reservedFor !== undefined) {
-        nics.push({ ...view, reservedUntil: rec.reservedUntil, reservedFor: rec.reservedFor });
-        reservations.push({ nicId: rec.id, vmId: rec.reservedFor, until: rec.reservedUntil });
-      } else {
-        nics.push(view);
-      }
-    }
-    return {
-      t: now,
-      nics,
-      vms: [...this.state.vms.values()].map(vmView),
-      disks: [...this.state.disks.values()].map(diskView),
-      reservations,
-      ...this.quotas.snapshot(),
-      subnets: this.nics.subnetRows(),
-      operations: this.ops.stats(),
-    };
+    return snapshotOf(this.state, { quotas: this.quotas, nics: this.nics, ops: this.ops });
   }
 
-  /**
-   * Resources whose NodeClaim tag is not a live NodeClaim. A NIC attached to an existing VM
-   * and a disk managed by one are judged by that VM's tag; a resource without the tag counts.
-   * With clusters sharing the resource groups, `live` judges the tags (cluster and NodeClaim).
-   */
+  /** Resources no live NodeClaim owns (inspection.ts says how a NIC or disk is judged). */
   leaks(liveNodeClaims: ReadonlySet<string> | ((tags: Tags) => boolean)): Leaks {
-    const live = typeof liveNodeClaims === 'function' ? liveNodeClaims : (tags: Tags): boolean => {
-      const owner = tags[TAG.nodeClaim];
-      return owner !== undefined && liveNodeClaims.has(owner);
-    };
-    const records = this.state.vms;
-    const vms = [...records.values()].filter((v) => !live(v.tags)).map(vmView);
-    const nics = [...this.state.nics.values()]
-      .filter((n) => {
-        const vm = n.attachedVmKey === undefined ? undefined : records.get(n.attachedVmKey);
-        return !live(vm ? vm.tags : n.tags);
-      })
-      .map((n) => this.state.nicView(n));
-    const disks = [...this.state.disks.values()]
-      .filter((d) => {
-        const vm = d.managedByKey === undefined ? undefined : records.get(d.managedByKey);
-        return !live(vm ? vm.tags : d.tags);
-      })
-      .map(diskView);
-    return { nics, vms, disks };
+    return leaksOf(this.state, liveNodeClaims);
   }
 
   injectFault(f: ArmFault): void {
@@ -475,30 +427,6 @@ export class FakeArm implements AzurePort {
   }
 
   // ------------------------------------------------------------------ internals
-
-  /** The VM PUT the SDK adapter sends for a VmSpec. */
-  private createRequest(spec: VmSpec): VmCreateRequest {
-    return {
-      ref: spec.ref,
-      location: spec.location,
-      vmSize: spec.vmSize,
-      ...(spec.zone ? { zone: spec.zone } : {}),
-      nicIds: [spec.nicId],
-      nicDeleteOption: 'Delete',
-      osDiskName: spec.osDiskName,
-      osDiskSizeGB: spec.osDiskSizeGB,
-      osDiskDeleteOption: 'Delete',
-      image: spec.image,
-      adminUsername: spec.adminUsername,
-      sshPublicKeys: spec.sshPublicKeys,
-      priority: spec.priority,
-      ...(spec.capacityReservationGroupId ? { capacityReservationGroupId: spec.capacityReservationGroupId } : {}),
-      // As the SDK adapter asks: an evicted Spot VM is deleted, with its NIC and OS disk.
-      ...(spec.priority === 'Spot' ? { evictionPolicy: 'Delete' as const, maxPrice: spec.spotMaxPrice ?? -1 } : {}),
-      tags: spec.tags,
-      customDataHash: this.customDataDigest(spec.customData),
-    };
-  }
 
   /** Runs `fn` now (the request reaches ARM at call time) and answers after a drawn latency. */
   private respond<T>(range: LatencyRangeMs, fn: () => T): Promise<T> {
@@ -513,11 +441,6 @@ export class FakeArm implements AzurePort {
     const delay = this.state.draw(range);
     if (delay <= 0) return Promise.resolve(value);
     return new Promise((resolve) => this.state.clock.setTimer(delay, () => resolve(value)));
-  }
-
-  private customDataDigest(text: string): string {
-    if (this.lastCustomData?.text !== text) this.lastCustomData = { text, digest: digest(text) };
-    return this.lastCustomData.digest;
   }
 }
 

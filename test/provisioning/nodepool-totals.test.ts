@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { STATIC_INSTANCE_TYPES } from '../../src/catalog/skus.js';
-import { NodePoolTotals, claimCapacity } from '../../src/provisioning/nodepool-status.js';
+import { NodePoolTotals, claimCapacity } from '../../src/provisioning/nodepool-totals.js';
 import type { NodeClaim } from '../../src/ports/cluster.js';
 import { addInto, type Resources } from '../../src/provisioning/resources.js';
 import { makeNodeClaim, makeNodeClass } from './fixtures.js';
