@@ -35,10 +35,10 @@ import {
   toNodePool,
   toPersistentVolume,
   toPersistentVolumeClaim,
-  toPod,
   toStorageClass,
   type ResourceDef,
 } from './resources.js';
+import { toPod } from './pod.js';
 
 /**
  * ClusterPort on a real API server through @kubernetes/client-node. Reads come from

@@ -1,22 +1,20 @@
 import type {
-  Affinity, LabelSelector, PodAffinityRules, PodAffinityTerm, TopologySpreadConstraint,
   AzureFlexNodeClass,
   Condition,
   PersistentVolume,
   PersistentVolumeClaim,
   StorageClass,
-  Container,
   Node,
   NodeClaim,
   NodePool,
   ObjectMeta,
-  Pod,
   Taint,
 } from '../ports/cluster.js';
 import type { KubernetesListObject, KubernetesObject, V1Node } from '@kubernetes/client-node';
 import type { RawObject } from './cache.js';
 import type { CallOptions, KubeClient } from './client.js';
 import { NODECLASS_GROUP } from '../apis/well-known.js';
+import { arr, obj, setOpt, sharedStr, str, strMap, time } from './wire.js';
 
 /**
  * Where each kind lives on the API server, and the lossy-but-total mapping from raw JSON to
@@ -59,33 +57,6 @@ export function apiVersionOf(def: ResourceDef): string {
   return def.group ? `${def.group}/${def.version}` : def.version;
 }
 
-// --- tiny total accessors (the wire format is untrusted JSON) -----------------------------
-
-type Dict = Record<string, unknown>;
-
-function obj(v: unknown): Dict {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Dict) : {};
-}
-function arr(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-/**
- * A timestamp as the API server writes it. Typed client-node reads (core kinds) deserialize
- * timestamps to Date while watch events carry strings; both map to RFC 3339 seconds.
- */
-function time(v: unknown): string | undefined {
-  if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return str(v);
-}
-function strMap(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(obj(v))) out[k] = typeof x === 'string' ? x : String(x);
-  return out;
-}
-
 export function toMeta(raw: unknown): ObjectMeta {
   const m = obj(raw);
   const meta: ObjectMeta = {
@@ -96,21 +67,21 @@ export function toMeta(raw: unknown): ObjectMeta {
     finalizers: arr(m.finalizers).filter((f): f is string => typeof f === 'string'),
     creationTimestamp: time(m.creationTimestamp) ?? '',
   };
-  setOpt(meta, 'namespace', str(m.namespace) || undefined);
+  setOpt(meta, 'namespace', sharedStr(m.namespace) || undefined);
   setOpt(meta, 'resourceVersion', str(m.resourceVersion) || undefined);
   setOpt(meta, 'deletionTimestamp', time(m.deletionTimestamp) || undefined);
   return meta;
 }
 
-function toConditions(v: unknown): Condition[] {
+export function toConditions(v: unknown): Condition[] {
   return arr(v).map((c) => {
     const o = obj(c);
     const status = str(o.status);
     return {
-      type: str(o.type) ?? '',
+      type: sharedStr(o.type) ?? '',
       status: status === 'True' || status === 'False' ? status : 'Unknown',
-      reason: str(o.reason) ?? '',
-      message: str(o.message) ?? '',
+      reason: sharedStr(o.reason) ?? '',
+      message: sharedStr(o.message) ?? '',
       lastTransitionTime: time(o.lastTransitionTime) ?? '',
     };
   });
@@ -130,7 +101,7 @@ function toTaints(v: unknown): Taint[] {
   });
 }
 
-function toRequirements(v: unknown): NodeClaim['spec']['requirements'] {
+export function toRequirements(v: unknown): NodeClaim['spec']['requirements'] {
   return arr(v).map((r) => {
     const o = obj(r);
     const req: NodeClaim['spec']['requirements'][number] = {
@@ -148,9 +119,6 @@ function toNodeClassRef(v: unknown): NodeClaim['spec']['nodeClassRef'] {
   return { group: str(o.group) ?? '', kind: str(o.kind) ?? '', name: str(o.name) ?? '' };
 }
 
-function setOpt<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
-  if (value !== undefined) target[key] = value;
-}
 
 export function toNodeClaim(raw: RawObject): NodeClaim {
   const spec = obj(raw.spec);
@@ -196,163 +164,6 @@ export function toNode(raw: RawObject): Node {
   setOpt(node.status, 'phase', str(status.phase));
   if (typeof spec.unschedulable === 'boolean') node.spec.unschedulable = spec.unschedulable;
   return node;
-}
-
-function toContainers(v: unknown): Container[] {
-  return arr(v).map((c) => {
-    const o = obj(c);
-    const res = obj(o.resources);
-    const container: Container = { name: str(o.name) ?? '', resources: { requests: strMap(res.requests) } };
-    if (res.limits !== undefined) container.resources.limits = strMap(res.limits);
-    return container;
-  });
-}
-
-const OWNER_KINDS = new Set(['DaemonSet', 'ReplicaSet', 'Job', 'StatefulSet']);
-
-function toLabelSelector(raw: unknown): LabelSelector | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  const o = obj(raw);
-  const selector: LabelSelector = {};
-  if (o.matchLabels !== undefined) selector.matchLabels = strMap(o.matchLabels);
-  const expressions = arr(o.matchExpressions).map(obj);
-  if (expressions.length > 0) {
-    selector.matchExpressions = expressions.map((e) => {
-      const op = str(e.operator);
-      return {
-        key: str(e.key) ?? '',
-        operator: op === 'NotIn' || op === 'Exists' || op === 'DoesNotExist' ? op : 'In',
-        ...(Array.isArray(e.values) ? { values: e.values.filter((v): v is string => typeof v === 'string') } : {}),
-      };
-    });
-  }
-  return selector;
-}
-
-function toPodAffinityTerm(raw: unknown): PodAffinityTerm {
-  const o = obj(raw);
-  const term: PodAffinityTerm = { topologyKey: str(o.topologyKey) ?? '' };
-  const selector = toLabelSelector(o.labelSelector);
-  if (selector) term.labelSelector = selector;
-  const namespaceSelector = toLabelSelector(o.namespaceSelector);
-  if (namespaceSelector) term.namespaceSelector = namespaceSelector;
-  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
-  const namespaces = strings(o.namespaces);
-  if (namespaces) term.namespaces = namespaces;
-  const matchLabelKeys = strings(o.matchLabelKeys);
-  if (matchLabelKeys) term.matchLabelKeys = matchLabelKeys;
-  const mismatchLabelKeys = strings(o.mismatchLabelKeys);
-  if (mismatchLabelKeys) term.mismatchLabelKeys = mismatchLabelKeys;
-  return term;
-}
-
-function toPodAffinityRules(raw: unknown): PodAffinityRules | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  const o = obj(raw);
-  const required = arr(o.requiredDuringSchedulingIgnoredDuringExecution).map(toPodAffinityTerm);
-  const preferred = arr(o.preferredDuringSchedulingIgnoredDuringExecution).map(obj).map((w) => ({
-    weight: typeof w.weight === 'number' ? w.weight : 1, podAffinityTerm: toPodAffinityTerm(w.podAffinityTerm),
-  }));
-  if (required.length === 0 && preferred.length === 0) return undefined;
-  return {
-    ...(required.length > 0 ? { requiredDuringSchedulingIgnoredDuringExecution: required } : {}),
-    ...(preferred.length > 0 ? { preferredDuringSchedulingIgnoredDuringExecution: preferred } : {}),
-  };
-}
-
-export function toPod(raw: RawObject): Pod {
-  const meta = toMeta(raw.metadata);
-  const spec = obj(raw.spec);
-  const status = obj(raw.status);
-  const phase = str(status.phase);
-  const affinity = obj(spec.affinity);
-  const required = obj(obj(affinity.nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
-  const pod: Pod = {
-    metadata: { ...meta, namespace: meta.namespace ?? 'default' },
-    spec: {
-      nodeSelector: strMap(spec.nodeSelector),
-      tolerations: arr(spec.tolerations).map((t) => {
-        const o = obj(t);
-        const tol: Pod['spec']['tolerations'][number] = {};
-        const key = str(o.key);
-        if (key !== undefined) tol.key = key;
-        const op = str(o.operator);
-        if (op === 'Exists' || op === 'Equal') tol.operator = op;
-        const value = str(o.value);
-        if (value !== undefined) tol.value = value;
-        const effect = str(o.effect);
-        if (effect === '' || effect === 'NoSchedule' || effect === 'PreferNoSchedule' || effect === 'NoExecute') tol.effect = effect;
-        return tol;
-      }),
-      containers: toContainers(spec.containers),
-      initContainers: toContainers(spec.initContainers),
-    },
-    status: {
-      phase: phase === 'Running' || phase === 'Succeeded' || phase === 'Failed' || phase === 'Unknown' ? phase : 'Pending',
-      conditions: toConditions(status.conditions),
-    },
-  };
-  setOpt(pod.spec, 'nodeName', str(spec.nodeName));
-  if (spec.overhead !== undefined) pod.spec.overhead = strMap(spec.overhead);
-  if (typeof spec.priority === 'number') pod.spec.priority = spec.priority;
-  const nodeAffinity: NonNullable<Affinity['nodeAffinity']> = {};
-  if (Array.isArray(required.nodeSelectorTerms)) {
-    nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = {
-      nodeSelectorTerms: required.nodeSelectorTerms.map((t) => ({ matchExpressions: toRequirements(obj(t).matchExpressions) })),
-    };
-  }
-  const preferred = arr(obj(affinity.nodeAffinity).preferredDuringSchedulingIgnoredDuringExecution).map(obj);
-  if (preferred.length > 0) {
-    nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution = preferred.map((p) => ({
-      weight: typeof p.weight === 'number' ? p.weight : 1, preference: { matchExpressions: toRequirements(obj(p.preference).matchExpressions) },
-    }));
-  }
-  const podAffinity = toPodAffinityRules(affinity.podAffinity);
-  const podAntiAffinity = toPodAffinityRules(affinity.podAntiAffinity);
-  if (Object.keys(nodeAffinity).length > 0 || podAffinity || podAntiAffinity) {
-    pod.spec.affinity = {
-      ...(Object.keys(nodeAffinity).length > 0 ? { nodeAffinity } : {}),
-      ...(podAffinity ? { podAffinity } : {}),
-      ...(podAntiAffinity ? { podAntiAffinity } : {}),
-    };
-  }
-  const spread = arr(spec.topologySpreadConstraints).map(obj);
-  if (spread.length > 0) {
-    pod.spec.topologySpreadConstraints = spread.map((c) => {
-      const out: TopologySpreadConstraint = {
-        maxSkew: typeof c.maxSkew === 'number' ? c.maxSkew : 1,
-        topologyKey: str(c.topologyKey) ?? '',
-        whenUnsatisfiable: c.whenUnsatisfiable === 'ScheduleAnyway' ? 'ScheduleAnyway' : 'DoNotSchedule',
-      };
-      const selector = toLabelSelector(c.labelSelector);
-      if (selector) out.labelSelector = selector;
-      if (typeof c.minDomains === 'number') out.minDomains = c.minDomains;
-      if (c.nodeAffinityPolicy === 'Honor' || c.nodeAffinityPolicy === 'Ignore') out.nodeAffinityPolicy = c.nodeAffinityPolicy;
-      if (c.nodeTaintsPolicy === 'Honor' || c.nodeTaintsPolicy === 'Ignore') out.nodeTaintsPolicy = c.nodeTaintsPolicy;
-      if (Array.isArray(c.matchLabelKeys)) out.matchLabelKeys = c.matchLabelKeys.filter((k): k is string => typeof k === 'string');
-      return out;
-    });
-  }
-  const volumes = arr(spec.volumes).map(obj).filter((v) => str(v.name) !== undefined);
-  if (volumes.length > 0) {
-    pod.spec.volumes = volumes.map((v) => {
-      const claimName = str(obj(v.persistentVolumeClaim).claimName);
-      const template = v.ephemeral === undefined ? undefined : obj(obj(obj(v.ephemeral).volumeClaimTemplate).spec);
-      const storageClassName = template ? str(template.storageClassName) : undefined;
-      return {
-        name: str(v.name)!,
-        ...(claimName ? { persistentVolumeClaim: { claimName } } : {}),
-        ...(template ? { ephemeral: storageClassName ? { storageClassName } : {} } : {}),
-      };
-    });
-  }
-  const owners = arr(obj(raw.metadata).ownerReferences).map(obj);
-  const controller = owners.find((r) => r.controller === true);
-  const kind = str(controller?.kind);
-  if (kind && OWNER_KINDS.has(kind)) pod.ownerKind = kind as NonNullable<Pod['ownerKind']>;
-  const first = owners[0];
-  if (first && str(first.kind) && str(first.name)) pod.owner = { apiVersion: str(first.apiVersion) ?? '', kind: str(first.kind)!, name: str(first.name)! };
-  return pod;
 }
 
 export function toPersistentVolumeClaim(raw: RawObject): PersistentVolumeClaim {

@@ -330,6 +330,27 @@ export class Requirements {
   }
 }
 
+/**
+ * The catalog's requirements, one object per key and values: 21 keys for each of thousands of
+ * instance types and regions, most with a value many types share (os, arch, capacity types,
+ * family). Shared, the catalog holds about one Requirement in seven (immutable, so sharing is
+ * safe); the table is bounded by the catalog's distinct values.
+ */
+const catalogRequirements = new Map<string, Requirement>();
+
+function catalogRequirement(key: string, values: readonly string[]): Requirement {
+  const id = `${key}\u0000${values.join('\u0000')}`;
+  let requirement = catalogRequirements.get(id);
+  if (!requirement) catalogRequirements.set(id, (requirement = Requirement.in(key, values)));
+  return requirement;
+}
+
+function catalogAbsent(key: string): Requirement {
+  let requirement = catalogRequirements.get(key);
+  if (!requirement) catalogRequirements.set(key, (requirement = Requirement.doesNotExist(key)));
+  return requirement;
+}
+
 /** One zone requirement per zone list: instance types offered in the same zones share it. */
 const zoneRequirements = new WeakMap<readonly string[], Requirement>();
 
@@ -383,40 +404,40 @@ function computeInstanceTypeRequirements(
   const zones = offeredZones ?? instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
-    Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),
-    Requirement.in(LABEL_SKU_NAME, [instanceType.name]),
-    size ? Requirement.in(LABEL_SKU_FAMILY, [size.family]) : Requirement.doesNotExist(LABEL_SKU_FAMILY),
-    size ? Requirement.in(LABEL_SKU_SERIES, [size.series]) : Requirement.doesNotExist(LABEL_SKU_SERIES),
-    size ? Requirement.in(LABEL_SKU_VERSION, [size.version]) : Requirement.doesNotExist(LABEL_SKU_VERSION),
-    Requirement.in(LABEL_REGION, [region]),
+    catalogRequirement(LABEL_INSTANCE_TYPE, [instanceType.name]),
+    catalogRequirement(LABEL_SKU_NAME, [instanceType.name]),
+    size ? catalogRequirement(LABEL_SKU_FAMILY, [size.family]) : catalogAbsent(LABEL_SKU_FAMILY),
+    size ? catalogRequirement(LABEL_SKU_SERIES, [size.series]) : catalogAbsent(LABEL_SKU_SERIES),
+    size ? catalogRequirement(LABEL_SKU_VERSION, [size.version]) : catalogAbsent(LABEL_SKU_VERSION),
+    catalogRequirement(LABEL_REGION, [region]),
     // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
-    zones && zones.length > 0 ? zoneRequirement(zones) : Requirement.doesNotExist(LABEL_ZONE),
-    Requirement.in(LABEL_CAPACITY_TYPE, capacityTypes),
-    Requirement.in(LABEL_ARCH, [instanceType.arch]),
-    Requirement.in(LABEL_OS, ['linux']),
-    Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
-    Requirement.in(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
-    Requirement.in(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
-    Requirement.in(LABEL_SKU_ACCELERATED_NETWORKING, [String(instanceType.acceleratedNetworking ?? false)]),
-    Requirement.in(LABEL_SKU_STORAGE_PREMIUM_CAPABLE, [String(instanceType.premiumIO ?? false)]),
+    zones && zones.length > 0 ? zoneRequirement(zones) : catalogAbsent(LABEL_ZONE),
+    catalogRequirement(LABEL_CAPACITY_TYPE, capacityTypes),
+    catalogRequirement(LABEL_ARCH, [instanceType.arch]),
+    catalogRequirement(LABEL_OS, ['linux']),
+    catalogRequirement(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    catalogRequirement(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    catalogRequirement(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
+    catalogRequirement(LABEL_SKU_ACCELERATED_NETWORKING, [String(instanceType.acceleratedNetworking ?? false)]),
+    catalogRequirement(LABEL_SKU_STORAGE_PREMIUM_CAPABLE, [String(instanceType.premiumIO ?? false)]),
     (instanceType.ephemeralOSDiskMaxGiB ?? 0) > 0
-      ? Requirement.in(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
-      : Requirement.doesNotExist(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
+      ? catalogRequirement(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
+      : catalogAbsent(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
     // A zonal type is launched in one of its zones (the VM PUT names it), any other without one.
-    Requirement.in(LABEL_PLACEMENT_SCOPE, [zones && zones.length > 0 ? PLACEMENT_SCOPE_ZONAL : PLACEMENT_SCOPE_REGIONAL]),
-    Requirement.in(AKS_LABEL_SKU_CPU, [String(instanceType.vcpu)]),
-    Requirement.in(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    catalogRequirement(LABEL_PLACEMENT_SCOPE, [zones && zones.length > 0 ? PLACEMENT_SCOPE_ZONAL : PLACEMENT_SCOPE_REGIONAL]),
+    catalogRequirement(AKS_LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    catalogRequirement(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
     // Either mode: a NodePool or pod may ask for system nodes; launch writes `user` otherwise.
-    Requirement.in(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
-    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, capacityTypes.map(aksPriorityOf)),
-    Requirement.in(AKS_LABEL_PRIORITY, capacityTypes.map(aksPriorityOf)),
-    cluster !== undefined ? Requirement.in(AKS_LABEL_CLUSTER, [cluster]) : Requirement.doesNotExist(AKS_LABEL_CLUSTER),
+    catalogRequirement(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
+    catalogRequirement(AKS_LABEL_SCALESET_PRIORITY, capacityTypes.map(aksPriorityOf)),
+    catalogRequirement(AKS_LABEL_PRIORITY, capacityTypes.map(aksPriorityOf)),
+    cluster !== undefined ? catalogRequirement(AKS_LABEL_CLUSTER, [cluster]) : catalogAbsent(AKS_LABEL_CLUSTER),
   ];
   const gpuName = instanceType.gpuModel ?? size?.accelerator;
   if (instanceType.gpuCount > 0 && gpuName) {
-    list.push(Requirement.in(LABEL_GPU_NAME, [gpuName]), Requirement.in(LABEL_GPU_MANUFACTURER, [gpuManufacturerOf(gpuName)!]));
+    list.push(catalogRequirement(LABEL_GPU_NAME, [gpuName]), catalogRequirement(LABEL_GPU_MANUFACTURER, [gpuManufacturerOf(gpuName)!]));
   } else {
-    list.push(Requirement.doesNotExist(LABEL_GPU_NAME), Requirement.doesNotExist(LABEL_GPU_MANUFACTURER));
+    list.push(catalogAbsent(LABEL_GPU_NAME), catalogAbsent(LABEL_GPU_MANUFACTURER));
   }
   return Requirements.of(list);
 }

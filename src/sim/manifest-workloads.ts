@@ -1,4 +1,4 @@
-import { toPod } from '../k8s/resources.js';
+import { toPod } from '../k8s/pod.js';
 import type { Pod } from '../ports/cluster.js';
 import { podRequests } from '../provisioning/resources.js';
 import type { PodDisruptionBudgetSpec, WorkloadSpec } from './cluster-setup.js';

@@ -1,5 +1,6 @@
 import type { Node, NodeClaim, Pod } from '../ports/cluster.js';
-import { toNode, toNodeClaim, toNodeClaimStatus, toPod } from '../k8s/resources.js';
+import { toNode, toNodeClaim, toNodeClaimStatus } from '../k8s/resources.js';
+import { toPod } from '../k8s/pod.js';
 import { PROVIDER_ID_PREFIX } from '../azure/naming.js';
 import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/well-known.js';
 import { ownsNodeClaim } from '../runtime/world.js';

@@ -1,8 +1,8 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { ensureUpstreamChartValues } from '../../scripts/upstream-karpenter.mjs';
 import { adminRequest, run } from './harness.js';
@@ -76,8 +76,14 @@ function one(objs: K8sObject[], kind: string): K8sObject {
   return found[0]!;
 }
 
+let valuesDir: Promise<string> | undefined;
+afterAll(async () => {
+  if (valuesDir) await rm(await valuesDir, { recursive: true, force: true });
+});
+
 async function valuesFile(name: string, values: unknown): Promise<string> {
-  const file = path.join(tmpdir(), `azflex-${process.pid}-${name}.yaml`);
+  valuesDir ??= mkdtemp(path.join(tmpdir(), 'azflex-values-'));
+  const file = path.join(await valuesDir, `${name}.yaml`);
   await writeFile(file, stringify(values));
   return file;
 }
