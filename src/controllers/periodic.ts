@@ -8,7 +8,8 @@ import type { AzurePort } from '../ports/azure.js';
 import { ReservationReader } from '../provisioning/reservations.js';
 import { QuotaReader, type QuotaReaderOptions } from '../provisioning/quota.js';
 import type { Clock, Random } from '../ports/clock.js';
-import { Provisioner, type ProvisionerLog, type ProvisionerOptions, type SkuRestrictedCheck } from '../provisioning/provisioner.js';
+import { Provisioner, type ProvisionerLog, type ProvisionerOptions } from '../provisioning/provisioner.js';
+import type { SkuRestrictedCheck } from '../provisioning/settle-marks.js';
 
 /** A periodic controller, run by the runtime on the injected clock (provisioner, disruption, liveness, metrics). */
 export interface PeriodicController {

@@ -12,10 +12,10 @@
  * gauges cover every node and pod, labelled with the node's own `karpenter.sh/nodepool`;
  * `managed` says whether azflex owns the node (node gauges) or any Karpenter does (pods).
  */
-import type { InstanceTypeCatalog } from '../catalog/skus.js';
-import { claimCapacity } from '../provisioning/nodepool-status.js';
+import type { InstanceType, InstanceTypeCatalog } from '../catalog/skus.js';
+import { claimCapacity } from '../provisioning/nodepool-totals.js';
 import { validateNodeClassSpec } from '../apis/nodeclass-validation.js';
-import type { ClusterPort, Node, Pod } from '../ports/cluster.js';
+import type { AzureFlexNodeClass, ClusterPort, Node, NodeClaim, NodePool, Pod } from '../ports/cluster.js';
 import { isFlexNodePool } from '../provisioning/scheduler.js';
 import { allowedDisruptions, type DisruptionReason } from '../disruption/budgets.js';
 import { addInto, parseQuantity, podRequests, RESOURCE_CPU, resourcesFromList, type Resources } from '../provisioning/resources.js';
@@ -119,16 +119,36 @@ export async function refreshClusterGauges(
   const [pools, claims, nodes, pods, classes, types] = await Promise.all([
     cluster.listNodePools(), cluster.listNodeClaims(), cluster.listNodes(), cluster.listPods(), cluster.listNodeClasses(), catalog.list(),
   ]);
-  const typesByName = new Map(types.map((t) => [t.name, t]));
-  const classesByName = new Map(classes.map((c) => [c.metadata.name, c]));
   const flexPools = pools.filter(isFlexNodePool);
   const flexPoolNames = new Set(flexPools.map((p) => p.metadata.name));
+  refreshNodePoolGauges({ flexPools, claims, nodes, classes, types }, karpenter, now);
+  const labelsByNode = refreshNodeGauges(nodes, pods, flexPoolNames, karpenter, now);
+  // Upstream's cluster state holds every node plus each of its NodeClaims not yet registered.
+  const registering = claims.filter((c) => flexPoolNames.has(c.metadata.labels[LABEL_NODEPOOL] ?? '') && !c.status.nodeName).length;
+  karpenter.clusterStateNodeCount.set(nodes.length + registering);
+  refreshPodGauges(pods, labelsByNode, karpenter);
+  azflex.nodeClassValidation.reset();
+  for (const c of classes) azflex.nodeClassValidation.set({ nodeclass: c.metadata.name }, validateNodeClassSpec(c.spec).ok ? 1 : 0);
+}
 
+interface NodePoolGaugeInput {
+  flexPools: NodePool[];
+  claims: NodeClaim[];
+  nodes: Node[];
+  classes: AzureFlexNodeClass[];
+  types: InstanceType[];
+}
+
+/** Per NodePool: usage, limits, and upstream's disruption budget view. */
+function refreshNodePoolGauges(input: NodePoolGaugeInput, karpenter: KarpenterMetrics, now: number): void {
+  const { flexPools, claims } = input;
+  const typesByName = new Map(input.types.map((t) => [t.name, t]));
+  const classesByName = new Map(input.classes.map((c) => [c.metadata.name, c]));
   karpenter.nodePoolUsage.reset();
   karpenter.nodePoolLimit.reset();
   karpenter.nodePoolAllowedDisruptions.reset();
   karpenter.nodePoolNodesConsumingBudgets.reset();
-  const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
+  const nodesByName = new Map(input.nodes.map((n) => [n.metadata.name, n]));
   for (const pool of flexPools) {
     // Upstream's budget view: the pool's initialized NodeClaims; those being deleted or whose node is not Ready consume it.
     let total = 0;
@@ -161,7 +181,10 @@ export async function refreshClusterGauges(
     }
     setAll((resource_type, v) => karpenter.nodePoolLimit.set({ nodepool: pool.metadata.name, resource_type }, v), limits);
   }
+}
 
+/** Per node (allocatable, overhead, pod and daemon requests and limits, lifetime) and cluster utilization; returns each node's labels. */
+function refreshNodeGauges(nodes: Node[], pods: Pod[], flexPoolNames: ReadonlySet<string>, karpenter: KarpenterMetrics, now: number): Map<string, Record<NodeLabel, string>> {
   const podsByNode = new Map<string, Pod[]>();
   for (const pod of pods) {
     if (!pod.spec.nodeName || pod.status.phase === 'Succeeded' || pod.status.phase === 'Failed') continue;
@@ -182,20 +205,7 @@ export async function refreshClusterGauges(
       setAll((resource_type, v) => gauge.set({ ...labels, resource_type }, v), resources);
     set(karpenter.nodesAllocatable, allocatable);
     set(karpenter.nodesSystemOverhead, subtract(safeResources(node.status.capacity), allocatable));
-    const requests: Resources = {};
-    const limits: Resources = {};
-    const daemonRequests: Resources = {};
-    const daemonLimits: Resources = {};
-    for (const pod of podsByNode.get(node.metadata.name) ?? []) {
-      const r = podRequests(pod);
-      const l = podLimits(pod);
-      addInto(requests, r);
-      addInto(limits, l);
-      if (pod.ownerKind === 'DaemonSet') {
-        addInto(daemonRequests, r);
-        addInto(daemonLimits, l);
-      }
-    }
+    const { requests, limits, daemonRequests, daemonLimits } = podTotals(podsByNode.get(node.metadata.name) ?? []);
     set(karpenter.nodesTotalPodRequests, requests);
     set(karpenter.nodesTotalPodLimits, limits);
     set(karpenter.nodesTotalDaemonRequests, daemonRequests);
@@ -209,10 +219,26 @@ export async function refreshClusterGauges(
     if (allocatable <= 0) continue;
     karpenter.clusterUtilization.set({ resource_type: resourceType(resource) }, (100 * (clusterRequests[resource] ?? 0)) / allocatable);
   }
-  // Upstream's cluster state holds every node plus each of its NodeClaims not yet registered.
-  const registering = claims.filter((c) => flexPoolNames.has(c.metadata.labels[LABEL_NODEPOOL] ?? '') && !c.status.nodeName).length;
-  karpenter.clusterStateNodeCount.set(nodes.length + registering);
+  return labelsByNode;
+}
 
+function podTotals(pods: readonly Pod[]): { requests: Resources; limits: Resources; daemonRequests: Resources; daemonLimits: Resources } {
+  const totals = { requests: {}, limits: {}, daemonRequests: {}, daemonLimits: {} };
+  for (const pod of pods) {
+    const r = podRequests(pod);
+    const l = podLimits(pod);
+    addInto(totals.requests, r);
+    addInto(totals.limits, l);
+    if (pod.ownerKind === 'DaemonSet') {
+      addInto(totals.daemonRequests, r);
+      addInto(totals.daemonLimits, l);
+    }
+  }
+  return totals;
+}
+
+/** karpenter_pods_state: one series per pod, with its node's labels. */
+function refreshPodGauges(pods: readonly Pod[], labelsByNode: ReadonlyMap<string, Record<NodeLabel, string>>, karpenter: KarpenterMetrics): void {
   for (const pod of pods) {
     const node = pod.spec.nodeName ? labelsByNode.get(pod.spec.nodeName) : undefined;
     karpenter.podsState.set(
@@ -234,7 +260,4 @@ export async function refreshClusterGauges(
       1,
     );
   }
-
-  azflex.nodeClassValidation.reset();
-  for (const c of classes) azflex.nodeClassValidation.set({ nodeclass: c.metadata.name }, validateNodeClassSpec(c.spec).ok ? 1 : 0);
 }

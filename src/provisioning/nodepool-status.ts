@@ -18,7 +18,6 @@ import { LABEL_NODEPOOL } from '../apis/well-known.js';
 import { sumClaims, type NodePoolTotals } from './nodepool-totals.js';
 
 /** Where the cluster gauges read a NodeClaim's capacity. */
-export { claimCapacity } from './nodepool-totals.js';
 
 export const CONDITION_VALIDATION_SUCCEEDED = 'ValidationSucceeded';
 export const CONDITION_NODECLASS_READY = 'NodeClassReady';

@@ -33,7 +33,6 @@ import {
   type Pass, type PassLists, type UnavailableCheck,
 } from './pass-view.js';
 
-export type { SkuRestrictedCheck } from './settle-marks.js';
 
 /** pino-compatible subset, so the real logger and a test spy both fit. */
 export interface ProvisionerLog {
