@@ -70,6 +70,7 @@ export function clusterLabelValue(nodeResourceGroup: string | undefined): string
 }
 
 const EMPTY_VALUES: ReadonlySet<string> = new Set();
+const REQUIREMENT_POOL_MAX = 32_768;
 
 function parseInteger(value: string): number | undefined {
   if (!/^[+-]?\d+$/.test(value)) return undefined;
@@ -94,24 +95,44 @@ export class Requirement {
   }
 
   static in(key: string, values: Iterable<string>): Requirement {
-    return new Requirement(key, false, new Set(values), undefined, undefined, undefined);
+    return Requirement.pooled(key, false, [...values]);
   }
 
   static exists(key: string): Requirement {
-    return new Requirement(key, true, EMPTY_VALUES, undefined, undefined, undefined);
+    return Requirement.pooled(key, true, []);
   }
 
   static doesNotExist(key: string): Requirement {
-    return new Requirement(key, false, EMPTY_VALUES, undefined, undefined, undefined);
+    return Requirement.pooled(key, false, []);
+  }
+
+  /**
+   * Requirements from selectors, labels and the catalog, one object per key and values:
+   * immutable, so equal ones can be one. A NodeClaim's 21 keys are mostly its pool's and its
+   * neighbours', and an instance type's mostly every other type's; unshared, 1,000 NodeClaims
+   * and the catalog held 87,000 of them with their Sets (about 25 MiB, from heap snapshots).
+   * Cleared when full, so the pool stays bounded however many values pass through.
+   */
+  private static readonly pool = new Map<string, Requirement>();
+
+  private static pooled(key: string, complement: boolean, values: readonly string[], greaterThan?: number, lessThan?: number, minValues?: number): Requirement {
+    const id = `${key}\u0000${complement ? '!' : '='}${greaterThan ?? ''}\u0000${lessThan ?? ''}\u0000${minValues ?? ''}\u0000${values.join('\u0000')}`;
+    let requirement = Requirement.pool.get(id);
+    if (!requirement) {
+      if (Requirement.pool.size >= REQUIREMENT_POOL_MAX) Requirement.pool.clear();
+      requirement = new Requirement(key, complement, values.length === 0 ? EMPTY_VALUES : new Set(values), greaterThan, lessThan, minValues);
+      Requirement.pool.set(id, requirement);
+    }
+    return requirement;
   }
 
   static fromSelector(r: NodeSelectorRequirement): Requirement {
     const values = r.values ?? [];
     switch (r.operator) {
-      case 'In': return new Requirement(r.key, false, new Set(values), undefined, undefined, r.minValues);
-      case 'NotIn': return new Requirement(r.key, true, new Set(values), undefined, undefined, r.minValues);
-      case 'Exists': return new Requirement(r.key, true, EMPTY_VALUES, undefined, undefined, r.minValues);
-      case 'DoesNotExist': return new Requirement(r.key, false, EMPTY_VALUES, undefined, undefined, r.minValues);
+      case 'In': return Requirement.pooled(r.key, false, values, undefined, undefined, r.minValues);
+      case 'NotIn': return Requirement.pooled(r.key, true, values, undefined, undefined, r.minValues);
+      case 'Exists': return Requirement.pooled(r.key, true, [], undefined, undefined, r.minValues);
+      case 'DoesNotExist': return Requirement.pooled(r.key, false, [], undefined, undefined, r.minValues);
       case 'Gt':
       case 'Lt':
       case 'Gte':
@@ -121,9 +142,9 @@ export class Requirement {
         if (bound === undefined) return Requirement.doesNotExist(r.key);
         // Bounds are integers, so the inclusive forms are the exclusive ones moved by one.
         if (r.operator === 'Gt' || r.operator === 'Gte') {
-          return new Requirement(r.key, true, EMPTY_VALUES, r.operator === 'Gt' ? bound : bound - 1, undefined, r.minValues);
+          return Requirement.pooled(r.key, true, [], r.operator === 'Gt' ? bound : bound - 1, undefined, r.minValues);
         }
-        return new Requirement(r.key, true, EMPTY_VALUES, undefined, r.operator === 'Lt' ? bound : bound + 1, r.minValues);
+        return Requirement.pooled(r.key, true, [], undefined, r.operator === 'Lt' ? bound : bound + 1, r.minValues);
       }
       default:
         // The API server's enum keeps other operators out; a newer upstream operator matches nothing
@@ -331,36 +352,6 @@ export class Requirements {
 }
 
 /**
- * The catalog's requirements, one object per key and values: 21 keys for each of thousands of
- * instance types and regions, most with a value many types share (os, arch, capacity types,
- * family). Shared, the catalog holds about one Requirement in seven (immutable, so sharing is
- * safe); the table is bounded by the catalog's distinct values.
- */
-const catalogRequirements = new Map<string, Requirement>();
-
-function catalogRequirement(key: string, values: readonly string[]): Requirement {
-  const id = `${key}\u0000${values.join('\u0000')}`;
-  let requirement = catalogRequirements.get(id);
-  if (!requirement) catalogRequirements.set(id, (requirement = Requirement.in(key, values)));
-  return requirement;
-}
-
-function catalogAbsent(key: string): Requirement {
-  let requirement = catalogRequirements.get(key);
-  if (!requirement) catalogRequirements.set(key, (requirement = Requirement.doesNotExist(key)));
-  return requirement;
-}
-
-/** One zone requirement per zone list: instance types offered in the same zones share it. */
-const zoneRequirements = new WeakMap<readonly string[], Requirement>();
-
-function zoneRequirement(zones: readonly string[]): Requirement {
-  let requirement = zoneRequirements.get(zones);
-  if (!requirement) zoneRequirements.set(zones, (requirement = Requirement.in(LABEL_ZONE, zones)));
-  return requirement;
-}
-
-/**
  * The labels an instance type carries in a region, as requirements, with the Azure
  * Karpenter provider's values: sku-family is the size's family letter ("D", "N"), sku-series
  * "Ds_v5", sku-version the number after "v" (1 when unversioned), sku-memory MiB. GPU labels
@@ -404,40 +395,40 @@ function computeInstanceTypeRequirements(
   const zones = offeredZones ?? instanceType.zones?.[region];
   const size = parseVmSize(instanceType.name);
   const list: Requirement[] = [
-    catalogRequirement(LABEL_INSTANCE_TYPE, [instanceType.name]),
-    catalogRequirement(LABEL_SKU_NAME, [instanceType.name]),
-    size ? catalogRequirement(LABEL_SKU_FAMILY, [size.family]) : catalogAbsent(LABEL_SKU_FAMILY),
-    size ? catalogRequirement(LABEL_SKU_SERIES, [size.series]) : catalogAbsent(LABEL_SKU_SERIES),
-    size ? catalogRequirement(LABEL_SKU_VERSION, [size.version]) : catalogAbsent(LABEL_SKU_VERSION),
-    catalogRequirement(LABEL_REGION, [region]),
+    Requirement.in(LABEL_INSTANCE_TYPE, [instanceType.name]),
+    Requirement.in(LABEL_SKU_NAME, [instanceType.name]),
+    size ? Requirement.in(LABEL_SKU_FAMILY, [size.family]) : Requirement.doesNotExist(LABEL_SKU_FAMILY),
+    size ? Requirement.in(LABEL_SKU_SERIES, [size.series]) : Requirement.doesNotExist(LABEL_SKU_SERIES),
+    size ? Requirement.in(LABEL_SKU_VERSION, [size.version]) : Requirement.doesNotExist(LABEL_SKU_VERSION),
+    Requirement.in(LABEL_REGION, [region]),
     // Regional offerings carry no zone label, so "zone Exists" (a zone spread) excludes them.
-    zones && zones.length > 0 ? zoneRequirement(zones) : catalogAbsent(LABEL_ZONE),
-    catalogRequirement(LABEL_CAPACITY_TYPE, capacityTypes),
-    catalogRequirement(LABEL_ARCH, [instanceType.arch]),
-    catalogRequirement(LABEL_OS, ['linux']),
-    catalogRequirement(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
-    catalogRequirement(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
-    catalogRequirement(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
-    catalogRequirement(LABEL_SKU_ACCELERATED_NETWORKING, [String(instanceType.acceleratedNetworking ?? false)]),
-    catalogRequirement(LABEL_SKU_STORAGE_PREMIUM_CAPABLE, [String(instanceType.premiumIO ?? false)]),
+    zones && zones.length > 0 ? Requirement.in(LABEL_ZONE, zones) : Requirement.doesNotExist(LABEL_ZONE),
+    Requirement.in(LABEL_CAPACITY_TYPE, capacityTypes),
+    Requirement.in(LABEL_ARCH, [instanceType.arch]),
+    Requirement.in(LABEL_OS, ['linux']),
+    Requirement.in(LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    Requirement.in(LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    Requirement.in(LABEL_GPU_COUNT, [String(instanceType.gpuCount)]),
+    Requirement.in(LABEL_SKU_ACCELERATED_NETWORKING, [String(instanceType.acceleratedNetworking ?? false)]),
+    Requirement.in(LABEL_SKU_STORAGE_PREMIUM_CAPABLE, [String(instanceType.premiumIO ?? false)]),
     (instanceType.ephemeralOSDiskMaxGiB ?? 0) > 0
-      ? catalogRequirement(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
-      : catalogAbsent(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
+      ? Requirement.in(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, [String(instanceType.ephemeralOSDiskMaxGiB)])
+      : Requirement.doesNotExist(LABEL_SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE),
     // A zonal type is launched in one of its zones (the VM PUT names it), any other without one.
-    catalogRequirement(LABEL_PLACEMENT_SCOPE, [zones && zones.length > 0 ? PLACEMENT_SCOPE_ZONAL : PLACEMENT_SCOPE_REGIONAL]),
-    catalogRequirement(AKS_LABEL_SKU_CPU, [String(instanceType.vcpu)]),
-    catalogRequirement(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
+    Requirement.in(LABEL_PLACEMENT_SCOPE, [zones && zones.length > 0 ? PLACEMENT_SCOPE_ZONAL : PLACEMENT_SCOPE_REGIONAL]),
+    Requirement.in(AKS_LABEL_SKU_CPU, [String(instanceType.vcpu)]),
+    Requirement.in(AKS_LABEL_SKU_MEMORY, [String(instanceType.memoryMiB)]),
     // Either mode: a NodePool or pod may ask for system nodes; launch writes `user` otherwise.
-    catalogRequirement(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
-    catalogRequirement(AKS_LABEL_SCALESET_PRIORITY, capacityTypes.map(aksPriorityOf)),
-    catalogRequirement(AKS_LABEL_PRIORITY, capacityTypes.map(aksPriorityOf)),
-    cluster !== undefined ? catalogRequirement(AKS_LABEL_CLUSTER, [cluster]) : catalogAbsent(AKS_LABEL_CLUSTER),
+    Requirement.in(AKS_LABEL_MODE, [AKS_MODE_SYSTEM, AKS_MODE_USER]),
+    Requirement.in(AKS_LABEL_SCALESET_PRIORITY, capacityTypes.map(aksPriorityOf)),
+    Requirement.in(AKS_LABEL_PRIORITY, capacityTypes.map(aksPriorityOf)),
+    cluster !== undefined ? Requirement.in(AKS_LABEL_CLUSTER, [cluster]) : Requirement.doesNotExist(AKS_LABEL_CLUSTER),
   ];
   const gpuName = instanceType.gpuModel ?? size?.accelerator;
   if (instanceType.gpuCount > 0 && gpuName) {
-    list.push(catalogRequirement(LABEL_GPU_NAME, [gpuName]), catalogRequirement(LABEL_GPU_MANUFACTURER, [gpuManufacturerOf(gpuName)!]));
+    list.push(Requirement.in(LABEL_GPU_NAME, [gpuName]), Requirement.in(LABEL_GPU_MANUFACTURER, [gpuManufacturerOf(gpuName)!]));
   } else {
-    list.push(catalogAbsent(LABEL_GPU_NAME), catalogAbsent(LABEL_GPU_MANUFACTURER));
+    list.push(Requirement.doesNotExist(LABEL_GPU_NAME), Requirement.doesNotExist(LABEL_GPU_MANUFACTURER));
   }
   return Requirements.of(list);
 }
