@@ -57,7 +57,8 @@ export async function bundleApp(appDir) {
     outdir: VIRTUAL_OUTDIR,
     banner: { js: BANNER },
     // Linked (a sourceMappingURL comment) so --enable-source-maps finds it. No sources content:
-    // stack traces need only the mappings, and Node keeps a loaded map in memory.
+    // stack traces need only the mappings, and Node keeps a loaded map in memory (with the
+    // sources, ~48 MiB of heap instead of ~25 after loading the bundle).
     sourcemap: 'linked',
     sourcesContent: false,
     // THIRD-PARTY-NOTICES carries the licenses in full.
