@@ -12,7 +12,7 @@ import { measureControllerScale, type ControllerScaleEntry } from './controller-
  * `--memory-only` measures only the controller's memory at each size, on a smaller cluster
  * (bench/controller-scale/memory.ts); `--node-options=...` replaces the chart's NODE_OPTIONS
  * for it, `--heap-snapshot` keeps a heap snapshot of the settled controller, `--prebuilt=MAIN`
- * runs a controller an earlier run compiled.
+ * runs a controller an earlier run bundled.
  */
 const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const log = (msg: string): void => void process.stderr.write(`[bench:scale] ${msg}\n`);

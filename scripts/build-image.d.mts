@@ -9,7 +9,7 @@ export declare const IMAGE: {
   port: string;
 };
 export interface ImageLayer {
-  name: 'debian' | 'node' | 'deps' | 'app';
+  name: 'debian' | 'node' | 'app';
   digest: string;
   bytes: number;
 }

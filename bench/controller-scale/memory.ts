@@ -16,7 +16,7 @@ import { applyNodePool, BENCH_NAMESPACE, benchArmConfig, chartMallocArenaMax, ch
 
 /**
  * The controller's memory at a size, cheaply and repeatably (`npm run bench:scale --
- * --memory-only [PODS]`): the `azflex controller` process, compiled and started as in the
+ * --memory-only [PODS]`): the `azflex controller` process, bundled and started as in the
  * full benchmark (stack.ts), against etcd, kube-apiserver (watch cache on) and
  * kube-scheduler only. Its own NodeClaims, fake-ARM VMs and Nodes come from the controller
  * itself; what a kubelet would report this file writes once through the API (Nodes Ready,
@@ -311,7 +311,7 @@ export async function measureControllerMemory(binaries: EnvtestBinaries, o: Memo
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'azflex-memory-'));
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
-    if (!o.prebuilt) o.log('compiling the controller as the image does');
+    if (!o.prebuilt) o.log('bundling the controller as the image does');
     const main = o.prebuilt ?? (await compileController());
     const world = await startWorld(binaries, dir, o, cleanups);
     return await measure(world, main, o);

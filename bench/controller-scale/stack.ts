@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import * as fs from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
@@ -11,6 +13,7 @@ import { KubeClient } from '../../src/k8s/client.js';
 import { DEFAULT_SUBNET_ID, DEFAULT_SUBSCRIPTION_ID, defaultFakeArmConfig } from '../../src/sim/arm/defaults.js';
 import { serveArm, type ServedArm } from '../../src/sim/arm/https-face.js';
 import type { FakeArmConfig } from '../../src/sim/arm/types.js';
+import { bundleApp } from '../../scripts/bundle-app.mjs';
 import { controllerAuditPolicy } from './measure.js';
 import { SIM_NODE_AGENT } from '../../src/sim/userdata.js';
 import { freePort } from '../../src/dev/control-plane.js';
@@ -20,8 +23,8 @@ import { managedIdentityEndpoint } from '../../src/dev/managed-identity.js';
  * The cluster the scale benchmark measures the controller in: etcd, kube-apiserver (watch
  * cache on, as in a real cluster), kube-scheduler, kube-controller-manager, KWOK, the fake
  * ARM over HTTPS with node registration of booted VMs (`azflex dev`'s, in this process since
- * it reads the fake ARM's VMs), and `azflex controller` as its own OS process, compiled as
- * the image compiles it and with the chart's NODE_OPTIONS, with its own ServiceAccount so the
+ * it reads the fake ARM's VMs), and `azflex controller` as its own OS process, bundled as
+ * the image bundles it and with the chart's NODE_OPTIONS, with its own ServiceAccount so the
  * audit log tells its requests apart.
  */
 
@@ -63,15 +66,14 @@ export interface ScaleStack {
 
 
 /**
- * src compiled with tsconfig.build.json plus its non-TypeScript files, as the image runs it
- * (no tsx in the measured process); under node_modules/.cache so the packages resolve.
+ * The controller bundled as the image bundles it (scripts/bundle-app.mjs), so the benchmark
+ * measures the code the image loads. Outside the checkout: a dependency the bundle missed
+ * fails here as it would in the image, instead of resolving from node_modules.
  */
 export async function compileController(): Promise<string> {
-  const outDir = path.join(repoRoot, 'node_modules', '.cache', 'azflex-bench-app');
+  const outDir = path.join(tmpdir(), `azflex-bench-app-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 8)}`);
   await fs.rm(outDir, { recursive: true, force: true });
-  await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', path.join(repoRoot, 'tsconfig.build.json'), '--outDir', path.join(outDir, 'dist')], { cwd: repoRoot });
-  await fs.cp(path.join(repoRoot, 'src'), path.join(outDir, 'dist'), { recursive: true, filter: (f) => !f.endsWith('.ts') });
-  await fs.copyFile(path.join(repoRoot, 'package.json'), path.join(outDir, 'package.json'));
+  await bundleApp(outDir);
   return path.join(outDir, 'dist', 'cli', 'main.js');
 }
 
@@ -170,7 +172,7 @@ export async function startScaleStack(binaries: EnvtestBinaries, dir: string, lo
     for (const fn of cleanups.splice(0).reverse()) await fn();
   };
   try {
-    log('compiling the controller as the image does');
+    log('bundling the controller as the image does');
     const main = await compileController();
     const cp = await startControlPlane({
       binaries,

@@ -30,9 +30,10 @@ describe('Dockerfile matches the image scripts/build-image.mjs builds', () => {
     expect(`${last('EXPOSE')}/tcp`).toBe(IMAGE.port);
   });
 
-  it('compiles with the same tsconfig and prunes dependencies with the same script', () => {
-    expect(dockerfile).toContain('tsc -p tsconfig.build.json');
-    expect(dockerfile).toContain('npm ci --omit=dev --ignore-scripts');
-    expect(dockerfile).toContain('prune-deps.mjs');
+  it('bundles the app with the same script and copies no node_modules into the runtime stage', () => {
+    expect(dockerfile).toMatch(/^RUN node scripts\/bundle-app\.mjs \/app$/m);
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toContain('COPY --from=build /app /app');
+    expect(runtime).not.toContain('node_modules');
   });
 });

@@ -64,7 +64,8 @@ export async function runSweep(jobs: readonly SweepJob[], opts: SweepOptions = {
 
 function spawnWorker(): Worker {
   // Plenty for a 1,000-node world; a runaway job fails alone instead of taking the machine.
-  // From TypeScript sources the worker registers tsx first; compiled (the image), it is plain JS.
+  // From TypeScript sources the worker registers tsx first; bundled (the image), worker-loop.js
+  // is the bundle's second entry point, next to main.js.
   const entry = import.meta.url.endsWith('.ts') ? './worker.mjs' : './worker-loop.js';
   return new Worker(new URL(entry, import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 1024 } });
 }

@@ -1,0 +1,1 @@
+export declare function bundleApp(appDir: string): Promise<void>;

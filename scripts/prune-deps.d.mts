@@ -1,1 +1,0 @@
-export declare function pruneDeps(root: string): number;
