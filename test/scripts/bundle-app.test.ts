@@ -40,7 +40,13 @@ describe('scripts/bundle-app.mjs', () => {
   it('writes the bundle, its source maps, the notices, package.json and crds, and nothing else', () => {
     expect(readdirSync(app).sort()).toEqual(['crds', 'dist', 'package.json']);
     expect(readdirSync(path.join(app, 'dist')).sort()).toEqual(['THIRD-PARTY-NOTICES', 'cli']);
-    expect(readdirSync(path.join(app, 'dist/cli')).sort()).toEqual(['client.js', 'main.js', 'main.js.map', 'worker-loop.js', 'worker-loop.js.map']);
+    const cli = readdirSync(path.join(app, 'dist/cli')).sort();
+    const chunks = cli.filter((f) => /^[a-z0-9-]+-[A-Z0-9]{8}\.js$/.test(f));
+    // Entry points, their lazily imported chunks (each with a map), and client.js beside them.
+    expect(chunks.length).toBeGreaterThan(10);
+    expect(cli).toEqual(['client.js', ...chunks.flatMap((c) => [c, `${c}.map`]), 'main.js', 'main.js.map', 'worker-loop.js', 'worker-loop.js.map'].sort());
+    // ASCII only: V8 would hold a script with any other character at two bytes a character.
+    for (const f of cli.filter((f) => f.endsWith('.js') && f !== 'client.js')) expect(readFileSync(path.join(app, 'dist/cli', f)).every((b) => b <= 0x7f), f).toBe(true);
     expect(readdirSync(path.join(app, 'crds')).sort()).toEqual(readdirSync(path.resolve(import.meta.dirname, '../../crds')).sort());
     const main = readFileSync(path.join(app, 'dist/cli/main.js'), 'utf8');
     expect(main.trimEnd().endsWith('//# sourceMappingURL=main.js.map')).toBe(true);
