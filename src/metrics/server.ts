@@ -71,10 +71,10 @@ async function respondChecks(res: ServerResponse, url: URL, checks: HealthCheck[
   } else res.end('ok');
 }
 
-export async function startMetricsServer(o: MetricsServerOptions): Promise<MetricsServer> {
-  // One scrape at a time: a second one must not free the series the first is still writing out.
+/** One scrape at a time: a second one must not free the series the first is still writing out. */
+function serialExposition(o: MetricsServerOptions): () => Promise<string> {
   let scraping: Promise<unknown> = Promise.resolve();
-  const exposition = (): Promise<string> => {
+  return () => {
     const next = scraping.then(async () => {
       await o.scrape?.before();
       try {
@@ -90,6 +90,10 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     );
     return next;
   };
+}
+
+export async function startMetricsServer(o: MetricsServerOptions): Promise<MetricsServer> {
+  const exposition = serialExposition(o);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
