@@ -3,8 +3,6 @@ import type { RawObject } from './cache.js';
 import { toConditions, toMeta, toRequirements } from './resources.js';
 import { arr, obj, setOpt, sharedStr, str, strMap, type Dict } from './wire.js';
 
-/** A pod as the port has it, from its wire form: what scheduling, disruption and the metrics read. */
-
 function toContainers(v: unknown): Container[] {
   return arr(v).map((c) => {
     const o = obj(c);
@@ -67,6 +65,7 @@ function toPodAffinityRules(raw: unknown): PodAffinityRules | undefined {
   };
 }
 
+/** A pod as the port has it, from its wire form: what scheduling, disruption and the metrics read. */
 export function toPod(raw: RawObject): Pod {
   const meta = toMeta(raw.metadata);
   const spec = obj(raw.spec);

@@ -27,8 +27,8 @@ export function strMap(v: unknown): Record<string, string> {
 }
 
 /**
- * Most strings the caches keep: at most POOL_MAX, cleared when full, so it holds a bounded set
- * however long the process runs. JSON.parse makes a new string of every value, so 10,000 pods
+ * One copy of each short string the converters keep: at most POOL_MAX, cleared when full, so
+ * it stays bounded however long the process runs. JSON.parse makes a new string of every value, so 10,000 pods
  * of one Deployment held 10,000 copies of each label value, toleration, owner and condition
  * (10.8 MiB of duplicate strings at 1,000 nodes / 10,000 pods, from a heap snapshot). Names,
  * uids and resourceVersions are unique and never pass through here.
