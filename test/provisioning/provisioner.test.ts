@@ -29,6 +29,19 @@ function setup() {
   return { cluster, provisioner, clock };
 }
 
+/** A NodePool of D8s_v5 only (one 6-CPU pod a node), and a provisioner creating `createConcurrency` NodeClaims at a time. */
+function d8World(createConcurrency: number): { cluster: FakeCluster; provisioner: Provisioner } {
+  const clock = new VirtualClock(T0);
+  const cluster = new FakeCluster(clock);
+  cluster.putNodeClass(makeNodeClass());
+  cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+  const provisioner = new Provisioner({
+    cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency,
+    isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
+  });
+  return { cluster, provisioner };
+}
+
 const h200Pod = (name: string, gpus = '8') => makePod(name, { requests: { cpu: '8', memory: '64Gi', 'nvidia.com/gpu': gpus }, nodeSelector: { gpu: 'h200' }, tolerations: [GPU_TOLERATION] });
 
 describe('Provisioner', () => {
@@ -226,10 +239,7 @@ describe('Provisioner', () => {
 
   it('creates a pass\'s NodeClaims and their Nominated events at most createConcurrency at a time, reporting them in plan order', async () => {
     const run = async (createConcurrency: number) => {
-      const clock = new VirtualClock(T0);
-      const cluster = new FakeCluster(clock);
-      cluster.putNodeClass(makeNodeClass());
-      cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+      const { cluster, provisioner } = d8World(createConcurrency);
       // Each create and event waits a turn of the event loop, as an API call would.
       let inFlight = 0;
       let peak = 0;
@@ -241,10 +251,6 @@ describe('Provisioner', () => {
       };
       cluster.createNodeClaim = slow(cluster.createNodeClaim.bind(cluster));
       cluster.recordEvent = slow(cluster.recordEvent.bind(cluster));
-      const provisioner = new Provisioner({
-        cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency,
-        isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
-      });
       setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
       await provisioner.reconcile();
       // Nominated events go out in the background.
@@ -263,20 +269,13 @@ describe('Provisioner', () => {
   });
 
   it('sends a pass\'s Nominated events once all its NodeClaims exist, so events never hold back a create', async () => {
-    const clock = new VirtualClock(T0);
-    const cluster = new FakeCluster(clock);
-    cluster.putNodeClass(makeNodeClass());
-    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    const { cluster, provisioner } = d8World(4);
     const claimsAtEachEvent: number[] = [];
     const record = cluster.recordEvent.bind(cluster);
     cluster.recordEvent = async (e) => {
       claimsAtEachEvent.push(cluster.nodeClaims.size);
       await record(e);
     };
-    const provisioner = new Provisioner({
-      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency: 4,
-      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
-    });
     setPods(cluster, Array.from({ length: 12 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
     await provisioner.reconcile();
     // Nominated events go out in the background.
@@ -285,10 +284,7 @@ describe('Provisioner', () => {
   });
 
   it('finishes a pass without waiting for its Nominated events, which the next pass would otherwise wait for too', async () => {
-    const clock = new VirtualClock(T0);
-    const cluster = new FakeCluster(clock);
-    cluster.putNodeClass(makeNodeClass());
-    cluster.putNodePool(makeNodePool('d8', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['Standard_D8s_v5'] }] }));
+    const { cluster, provisioner } = d8World(4);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     const record = cluster.recordEvent.bind(cluster);
@@ -296,10 +292,6 @@ describe('Provisioner', () => {
       await held;
       await record(e);
     };
-    const provisioner = new Provisioner({
-      cluster, catalog: new StaticInstanceTypeCatalog(), clock, random: new SeededRandom(7), createConcurrency: 4,
-      isOfferingUnavailable: () => false, clusterName: 'test', log: silentLog, nodeClassHash: () => 'h',
-    });
     setPods(cluster, Array.from({ length: 3 }, (_, i) => makePod(`w-${i}`, { requests: { cpu: '6', memory: '8Gi' } })));
     await provisioner.reconcile();
     expect(cluster.nodeClaims.size).toBe(3);
